@@ -1,0 +1,12 @@
+def greet(name):
+    if name:
+        print("Hello, " + name)
+    return name
+
+
+def main():
+    greet("world")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,277 @@
+//! The headless front end (`troupe -p`): renders events as text, JSON or stream-JSON,
+//! answers confirmations by policy (in `default` mode nothing can be asked, so such
+//! calls are refused with a clear message), and reports the run when the turn ends.
+
+use std::io::Write;
+use std::time::{Instant, SystemTime};
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+
+use crate::engine::stats::SessionStats;
+use crate::engine::text::iso8601;
+use crate::protocol::{
+    ApprovalDecision, ApprovalRequest, CallStatus, CompletedCall, TurnOutcome, UiEvent,
+};
+
+/// How the run is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// The answer streamed as plain text.
+    Text,
+    /// One JSON object at the end.
+    Json,
+    /// One JSON event per line as things happen.
+    StreamJson,
+    /// Text plus a line per tool call and result (`troupe demo`).
+    Transcript,
+    /// Nothing (benchmarks).
+    Silent,
+}
+
+/// What the run came to.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    pub session_id: String,
+    pub model: String,
+    pub outcome: TurnOutcome,
+    pub response: String,
+    pub stats: SessionStats,
+    pub calls: Vec<CompletedCall>,
+    pub elapsed: std::time::Duration,
+}
+
+/// The headless front-end actor.
+pub struct HeadlessFront {
+    format: OutputFormat,
+    session_id: String,
+    model: String,
+    response: String,
+    stats: SessionStats,
+    calls: Vec<CompletedCall>,
+    keep_calls: bool,
+    started: Instant,
+    done: Option<oneshot::Sender<RunSummary>>,
+    mode_name: String,
+}
+
+impl HeadlessFront {
+    pub fn new(
+        format: OutputFormat,
+        mode_name: &str,
+        keep_calls: bool,
+        done: oneshot::Sender<RunSummary>,
+    ) -> Self {
+        Self {
+            format,
+            session_id: String::new(),
+            model: String::new(),
+            response: String::new(),
+            stats: SessionStats::default(),
+            calls: Vec::new(),
+            keep_calls,
+            started: Instant::now(),
+            done: Some(done),
+            mode_name: mode_name.to_string(),
+        }
+    }
+
+    fn json_line(&self, value: Value) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{value}");
+    }
+}
+
+impl Actor for HeadlessFront {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.set_mailbox_capacity(1 << 20);
+    }
+}
+
+fn now() -> String {
+    iso8601(SystemTime::now())
+}
+
+impl Handler<UiEvent> for HeadlessFront {
+    type Result = ();
+
+    fn handle(&mut self, event: UiEvent, _: &mut Self::Context) {
+        self.stats.record(&event);
+        let stream = self.format == OutputFormat::StreamJson;
+        match &event {
+            UiEvent::SessionStarted { session_id, model } => {
+                self.session_id = session_id.clone();
+                self.model = model.clone();
+                if stream {
+                    self.json_line(json!({"type": "init", "timestamp": now(), "session_id": session_id, "model": model}));
+                }
+            }
+            UiEvent::TurnStarted { prompt, .. } if stream => {
+                self.json_line(json!({"type": "message", "timestamp": now(), "role": "user", "content": prompt}));
+            }
+            UiEvent::TextDelta(text) => {
+                self.response.push_str(text);
+                match self.format {
+                    OutputFormat::Text | OutputFormat::Transcript => {
+                        let mut out = std::io::stdout().lock();
+                        let _ = out.write_all(text.as_bytes());
+                        let _ = out.flush();
+                    }
+                    OutputFormat::StreamJson => self.json_line(
+                        json!({"type": "message", "timestamp": now(), "role": "assistant", "content": text, "delta": true}),
+                    ),
+                    _ => {}
+                }
+            }
+            UiEvent::ToolCallRequested {
+                call_id,
+                name,
+                args,
+            } => match self.format {
+                OutputFormat::StreamJson => self
+                    .json_line(json!({"type": "tool_use", "timestamp": now(),
+                    "tool_name": name, "tool_id": call_id, "parameters": args})),
+                OutputFormat::Transcript => println!("\n● {name}({})", summarize_args(args)),
+                _ => {}
+            },
+            UiEvent::ToolCallCompleted(call) => {
+                match self.format {
+                    OutputFormat::StreamJson => {
+                        let mut ev = json!({"type": "tool_result", "timestamp": now(), "tool_id": call.call_id,
+                            "status": if call.status == CallStatus::Success { "success" } else { "error" }});
+                        if let Some(err) = &call.error {
+                            ev["error"] =
+                                json!({"type": err.kind.as_str(), "message": err.message});
+                        } else {
+                            ev["output"] = Value::String(call.display.clone());
+                        }
+                        self.json_line(ev);
+                    }
+                    OutputFormat::Transcript => {
+                        let mark = match call.status {
+                            CallStatus::Success => "✓",
+                            CallStatus::Cancelled => "⊘",
+                            _ => "✗",
+                        };
+                        let text = call
+                            .error
+                            .as_ref()
+                            .map(|e| e.message.clone())
+                            .unwrap_or_else(|| call.display.clone());
+                        let first = text.lines().next().unwrap_or("").to_string();
+                        println!("  {mark} {} [{}] {first}", call.name, call.call_id);
+                    }
+                    _ => {}
+                }
+                if self.keep_calls {
+                    self.calls.push((**call).clone());
+                }
+            }
+            UiEvent::Retry { attempt, reason } => {
+                if matches!(self.format, OutputFormat::Text | OutputFormat::Transcript) {
+                    eprintln!("troupe: retrying model request (attempt {attempt}): {reason}");
+                }
+            }
+            UiEvent::Notice(message) => {
+                if matches!(self.format, OutputFormat::Transcript) {
+                    println!("  ℹ {message}");
+                }
+                tracing::info!(%message, "notice");
+            }
+            UiEvent::TurnFinished(outcome) => {
+                if let Some(done) = self.done.take() {
+                    let _ = done.send(RunSummary {
+                        session_id: self.session_id.clone(),
+                        model: self.model.clone(),
+                        outcome: outcome.clone(),
+                        response: std::mem::take(&mut self.response),
+                        stats: self.stats.settled(),
+                        calls: std::mem::take(&mut self.calls),
+                        elapsed: self.started.elapsed(),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Handler<ApprovalRequest> for HeadlessFront {
+    type Result = MessageResult<ApprovalRequest>;
+
+    fn handle(&mut self, req: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
+        MessageResult(ApprovalDecision::Deny {
+            reason: format!(
+                "Tool execution denied by policy. \"{}\" needs the user's approval, which cannot be given in non-interactive mode (approval mode \"{}\"). Run with --approval-mode auto_edit to allow edits, or --yolo to allow everything.",
+                req.tool_name, self.mode_name
+            ),
+        })
+    }
+}
+
+/// A one-line summary of call arguments for transcripts.
+pub fn summarize_args(args: &Value) -> String {
+    let Some(map) = args.as_object() else {
+        return args.to_string();
+    };
+    map.iter()
+        .map(|(k, v)| {
+            let text = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let text = text.replace('\n', "⏎");
+            let short: String = text.chars().take(60).collect();
+            let ell = if text.chars().count() > 60 { "…" } else { "" };
+            format!("{k}: {short}{ell}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The `-o json` object for a finished run.
+pub fn json_report(summary: &RunSummary) -> Value {
+    let mut report = json!({
+        "session_id": summary.session_id,
+        "response": summary.response,
+        "stats": summary.stats.to_json(&summary.model),
+    });
+    match &summary.outcome {
+        TurnOutcome::Completed { .. } => {}
+        TurnOutcome::Failed { message } => {
+            report["error"] = json!({"type": "Error", "message": message, "code": 1});
+        }
+        TurnOutcome::Cancelled => {
+            report["error"] =
+                json!({"type": "Cancelled", "message": "The turn was cancelled.", "code": 130});
+        }
+        TurnOutcome::MaxTurns { limit } => {
+            report["error"] = json!({"type": "MaxTurns", "message": format!("Reached the limit of {limit} model turns (model.max_turns)."), "code": 53});
+        }
+    }
+    report
+}
+
+/// The stream-json closing `result` event.
+pub fn stream_result(summary: &RunSummary) -> Value {
+    let ok = matches!(summary.outcome, TurnOutcome::Completed { .. });
+    let mut ev = json!({
+        "type": "result",
+        "timestamp": now(),
+        "status": if ok { "success" } else { "error" },
+        "stats": {
+            "total_tokens": summary.stats.total_tokens,
+            "input_tokens": summary.stats.prompt_tokens,
+            "output_tokens": summary.stats.output_tokens,
+            "duration_ms": summary.elapsed.as_millis() as u64,
+            "tool_calls": summary.stats.total_calls()
+        }
+    });
+    if let Some(err) = json_report(summary).get("error") {
+        ev["error"] = err.clone();
+    }
+    ev
+}

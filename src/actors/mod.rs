@@ -1,0 +1,8 @@
+//! The actors of a session and the front ends that drive them.
+
+pub mod chat;
+pub mod filesystem;
+pub mod headless;
+pub mod scheduler;
+pub mod session;
+pub mod tool_host;

@@ -1,0 +1,592 @@
+//! The Scheduler actor: takes a model turn's function calls and takes each through
+//! validating → awaiting_approval → scheduled → executing → success | error |
+//! cancelled. Calls that are allowed start at once; calls that touch a path another
+//! call of the batch writes wait for it (call order); answers come back in call order,
+//! one per call, whatever happened.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use futures::future::{BoxFuture, FutureExt, Shared};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::content::FunctionCall;
+use crate::engine::policy::{decide, PolicyDecision};
+use crate::engine::responses::{cancelled_parts, error_parts, success_parts};
+use crate::protocol::{
+    ApprovalDecision, ApprovalMode, ApprovalRequest, CallStatus, CompletedCall, Schedule,
+    ToolError, ToolErrorKind, ToolKind, UiEvent,
+};
+use crate::tools::registry::{Invocation, ToolHandle};
+use crate::tools::{PolicyHint, Services, ToolContext, ToolRegistry};
+
+use super::tool_host::HostOutcome;
+
+/// Something the user allowed for the rest of the session (or saved).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowRule {
+    pub tool: String,
+    /// A file, a command prefix, …; `None` allows the whole tool.
+    pub key: Option<String>,
+    /// `session` or the file it was saved to.
+    pub origin: String,
+}
+
+/// The approval state shared by the Scheduler and the front ends.
+#[derive(Debug, Default)]
+pub struct PolicyState {
+    pub mode: ApprovalMode,
+    pub rules: Vec<AllowRule>,
+}
+
+impl PolicyState {
+    fn allows(&self, tool: &str, keys: &[String]) -> bool {
+        self.rules.iter().any(|r| {
+            r.tool == tool
+                && match &r.key {
+                    None => true,
+                    Some(k) => {
+                        !keys.is_empty()
+                            && keys
+                                .iter()
+                                .all(|key| key == k || key.starts_with(&format!("{k} ")))
+                    }
+                }
+        })
+    }
+}
+
+/// Shared handle on the approval state.
+pub type SharedPolicy = Arc<Mutex<PolicyState>>;
+
+/// The Scheduler actor.
+pub struct Scheduler {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    registry: Arc<ToolRegistry>,
+    services: Arc<Services>,
+    approver: Recipient<ApprovalRequest>,
+    events: Recipient<UiEvent>,
+    policy: SharedPolicy,
+}
+
+impl Scheduler {
+    pub fn new(
+        registry: Arc<ToolRegistry>,
+        services: Arc<Services>,
+        approver: Recipient<ApprovalRequest>,
+        events: Recipient<UiEvent>,
+        policy: SharedPolicy,
+    ) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                registry,
+                services,
+                approver,
+                events,
+                policy,
+            }),
+        }
+    }
+}
+
+impl Actor for Scheduler {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.set_mailbox_capacity(1024);
+    }
+}
+
+impl Handler<Schedule> for Scheduler {
+    type Result = ResponseFuture<Vec<CompletedCall>>;
+
+    fn handle(&mut self, msg: Schedule, _: &mut Self::Context) -> Self::Result {
+        let inner = self.inner.clone();
+        Box::pin(async move { inner.run_batch(msg).await })
+    }
+}
+
+type DoneSignal = Shared<BoxFuture<'static, ()>>;
+
+enum Slot {
+    Done(CompletedCall),
+    Running(
+        tokio::task::JoinHandle<CompletedCall>,
+        String,
+        String,
+        Value,
+    ),
+}
+
+struct CallInfo {
+    id: String,
+    name: String,
+    args: Value,
+}
+
+impl Inner {
+    fn emit(&self, event: UiEvent) {
+        self.events.do_send(event);
+    }
+
+    fn status(&self, call: &CallInfo, status: CallStatus) {
+        self.emit(UiEvent::ToolCallStatus {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            status,
+        });
+    }
+
+    fn finish(&self, completed: CompletedCall) -> CompletedCall {
+        self.emit(UiEvent::ToolCallCompleted(Box::new(completed.clone())));
+        completed
+    }
+
+    fn failed(&self, call: &CallInfo, kind: ToolErrorKind, message: String) -> CompletedCall {
+        self.finish(CompletedCall {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            args: call.args.clone(),
+            status: CallStatus::Error,
+            response_parts: error_parts(&call.name, &call.id, &message),
+            display: message.clone(),
+            error: Some(ToolError { message, kind }),
+            duration: Duration::ZERO,
+            data: None,
+        })
+    }
+
+    fn cancelled(&self, call: &CallInfo, reason: &str) -> CompletedCall {
+        let message = format!("[Operation Cancelled] Reason: {reason}");
+        self.finish(CompletedCall {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            args: call.args.clone(),
+            status: CallStatus::Cancelled,
+            response_parts: error_parts(&call.name, &call.id, &message),
+            display: reason.to_string(),
+            error: Some(ToolError {
+                message,
+                kind: ToolErrorKind::Cancelled,
+            }),
+            duration: Duration::ZERO,
+            data: None,
+        })
+    }
+
+    async fn run_batch(self: Arc<Self>, batch: Schedule) -> Vec<CompletedCall> {
+        let cancel = batch.cancel;
+        let mut slots: Vec<Slot> = Vec::with_capacity(batch.calls.len());
+        let mut conflicts = ConflictTracker::default();
+        let mut stop_reason: Option<&'static str> = None;
+        for FunctionCall { id, name, args } in batch.calls {
+            let call = CallInfo {
+                id: id.unwrap_or_default(),
+                name,
+                args,
+            };
+            self.emit(UiEvent::ToolCallRequested {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                args: call.args.clone(),
+            });
+            self.status(&call, CallStatus::Validating);
+            if let Some(reason) = stop_reason {
+                slots.push(Slot::Done(self.cancelled(&call, reason)));
+                continue;
+            }
+            if cancel.is_cancelled() {
+                slots.push(Slot::Done(self.cancelled(&call, "Operation cancelled")));
+                continue;
+            }
+            let Some(tool) = self.registry.get(&call.name).cloned() else {
+                let msg = self.registry.not_found_message(&call.name);
+                slots.push(Slot::Done(self.failed(
+                    &call,
+                    ToolErrorKind::ToolNotRegistered,
+                    msg,
+                )));
+                continue;
+            };
+            let invocation = match tool.prepare(&call.args, &self.services) {
+                Ok(inv) => inv,
+                Err(msg) => {
+                    slots.push(Slot::Done(self.failed(
+                        &call,
+                        ToolErrorKind::InvalidToolParams,
+                        msg,
+                    )));
+                    continue;
+                }
+            };
+            match self.approve(&tool, invocation, &call, &cancel).await {
+                Approval::Run(invocation) => {
+                    let deps = conflicts.add(
+                        slots.len(),
+                        invocation.touched().reads.clone(),
+                        invocation.touched().writes.clone(),
+                        wait_for_previous(&call.args),
+                    );
+                    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+                    let done: DoneSignal = rx.map(|_| ()).boxed().shared();
+                    conflicts.signals.insert(slots.len(), done);
+                    let handle = actix::spawn(self.clone().execute(
+                        call_clone(&call),
+                        tool,
+                        invocation,
+                        deps,
+                        cancel.clone(),
+                        tx,
+                    ));
+                    slots.push(Slot::Running(handle, call.id, call.name, call.args));
+                    continue;
+                }
+                Approval::Refused(completed) => slots.push(Slot::Done(completed)),
+                Approval::UserCancelled(completed) => {
+                    slots.push(Slot::Done(completed));
+                    stop_reason = Some("User cancelled operation");
+                }
+            }
+        }
+        let mut results = Vec::with_capacity(slots.len());
+        for slot in slots {
+            results.push(match slot {
+                Slot::Done(c) => c,
+                Slot::Running(handle, id, name, args) => match handle.await {
+                    Ok(c) => c,
+                    Err(e) => self.failed(
+                        &CallInfo { id, name, args },
+                        ToolErrorKind::UnhandledException,
+                        format!("Internal error while running the tool: {e}"),
+                    ),
+                },
+            });
+        }
+        results
+    }
+
+    async fn approve(
+        &self,
+        tool: &Arc<dyn ToolHandle>,
+        mut invocation: Box<dyn Invocation>,
+        call: &CallInfo,
+        cancel: &CancellationToken,
+    ) -> Approval {
+        let mut args = call.args.clone();
+        loop {
+            let hint = invocation.policy_hint().map(|h| h == PolicyHint::Allow);
+            let (mode, allowed) = match self.policy.lock() {
+                Ok(state) => (
+                    state.mode,
+                    state.allows(tool.name(), invocation.approval_keys()),
+                ),
+                Err(_) => (ApprovalMode::Default, false),
+            };
+            match decide(mode, tool.kind(), hint) {
+                PolicyDecision::Allow => return Approval::Run(invocation),
+                PolicyDecision::Deny(reason) => {
+                    return Approval::Refused(self.failed(
+                        call,
+                        ToolErrorKind::PolicyViolation,
+                        format!("Tool execution denied by policy. {reason}"),
+                    ))
+                }
+                PolicyDecision::Ask if allowed => return Approval::Run(invocation),
+                PolicyDecision::Ask => {}
+            }
+            let ctx = self.context(&call.id, cancel.clone());
+            let Some(details) = invocation.confirmation(&ctx).await else {
+                return Approval::Run(invocation);
+            };
+            self.status(call, CallStatus::AwaitingApproval);
+            let request = ApprovalRequest {
+                call_id: call.id.clone(),
+                tool_name: tool.name().to_string(),
+                args: args.clone(),
+                details,
+            };
+            let decision = tokio::select! {
+                d = self.approver.send(request) => d.unwrap_or(ApprovalDecision::Cancel { feedback: None }),
+                _ = cancel.cancelled() => return Approval::Refused(self.cancelled(call, "Operation cancelled by user")),
+            };
+            match decision {
+                ApprovalDecision::ProceedOnce => return Approval::Run(invocation),
+                ApprovalDecision::ProceedAlways | ApprovalDecision::ProceedAlwaysAndSave => {
+                    let origin = if decision == ApprovalDecision::ProceedAlways {
+                        "session"
+                    } else {
+                        "saved"
+                    };
+                    self.remember(tool.as_ref(), invocation.approval_keys(), origin);
+                    return Approval::Run(invocation);
+                }
+                ApprovalDecision::Modify { edited_content } => {
+                    let Some(new_args) = tool.modified_args(&args, &edited_content) else {
+                        continue;
+                    };
+                    match tool.prepare(&new_args, &self.services) {
+                        Ok(inv) => {
+                            invocation = inv;
+                            args = new_args;
+                        }
+                        Err(msg) => {
+                            return Approval::Refused(self.failed(
+                                call,
+                                ToolErrorKind::InvalidToolParams,
+                                msg,
+                            ))
+                        }
+                    }
+                }
+                ApprovalDecision::Deny { reason } => {
+                    return Approval::Refused(self.failed(
+                        call,
+                        ToolErrorKind::PolicyViolation,
+                        reason,
+                    ))
+                }
+                ApprovalDecision::Cancel { feedback } => {
+                    let reason = match feedback {
+                        Some(f) if !f.trim().is_empty() => {
+                            format!("User denied execution. The user said: {}", f.trim())
+                        }
+                        _ => "User denied execution.".to_string(),
+                    };
+                    return Approval::UserCancelled(self.cancelled(call, &reason));
+                }
+            }
+        }
+    }
+
+    fn remember(&self, tool: &dyn ToolHandle, keys: &[String], origin: &str) {
+        let Ok(mut state) = self.policy.lock() else {
+            return;
+        };
+        if tool.kind() == ToolKind::Edit && state.mode == ApprovalMode::Default {
+            state.mode = ApprovalMode::AutoEdit;
+            self.emit(UiEvent::Notice("Edits will be applied without asking for the rest of this session (approval mode auto_edit).".into()));
+        }
+        let new_rules: Vec<AllowRule> = if keys.is_empty() {
+            vec![AllowRule {
+                tool: tool.name().into(),
+                key: None,
+                origin: origin.into(),
+            }]
+        } else {
+            keys.iter()
+                .map(|k| AllowRule {
+                    tool: tool.name().into(),
+                    key: Some(k.clone()),
+                    origin: origin.into(),
+                })
+                .collect()
+        };
+        for rule in new_rules {
+            if !state.rules.contains(&rule) {
+                state.rules.push(rule);
+            }
+        }
+    }
+
+    fn context(&self, call_id: &str, cancel: CancellationToken) -> ToolContext {
+        ToolContext::new(
+            self.services.clone(),
+            call_id.to_string(),
+            cancel,
+            Some(self.events.clone()),
+        )
+    }
+
+    async fn execute(
+        self: Arc<Self>,
+        call: CallInfo,
+        tool: Arc<dyn ToolHandle>,
+        invocation: Box<dyn Invocation>,
+        deps: Vec<DoneSignal>,
+        cancel: CancellationToken,
+        done: tokio::sync::oneshot::Sender<()>,
+    ) -> CompletedCall {
+        self.status(&call, CallStatus::Scheduled);
+        if !deps.is_empty() {
+            tokio::select! {
+                _ = futures::future::join_all(deps) => {}
+                _ = cancel.cancelled() => {}
+            }
+        }
+        if cancel.is_cancelled() {
+            let _ = done.send(());
+            return self.cancelled(&call, "Operation cancelled");
+        }
+        self.status(&call, CallStatus::Executing);
+        let started = Instant::now();
+        let ctx = self.context(&call.id, cancel);
+        let outcome = invocation.execute(ctx).await;
+        let duration = started.elapsed();
+        let _ = done.send(());
+        let model = self.services.model_name.clone();
+        let (status, parts, display, error, data) = match outcome {
+            HostOutcome::Finished(out) => match out.error {
+                Some(err) => (
+                    CallStatus::Error,
+                    error_parts(&call.name, &call.id, &err.message),
+                    out.display,
+                    Some(err),
+                    out.data,
+                ),
+                None => (
+                    CallStatus::Success,
+                    success_parts(&call.name, &call.id, &out.llm_content, &model),
+                    out.display,
+                    None,
+                    out.data,
+                ),
+            },
+            HostOutcome::Cancelled(partial) => {
+                let reason = if partial.is_some() {
+                    "User cancelled tool execution."
+                } else {
+                    "Operation cancelled by user"
+                };
+                let parts = cancelled_parts(
+                    &call.name,
+                    &call.id,
+                    partial.as_ref().map(|o| &o.llm_content),
+                    reason,
+                );
+                let message = format!("[Operation Cancelled] {reason}");
+                (
+                    CallStatus::Cancelled,
+                    parts,
+                    reason.to_string(),
+                    Some(ToolError {
+                        message,
+                        kind: ToolErrorKind::Cancelled,
+                    }),
+                    None,
+                )
+            }
+            HostOutcome::Panicked(msg) => {
+                let message = format!("Tool \"{}\" crashed: {msg}", tool.name());
+                (
+                    CallStatus::Error,
+                    error_parts(&call.name, &call.id, &message),
+                    message.clone(),
+                    Some(ToolError {
+                        message,
+                        kind: ToolErrorKind::UnhandledException,
+                    }),
+                    None,
+                )
+            }
+            HostOutcome::TimedOut(limit) => {
+                let message = format!(
+                    "Tool \"{}\" did not finish within {} s and was stopped.",
+                    tool.name(),
+                    limit.as_secs()
+                );
+                (
+                    CallStatus::Error,
+                    error_parts(&call.name, &call.id, &message),
+                    message.clone(),
+                    Some(ToolError {
+                        message,
+                        kind: ToolErrorKind::Timeout,
+                    }),
+                    None,
+                )
+            }
+            HostOutcome::Unavailable(msg) => {
+                let message = format!("Tool \"{}\" is unavailable: {msg}", tool.name());
+                (
+                    CallStatus::Error,
+                    error_parts(&call.name, &call.id, &message),
+                    message.clone(),
+                    Some(ToolError {
+                        message,
+                        kind: ToolErrorKind::UnhandledException,
+                    }),
+                    None,
+                )
+            }
+        };
+        self.finish(CompletedCall {
+            call_id: call.id,
+            name: call.name,
+            args: call.args,
+            status,
+            response_parts: parts,
+            display,
+            error,
+            duration,
+            data,
+        })
+    }
+}
+
+enum Approval {
+    Run(Box<dyn Invocation>),
+    Refused(CompletedCall),
+    UserCancelled(CompletedCall),
+}
+
+fn call_clone(call: &CallInfo) -> CallInfo {
+    CallInfo {
+        id: call.id.clone(),
+        name: call.name.clone(),
+        args: call.args.clone(),
+    }
+}
+
+fn wait_for_previous(args: &Value) -> bool {
+    args.get("wait_for_previous").and_then(Value::as_bool) == Some(true)
+}
+
+/// Which earlier calls of the batch a call must wait for: the last writer of every
+/// path it touches, and every reader since, when it writes.
+#[derive(Default)]
+struct ConflictTracker {
+    signals: HashMap<usize, DoneSignal>,
+    last_writer: HashMap<PathBuf, usize>,
+    readers: HashMap<PathBuf, Vec<usize>>,
+}
+
+impl ConflictTracker {
+    fn add(
+        &mut self,
+        index: usize,
+        reads: Vec<PathBuf>,
+        writes: Vec<PathBuf>,
+        after_all: bool,
+    ) -> Vec<DoneSignal> {
+        let mut deps: Vec<usize> = Vec::new();
+        if after_all {
+            deps.extend(0..index);
+        }
+        for path in reads.iter().chain(writes.iter()) {
+            if let Some(&w) = self.last_writer.get(path) {
+                deps.push(w);
+            }
+        }
+        for path in &writes {
+            if let Some(rs) = self.readers.remove(path) {
+                deps.extend(rs);
+            }
+            self.last_writer.insert(path.clone(), index);
+        }
+        for path in reads {
+            self.readers.entry(path).or_default().push(index);
+        }
+        deps.sort_unstable();
+        deps.dedup();
+        deps.into_iter()
+            .filter_map(|i| self.signals.get(&i).cloned())
+            .collect()
+    }
+}

@@ -1,0 +1,126 @@
+//! `ToolActor<T>`: the generic host that gives every tool its own actor on its own
+//! arbiter. It runs each call as a future of its own, so calls of one tool overlap; a
+//! panic, a timeout or a cancellation ends that call only, and the actor keeps serving.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use futures::future::BoxFuture;
+use futures::FutureExt;
+
+use crate::protocol::ToolOutput;
+use crate::tools::{Tool, ToolContext};
+
+/// How long a cancelled call may take to wind down and hand back partial output.
+pub const CANCEL_GRACE: Duration = Duration::from_millis(250);
+
+/// How one hosted call ended.
+#[derive(Debug, Clone)]
+pub enum HostOutcome {
+    Finished(ToolOutput),
+    Panicked(String),
+    TimedOut(Duration),
+    /// Cancelled; the output the tool produced while winding down, if any.
+    Cancelled(Option<ToolOutput>),
+    /// The actor could not be reached.
+    Unavailable(String),
+}
+
+/// Hosts one tool. Stateless apart from the tool itself.
+pub struct ToolActor<T: Tool> {
+    tool: Arc<T>,
+    timeout: Duration,
+}
+
+impl<T: Tool> ToolActor<T> {
+    pub fn new(tool: Arc<T>, timeout: Duration) -> Self {
+        Self { tool, timeout }
+    }
+}
+
+impl<T: Tool> Actor for ToolActor<T> {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Self::Context) {
+        ctx.set_mailbox_capacity(1 << 20);
+    }
+}
+
+/// Runs one call of `T`.
+pub struct Invoke<T: Tool> {
+    pub params: T::Params,
+    pub ctx: ToolContext,
+}
+
+impl<T: Tool> Message for Invoke<T> {
+    type Result = HostOutcome;
+}
+
+impl<T: Tool> Handler<Invoke<T>> for ToolActor<T> {
+    type Result = ResponseFuture<HostOutcome>;
+
+    fn handle(&mut self, msg: Invoke<T>, _: &mut Self::Context) -> Self::Result {
+        let tool = self.tool.clone();
+        let cancel = msg.ctx.cancel.clone();
+        let call_id = msg.ctx.call_id.clone();
+        let span = tracing::info_span!("tool_call", tool = tool.name(), call_id = %call_id);
+        let timeout = self.timeout;
+        Box::pin(
+            run_guarded(move || tool.execute(msg.params, msg.ctx), cancel, timeout)
+                .instrument_span(span),
+        )
+    }
+}
+
+trait InstrumentSpan: Sized {
+    fn instrument_span(self, span: tracing::Span) -> tracing::instrument::Instrumented<Self>;
+}
+
+impl<F: std::future::Future> InstrumentSpan for F {
+    fn instrument_span(self, span: tracing::Span) -> tracing::instrument::Instrumented<Self> {
+        tracing::Instrument::instrument(self, span)
+    }
+}
+
+/// Starts the tool's future and waits for it, its cancellation or its timeout,
+/// turning a panic (while starting or while running) into [`HostOutcome::Panicked`].
+pub async fn run_guarded(
+    start: impl FnOnce() -> BoxFuture<'static, ToolOutput>,
+    cancel: tokio_util::sync::CancellationToken,
+    timeout: Duration,
+) -> HostOutcome {
+    let future = match std::panic::catch_unwind(AssertUnwindSafe(start)) {
+        Ok(future) => future,
+        Err(payload) => return panicked(payload),
+    };
+    let mut future = AssertUnwindSafe(future).catch_unwind();
+    let outcome = tokio::select! {
+        biased;
+        result = &mut future => match result {
+            Ok(output) => HostOutcome::Finished(output),
+            Err(payload) => panicked(payload),
+        },
+        _ = cancel.cancelled() => match tokio::time::timeout(CANCEL_GRACE, &mut future).await {
+            Ok(Ok(output)) => HostOutcome::Cancelled(Some(output)),
+            _ => HostOutcome::Cancelled(None),
+        },
+        _ = tokio::time::sleep(timeout) => HostOutcome::TimedOut(timeout),
+    };
+    match &outcome {
+        HostOutcome::Panicked(message) => tracing::error!(%message, "tool panicked"),
+        HostOutcome::TimedOut(t) => tracing::warn!(secs = t.as_secs(), "tool timed out"),
+        _ => {}
+    }
+    outcome
+}
+
+fn panicked(payload: Box<dyn std::any::Any + Send>) -> HostOutcome {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string());
+    HostOutcome::Panicked(message)
+}

@@ -1,0 +1,212 @@
+//! What the binary does with its arguments: set-up shared by every mode (settings,
+//! logging, model selection) and the headless run.
+
+pub mod bench;
+pub mod demo;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use actix::prelude::*;
+use tokio::sync::oneshot;
+
+use crate::actors::headless::{
+    json_report, stream_result, HeadlessFront, OutputFormat, RunSummary,
+};
+use crate::actors::session::{start_session, SessionOptions};
+use crate::cli::{OutputFormatArg, RunArgs};
+use crate::engine::workspace::Workspace;
+use crate::protocol::{ApprovalMode, TurnOutcome, UserInput};
+use crate::providers::scripted::ScriptedModel;
+use crate::providers::ModelClient;
+use crate::settings::{self, LoadedSettings, Settings};
+
+/// A failure before or outside a turn, printed to stderr.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error("{0}")]
+    Settings(#[from] settings::SettingsError),
+    #[error("workspace: {0}")]
+    Workspace(String),
+    #[error("{0}")]
+    Model(String),
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Keeps the log writer alive for the process.
+pub type LogGuard = Option<tracing_appender::non_blocking::WorkerGuard>;
+
+/// Sends tracing to the log file (never to stdout/stderr). Failure to open it only
+/// disables logging.
+pub fn init_logging(settings: &Settings, override_path: Option<&Path>) -> LogGuard {
+    let path = override_path.map(Path::to_path_buf).unwrap_or_else(|| {
+        if settings.log.file.is_empty() {
+            settings::troupe_home().join("logs").join("troupe.log")
+        } else {
+            PathBuf::from(&settings.log.file)
+        }
+    });
+    if let Some(dir) = path.parent() {
+        if std::fs::create_dir_all(dir).is_err() {
+            return None;
+        }
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .ok()?;
+    let (writer, guard) = tracing_appender::non_blocking(file);
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TROUPE_LOG").unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(format!("troupe={}", settings.log.level))
+    });
+    let _ = tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .try_init();
+    std::panic::set_hook(Box::new(|info| {
+        tracing::error!(panic = %info, "panic");
+    }));
+    Some(guard)
+}
+
+/// The workspace: the current directory plus `--include-directories`.
+pub fn workspace(args: &RunArgs) -> Result<Arc<Workspace>, AppError> {
+    let cwd = std::env::current_dir()?;
+    Workspace::new(&cwd, &args.include_directories)
+        .map(Arc::new)
+        .map_err(|e| AppError::Workspace(e.to_string()))
+}
+
+/// Settings with the command line's own overrides applied last.
+pub fn load_settings(ws: &Workspace, args: &RunArgs) -> Result<LoadedSettings, AppError> {
+    let mut overrides = args.overrides.clone();
+    if let Some(mode) = &args.approval_mode {
+        overrides.push(format!("approval.mode={mode}"));
+    }
+    if args.yolo {
+        overrides.push("approval.mode=yolo".into());
+    }
+    if let Some(model) = &args.model {
+        overrides.push(format!("model.name=\"{}\"", model.replace('"', "")));
+    }
+    Ok(settings::load(ws.primary(), &overrides)?)
+}
+
+/// Picks the model client: `--fake-responses` → scripted; otherwise the configured
+/// provider.
+pub fn select_model(args: &RunArgs, settings: &Settings) -> Result<Arc<dyn ModelClient>, AppError> {
+    if let Some(path) = &args.fake_responses {
+        let model = ScriptedModel::from_file(path).map_err(|e| AppError::Model(e.to_string()))?;
+        return Ok(Arc::new(model));
+    }
+    match settings.model.provider.as_str() {
+        "scripted" => Err(AppError::Model(
+            "model.provider is \"scripted\" but no --fake-responses FILE was given".into(),
+        )),
+        _ => Err(AppError::Model(
+            "no model is configured: pass --fake-responses FILE to replay a scripted model, or set GEMINI_API_KEY (Gemini) or OPENAI_BASE_URL (an OpenAI-compatible server)".into(),
+        )),
+    }
+}
+
+/// Runs one headless turn and returns the process exit code.
+pub fn run_headless(args: &RunArgs, prompt: String) -> Result<i32, AppError> {
+    let ws = workspace(args)?;
+    let loaded = load_settings(&ws, args)?;
+    let _guard = init_logging(&loaded.settings, args.log_file.as_deref());
+    let model = select_model(args, &loaded.settings)?;
+    let format = match args.output_format {
+        OutputFormatArg::Text => OutputFormat::Text,
+        OutputFormatArg::Json => OutputFormat::Json,
+        OutputFormatArg::StreamJson => OutputFormat::StreamJson,
+    };
+    let summary = run_turn(
+        ws,
+        Arc::new(loaded.settings),
+        model,
+        prompt,
+        format,
+        args.log_requests.clone(),
+        false,
+    )?;
+    Ok(report(&summary, format))
+}
+
+/// Starts a session with a headless front end, runs one prompt, returns the summary.
+pub fn run_turn(
+    ws: Arc<Workspace>,
+    settings: Arc<Settings>,
+    model: Arc<dyn ModelClient>,
+    prompt: String,
+    format: OutputFormat,
+    request_log: Option<PathBuf>,
+    keep_calls: bool,
+) -> Result<RunSummary, AppError> {
+    let mode = ApprovalMode::parse(&settings.approval.mode).unwrap_or_default();
+    let model_name = settings.model.name.clone();
+    let test_tools = std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1");
+    let system = System::new();
+    let result = system.block_on(async move {
+        let (tx, rx) = oneshot::channel();
+        let front = HeadlessFront::new(format, mode.as_str(), keep_calls, tx).start();
+        let session = start_session(
+            SessionOptions {
+                workspace: ws,
+                settings,
+                model,
+                model_name,
+                approval_mode: mode,
+                request_log,
+                test_tools,
+            },
+            front.clone().recipient(),
+            front.recipient(),
+        )
+        .map_err(AppError::Usage)?;
+        session.chat.do_send(UserInput { text: prompt });
+        rx.await
+            .map_err(|_| AppError::Usage("the session ended without finishing the turn".into()))
+    });
+    result
+}
+
+/// Prints the end of a run for `format` and returns the exit code.
+pub fn report(summary: &RunSummary, format: OutputFormat) -> i32 {
+    match format {
+        OutputFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&json_report(summary)).unwrap_or_default()
+        ),
+        OutputFormat::StreamJson => println!("{}", stream_result(summary)),
+        OutputFormat::Text | OutputFormat::Transcript => {
+            if !summary.response.ends_with('\n') && !summary.response.is_empty() {
+                println!();
+            }
+        }
+        OutputFormat::Silent => {}
+    }
+    let code = exit_code(&summary.outcome);
+    if code != 0 && format != OutputFormat::Json {
+        let message = json_report(summary)["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        eprintln!("troupe: {message}");
+    }
+    code
+}
+
+/// 0 on success; 1 on failure; 53 when the turn limit was hit; 130 when cancelled.
+pub fn exit_code(outcome: &TurnOutcome) -> i32 {
+    match outcome {
+        TurnOutcome::Completed { .. } => 0,
+        TurnOutcome::Failed { .. } => 1,
+        TurnOutcome::MaxTurns { .. } => 53,
+        TurnOutcome::Cancelled => 130,
+    }
+}

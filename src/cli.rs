@@ -1,0 +1,121 @@
+//! Command-line arguments. Flags follow gemini-cli's where they overlap, so scripts and
+//! habits carry over.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Troupe — a terminal coding agent built as a troupe of actors.
+///
+/// Without -p, starts an interactive session in the current directory. Logs go to
+/// <troupe home>/logs/troupe.log (troupe home: $TROUPE_HOME, else ~/.troupe), or to
+/// --log-file / log.file.
+#[derive(Debug, Parser)]
+#[command(name = "troupe", version, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Options of a session (interactive or headless).
+#[derive(Debug, Clone, Args, Default)]
+pub struct RunArgs {
+    /// Run headless with this prompt and exit.
+    #[arg(short = 'p', long = "prompt")]
+    pub prompt: Option<String>,
+
+    /// A prompt to start an interactive session with.
+    #[arg(value_name = "QUERY")]
+    pub query: Vec<String>,
+
+    /// Output format of a headless run.
+    #[arg(short = 'o', long = "output-format", value_enum, default_value_t = OutputFormatArg::Text)]
+    pub output_format: OutputFormatArg,
+
+    /// How much runs without asking: plan, default, auto_edit or yolo.
+    #[arg(long = "approval-mode", value_name = "MODE")]
+    pub approval_mode: Option<String>,
+
+    /// Run every tool call without asking (same as --approval-mode yolo).
+    #[arg(short = 'y', long = "yolo", conflicts_with = "approval_mode")]
+    pub yolo: bool,
+
+    /// The model to use.
+    #[arg(short = 'm', long = "model")]
+    pub model: Option<String>,
+
+    /// More workspace roots (comma-separated or repeated).
+    #[arg(long = "include-directories", value_delimiter = ',')]
+    pub include_directories: Vec<PathBuf>,
+
+    /// Replay model responses from a gemini-cli fake-responses JSONL file (no network).
+    #[arg(long = "fake-responses", value_name = "FILE")]
+    pub fake_responses: Option<PathBuf>,
+
+    /// Write what the model sent, in the fake-responses format, to FILE.
+    #[arg(long = "record-responses", value_name = "FILE")]
+    pub record_responses: Option<PathBuf>,
+
+    /// Append every model request body (Gemini JSON) to FILE, one per line.
+    #[arg(long = "log-requests", value_name = "FILE", hide = true)]
+    pub log_requests: Option<PathBuf>,
+
+    /// Override a setting: -c model.max_turns=20 (repeatable).
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+
+    /// Write the log here instead of the default file.
+    #[arg(long = "log-file", value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
+}
+
+/// `-o` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum OutputFormatArg {
+    #[default]
+    Text,
+    Json,
+    StreamJson,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Copy a small sample project to a temp dir and run a scripted session on it (offline).
+    Demo,
+    /// Concurrency benchmark: N parallel tool calls in one model turn.
+    Bench(BenchArgs),
+    /// Print the effective settings and where each came from.
+    Config {
+        #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+        overrides: Vec<String>,
+    },
+}
+
+/// `troupe bench` options.
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// Parallel calls in the model turn.
+    #[arg(long, default_value_t = 1000)]
+    pub calls: usize,
+    /// Which tool the calls use.
+    #[arg(long, value_enum, default_value_t = BenchTool::ReadFile)]
+    pub tool: BenchTool,
+    /// Files in the generated workspace (default: as many as calls, at most 10000).
+    #[arg(long)]
+    pub files: Option<usize>,
+    /// Threads of the FileSystem actor pool.
+    #[arg(long)]
+    pub fs_threads: Option<usize>,
+}
+
+/// Tools `troupe bench` can exercise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BenchTool {
+    ReadFile,
+    ListDirectory,
+    Glob,
+}

@@ -1,0 +1,199 @@
+//! The conversation's data model. It is Gemini's wire format (`Content`, `Part`,
+//! `FunctionCall`, `FunctionResponse`), used as Troupe's internal format too, so a
+//! history serialises to exactly what the Gemini API and `--fake-responses` files hold.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Who said a turn: the user (including function responses) or the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Model,
+}
+
+/// One turn of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Content {
+    pub role: Role,
+    #[serde(default)]
+    pub parts: Vec<Part>,
+}
+
+impl Content {
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Self {
+            role: Role::User,
+            parts: vec![Part::text(text)],
+        }
+    }
+
+    pub fn model_text(text: impl Into<String>) -> Self {
+        Self {
+            role: Role::Model,
+            parts: vec![Part::text(text)],
+        }
+    }
+
+    /// The function calls of a model turn, in order.
+    pub fn function_calls(&self) -> impl Iterator<Item = &FunctionCall> {
+        self.parts.iter().filter_map(|p| p.function_call.as_ref())
+    }
+
+    /// True when this is a user turn carrying function responses.
+    pub fn has_function_response(&self) -> bool {
+        self.parts.iter().any(|p| p.function_response.is_some())
+    }
+
+    /// The visible text of the turn (thoughts excluded).
+    pub fn text(&self) -> String {
+        self.parts
+            .iter()
+            .filter(|p| p.thought != Some(true))
+            .filter_map(|p| p.text.as_deref())
+            .collect()
+    }
+}
+
+/// One part of a turn. Like Gemini's `Part`, a struct of optional fields of which
+/// normally exactly one payload is set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Part {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thought: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function_call: Option<FunctionCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function_response: Option<FunctionResponse>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inline_data: Option<Blob>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_data: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thought_signature: Option<String>,
+}
+
+impl Part {
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: Some(text.into()),
+            ..Self::default()
+        }
+    }
+
+    pub fn function_call(call: FunctionCall) -> Self {
+        Self {
+            function_call: Some(call),
+            ..Self::default()
+        }
+    }
+
+    pub fn function_response(response: FunctionResponse) -> Self {
+        Self {
+            function_response: Some(response),
+            ..Self::default()
+        }
+    }
+
+    pub fn inline(mime_type: impl Into<String>, base64_data: impl Into<String>) -> Self {
+        Self {
+            inline_data: Some(Blob {
+                mime_type: mime_type.into(),
+                data: base64_data.into(),
+            }),
+            ..Self::default()
+        }
+    }
+
+    /// A part with no payload at all (`{}`), which Gemini treats as invalid.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_none()
+            && self.function_call.is_none()
+            && self.function_response.is_none()
+            && self.inline_data.is_none()
+            && self.file_data.is_none()
+    }
+}
+
+/// Inline binary data (base64) with its mime type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Blob {
+    pub mime_type: String,
+    pub data: String,
+}
+
+/// A tool call proposed by the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCall {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub name: String,
+    #[serde(default = "empty_object")]
+    pub args: Value,
+}
+
+fn empty_object() -> Value {
+    Value::Object(serde_json::Map::new())
+}
+
+/// The answer to one function call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub name: String,
+    pub response: Value,
+    /// Multimodal parts nested in the response (Gemini 3 family).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parts: Option<Vec<Part>>,
+}
+
+/// Token accounting reported by the model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    #[serde(default)]
+    pub prompt_token_count: u64,
+    #[serde(default)]
+    pub candidates_token_count: u64,
+    #[serde(default)]
+    pub total_token_count: u64,
+    #[serde(default)]
+    pub cached_content_token_count: u64,
+    #[serde(default)]
+    pub thoughts_token_count: u64,
+}
+
+/// A tool declaration as sent to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FunctionDeclaration {
+    pub name: String,
+    pub description: String,
+    pub parameters_json_schema: Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn part_round_trips_in_gemini_shape() {
+        let raw = r#"{"functionCall":{"name":"read_file","args":{"file_path":"a"}},"thoughtSignature":"sig"}"#;
+        let part: Part = serde_json::from_str(raw).unwrap();
+        assert_eq!(part.function_call.as_ref().unwrap().name, "read_file");
+        assert_eq!(part.thought_signature.as_deref(), Some("sig"));
+        assert_eq!(serde_json::to_string(&part).unwrap(), raw);
+    }
+
+    #[test]
+    fn empty_part_is_detected() {
+        let part: Part = serde_json::from_str("{}").unwrap();
+        assert!(part.is_empty());
+    }
+}

@@ -1,0 +1,211 @@
+//! History rules: the curated history sent to the model, the model turn recorded from
+//! a stream, call ids, and the checks on a finished stream.
+
+use super::content::{Content, FunctionCall, Part, Role};
+use super::model::ModelEvent;
+
+/// Is a recorded model turn valid? Empty turns and turns with empty parts are not.
+pub fn is_valid_model_turn(content: &Content) -> bool {
+    !content.parts.is_empty()
+        && content.parts.iter().all(|p| {
+            let empty_text = p.text.as_deref() == Some("")
+                && p.function_call.is_none()
+                && p.inline_data.is_none();
+            !p.is_empty() && !empty_text
+        })
+}
+
+/// The history sent to the model: a model turn that is invalid or empty is dropped
+/// together with the user input that led to it; everything else is kept.
+pub fn curated(history: &[Content]) -> Vec<Content> {
+    let mut out: Vec<Content> = Vec::with_capacity(history.len());
+    for content in history {
+        match content.role {
+            Role::User => out.push(content.clone()),
+            Role::Model => {
+                if is_valid_model_turn(content) {
+                    out.push(content.clone());
+                } else if out.last().is_some_and(|c| c.role == Role::User) {
+                    out.pop();
+                }
+            }
+        }
+    }
+    coalesce(out)
+}
+
+/// Merges consecutive turns of the same role.
+pub fn coalesce(contents: Vec<Content>) -> Vec<Content> {
+    let mut out: Vec<Content> = Vec::with_capacity(contents.len());
+    for content in contents {
+        match out.last_mut() {
+            Some(last) if last.role == content.role => last.parts.extend(content.parts),
+            _ => out.push(content),
+        }
+    }
+    out
+}
+
+/// The model turn assembled from a stream: thoughts dropped, adjacent text merged,
+/// function calls kept in order with their thought signatures.
+#[derive(Debug, Default, Clone)]
+pub struct TurnAssembler {
+    parts: Vec<Part>,
+    pub finish_reason: Option<String>,
+    pub saw_thought: bool,
+}
+
+impl TurnAssembler {
+    pub fn push(&mut self, event: &ModelEvent) {
+        match event {
+            ModelEvent::Text(text) => match self.parts.last_mut() {
+                Some(Part {
+                    text: Some(prev),
+                    function_call: None,
+                    ..
+                }) => prev.push_str(text),
+                _ => self.parts.push(Part::text(text.clone())),
+            },
+            ModelEvent::Thought(_) => self.saw_thought = true,
+            ModelEvent::FunctionCall {
+                call,
+                thought_signature,
+            } => {
+                let mut part = Part::function_call(call.clone());
+                part.thought_signature = thought_signature.clone();
+                self.parts.push(part);
+            }
+            ModelEvent::Finished(reason) => self.finish_reason = Some(reason.clone()),
+            ModelEvent::Usage(_) => {}
+        }
+    }
+
+    pub fn content(&self) -> Content {
+        Content {
+            role: Role::Model,
+            parts: self.parts.clone(),
+        }
+    }
+
+    pub fn has_calls(&self) -> bool {
+        self.parts.iter().any(|p| p.function_call.is_some())
+    }
+
+    pub fn text(&self) -> String {
+        self.content().text()
+    }
+
+    /// gemini-cli's stream checks (§9.3) for a turn without function calls.
+    pub fn check(&self, after_function_response: bool) -> Result<(), (String, String)> {
+        if self.has_calls() {
+            return Ok(());
+        }
+        let visible = self.text().trim().to_string();
+        let err = |kind: &str, msg: &str| Err((kind.to_string(), msg.to_string()));
+        match self.finish_reason.as_deref() {
+            None if !after_function_response => {
+                return err(
+                    "NO_FINISH_REASON",
+                    "the model stream ended without a finish reason",
+                )
+            }
+            Some("MALFORMED_FUNCTION_CALL") => {
+                return err(
+                    "MALFORMED_FUNCTION_CALL",
+                    "the model produced a malformed function call",
+                )
+            }
+            Some("UNEXPECTED_TOOL_CALL") => {
+                return err(
+                    "UNEXPECTED_TOOL_CALL",
+                    "the model called a tool it was not offered",
+                )
+            }
+            _ => {}
+        }
+        if visible.is_empty() {
+            return match self.finish_reason.as_deref() {
+                Some("MAX_TOKENS") => err(
+                    "MAX_TOKENS_EXCEEDED",
+                    "the model hit its output token limit before answering",
+                ),
+                Some("SAFETY") => err(
+                    "SAFETY_BLOCKED",
+                    "the response was blocked by the model's safety filters",
+                ),
+                Some("RECITATION") => err(
+                    "RECITATION_BLOCKED",
+                    "the response was blocked for recitation",
+                ),
+                Some("OTHER") => err("OTHER_BLOCKED", "the response was blocked"),
+                _ if self.saw_thought => {
+                    err("THINKING_ONLY_RESPONSE", "the model only produced thoughts")
+                }
+                _ if after_function_response => Ok(()),
+                _ => err("NO_RESPONSE_TEXT", "the model returned no text"),
+            };
+        }
+        Ok(())
+    }
+}
+
+/// Gives every call an id (`<name>_<millis>_<n>` when the model sent none) and a name.
+pub fn assign_call_ids(calls: &mut [FunctionCall], millis: u128, counter: &mut u64) {
+    for call in calls {
+        if call.name.trim().is_empty() {
+            call.name = "generic_tool".into();
+        }
+        if call.id.as_deref().is_none_or(str::is_empty) {
+            call.id = Some(format!("{}_{}_{}", call.name.trim(), millis, counter));
+            *counter += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_model_turn_drops_its_user_input() {
+        let history = vec![
+            Content::user_text("a"),
+            Content::model_text("ok"),
+            Content::user_text("b"),
+            Content {
+                role: Role::Model,
+                parts: vec![],
+            },
+            Content::user_text("c"),
+        ];
+        let curated = curated(&history);
+        assert_eq!(curated.len(), 3);
+        assert_eq!(curated[2].text(), "c");
+    }
+
+    #[test]
+    fn assembles_text_and_calls() {
+        let mut a = TurnAssembler::default();
+        a.push(&ModelEvent::Text("a".into()));
+        a.push(&ModelEvent::Thought("t".into()));
+        a.push(&ModelEvent::Text("b".into()));
+        a.push(&ModelEvent::Finished("STOP".into()));
+        assert_eq!(a.content().parts.len(), 1);
+        assert_eq!(a.text(), "ab");
+        assert!(a.check(false).is_ok());
+        let empty = TurnAssembler::default();
+        assert_eq!(empty.check(false).unwrap_err().0, "NO_FINISH_REASON");
+    }
+
+    #[test]
+    fn ids_are_synthesised() {
+        let mut calls = vec![FunctionCall {
+            id: None,
+            name: "ls".into(),
+            args: serde_json::json!({}),
+        }];
+        let mut n = 0;
+        assign_call_ids(&mut calls, 42, &mut n);
+        assert_eq!(calls[0].id.as_deref(), Some("ls_42_0"));
+    }
+}

@@ -1,0 +1,16 @@
+//! Troupe: a terminal coding-agent runtime built as a troupe of actix actors.
+//!
+//! A model proposes tool calls; the Scheduler validates them, asks an approver where
+//! needed, runs them concurrently through one actor per tool and the FileSystem actor,
+//! and the Chat actor feeds the results back until the model answers in text.
+
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod actors;
+pub mod app;
+pub mod cli;
+pub mod engine;
+pub mod protocol;
+pub mod providers;
+pub mod settings;
+pub mod tools;

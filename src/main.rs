@@ -1,0 +1,35 @@
+//! The `troupe` binary.
+
+use clap::Parser;
+
+use troupe::app;
+use troupe::cli::{Cli, Command};
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Demo) => app::demo::run(),
+        Some(Command::Bench(args)) => app::bench::run(&args),
+        Some(Command::Config { overrides }) => config(overrides),
+        None => match cli.run.prompt.clone() {
+            Some(prompt) => app::run_headless(&cli.run, prompt),
+            None => Err(app::AppError::Usage(
+                "the interactive session is not available in this build; run headless with -p \"PROMPT\"".into(),
+            )),
+        },
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("troupe: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn config(overrides: Vec<String>) -> Result<i32, app::AppError> {
+    let cwd = std::env::current_dir()?;
+    let loaded = troupe::settings::load(&cwd, &overrides)?;
+    print!("{}", loaded.describe());
+    Ok(0)
+}

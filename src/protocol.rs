@@ -1,0 +1,362 @@
+//! The contract between Troupe's actors and its front ends, in one place: every message
+//! an actor accepts and every event a front end renders. This module depends on no actor;
+//! actors and front ends depend on it.
+
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::content::{FunctionCall, Part, Usage};
+
+// ---------------------------------------------------------------- tool results
+
+/// What kind of work a tool does; decides the default approval policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    Read,
+    Edit,
+    Delete,
+    Move,
+    Search,
+    Execute,
+    Think,
+    Fetch,
+    Other,
+}
+
+impl ToolKind {
+    /// Read, search and fetch never change anything local.
+    pub fn is_read_only(self) -> bool {
+        matches!(self, ToolKind::Read | ToolKind::Search | ToolKind::Fetch)
+    }
+}
+
+/// gemini-cli's `ToolErrorType`; the wire strings are the serde names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolErrorKind {
+    PolicyViolation,
+    InvalidToolParams,
+    Unknown,
+    UnhandledException,
+    ToolNotRegistered,
+    ExecutionFailed,
+    FileNotFound,
+    FileWriteFailure,
+    ReadContentFailure,
+    AttemptToCreateExistingFile,
+    FileTooLarge,
+    PermissionDenied,
+    NoSpaceLeft,
+    TargetIsDirectory,
+    PathNotInWorkspace,
+    SearchPathNotFound,
+    SearchPathNotADirectory,
+    EditPreparationFailure,
+    EditNoOccurrenceFound,
+    EditExpectedOccurrenceMismatch,
+    EditNoChange,
+    EditNoChangeLlmJudgement,
+    FileChangedOnDisk,
+    GlobExecutionError,
+    GrepExecutionError,
+    LsExecutionError,
+    PathIsNotADirectory,
+    MemoryToolExecutionError,
+    ReadManyFilesSearchError,
+    ShellExecuteError,
+    WebFetchNoUrlInPrompt,
+    WebFetchFallbackFailed,
+    WebFetchProcessingError,
+    Timeout,
+    Cancelled,
+}
+
+impl ToolErrorKind {
+    pub fn as_str(self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    }
+}
+
+/// A failed tool call, as the model will read it: `{"error": message}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolError {
+    pub message: String,
+    pub kind: ToolErrorKind,
+}
+
+/// What a tool hands back to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LlmContent {
+    Text(String),
+    Parts(Vec<Part>),
+}
+
+/// The result of one tool execution. The call failed iff `error` is set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    pub llm_content: LlmContent,
+    /// A short human-readable summary for the front end (`returnDisplay`).
+    pub display: String,
+    pub error: Option<ToolError>,
+    /// Structured extras for front ends and stats (diff stats, edit strategy, ...).
+    pub data: Option<Value>,
+}
+
+impl ToolOutput {
+    pub fn text(llm: impl Into<String>, display: impl Into<String>) -> Self {
+        Self {
+            llm_content: LlmContent::Text(llm.into()),
+            display: display.into(),
+            error: None,
+            data: None,
+        }
+    }
+
+    /// An error result: the model sees `message`, the user sees `display`.
+    pub fn error(
+        kind: ToolErrorKind,
+        message: impl Into<String>,
+        display: impl Into<String>,
+    ) -> Self {
+        let message = message.into();
+        Self {
+            llm_content: LlmContent::Text(message.clone()),
+            display: display.into(),
+            error: Some(ToolError { message, kind }),
+            data: None,
+        }
+    }
+
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.error.is_some()
+    }
+}
+
+// ---------------------------------------------------------------- call lifecycle
+
+/// The states of one tool call, in gemini-cli's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallStatus {
+    Validating,
+    AwaitingApproval,
+    Scheduled,
+    Executing,
+    Success,
+    Error,
+    Cancelled,
+}
+
+impl CallStatus {
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            CallStatus::Success | CallStatus::Error | CallStatus::Cancelled
+        )
+    }
+}
+
+/// What the user is asked to approve.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ConfirmationDetails {
+    /// A file change: the unified diff of this call, recomputed against the disk.
+    Edit {
+        title: String,
+        file_path: String,
+        diff: String,
+        original: String,
+        proposed: String,
+        lines_added: usize,
+        lines_removed: usize,
+    },
+    /// A shell command and where it runs.
+    Exec {
+        title: String,
+        command: String,
+        root_commands: Vec<String>,
+        dir: String,
+    },
+    /// URLs to be fetched.
+    Fetch {
+        title: String,
+        prompt: String,
+        urls: Vec<String>,
+    },
+    /// Anything else: a title and a question.
+    Info { title: String, prompt: String },
+}
+
+/// The user's (or the headless policy's) answer to a confirmation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    ProceedOnce,
+    /// Allow this kind of call for the rest of the session.
+    ProceedAlways,
+    /// Allow it and save the rule to the user's config.
+    ProceedAlwaysAndSave,
+    /// The user edited the proposal; the call is rebuilt with this content and asked again.
+    Modify {
+        edited_content: String,
+    },
+    /// Refused by the user; `feedback` tells the model what to do instead.
+    Cancel {
+        feedback: Option<String>,
+    },
+    /// Refused by a policy (headless mode cannot ask); `reason` goes to the model.
+    Deny {
+        reason: String,
+    },
+}
+
+/// Asks an approver (the REPL, or the headless policy) about one call.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "ApprovalDecision")]
+pub struct ApprovalRequest {
+    pub call_id: String,
+    pub tool_name: String,
+    pub args: Value,
+    pub details: ConfirmationDetails,
+}
+
+/// A finished call, with the parts that answer it in the next model request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompletedCall {
+    pub call_id: String,
+    pub name: String,
+    pub args: Value,
+    pub status: CallStatus,
+    /// The functionResponse part first, then any sibling parts (images, ...).
+    pub response_parts: Vec<Part>,
+    pub display: String,
+    pub error: Option<ToolError>,
+    pub duration: Duration,
+    pub data: Option<Value>,
+}
+
+/// Runs one batch of calls from a model turn; answers in call order.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<CompletedCall>")]
+pub struct Schedule {
+    pub turn: u64,
+    /// Calls with ids already assigned.
+    pub calls: Vec<FunctionCall>,
+    pub cancel: CancellationToken,
+}
+
+// ---------------------------------------------------------------- chat
+
+/// A prompt from the user starts a turn.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct UserInput {
+    pub text: String,
+}
+
+/// Cancels the turn in flight (Ctrl+C).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct CancelTurn;
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum TurnOutcome {
+    Completed { response: String },
+    Cancelled,
+    MaxTurns { limit: u32 },
+    Failed { message: String },
+}
+
+/// An approval mode: how much runs without asking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalMode {
+    Plan,
+    #[default]
+    Default,
+    AutoEdit,
+    Yolo,
+}
+
+impl ApprovalMode {
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "plan" => Some(Self::Plan),
+            "default" => Some(Self::Default),
+            "auto_edit" | "autoEdit" | "auto-edit" => Some(Self::AutoEdit),
+            "yolo" => Some(Self::Yolo),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Plan => "plan",
+            Self::Default => "default",
+            Self::AutoEdit => "auto_edit",
+            Self::Yolo => "yolo",
+        }
+    }
+}
+
+// ---------------------------------------------------------------- events out
+
+/// Everything a front end renders, in the order it happens.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub enum UiEvent {
+    SessionStarted {
+        session_id: String,
+        model: String,
+    },
+    TurnStarted {
+        turn: u64,
+        prompt: String,
+    },
+    /// A model request of the turn is being sent (round 0, 1, …).
+    ModelRequest {
+        round: u32,
+    },
+    TextDelta(String),
+    Thought(String),
+    ToolCallRequested {
+        call_id: String,
+        name: String,
+        args: Value,
+    },
+    ToolCallStatus {
+        call_id: String,
+        name: String,
+        status: CallStatus,
+    },
+    /// Live output of a running call (a shell command's stdout, ...).
+    ToolOutputChunk {
+        call_id: String,
+        chunk: String,
+    },
+    ToolCallCompleted(Box<CompletedCall>),
+    Usage(Usage),
+    /// A model request failed and is being retried.
+    Retry {
+        attempt: u32,
+        reason: String,
+    },
+    /// Something worth a line in the transcript (compression, mode switch, ...).
+    Notice(String),
+    TurnFinished(TurnOutcome),
+}

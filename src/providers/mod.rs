@@ -1,0 +1,122 @@
+//! Model providers behind one small trait. A provider turns a [`ModelRequest`] into a
+//! stream of [`ModelEvent`]s; everything else has a default.
+
+pub mod scripted;
+
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use serde_json::Value;
+
+use crate::engine::model::{ModelEvent, ModelRequest};
+
+/// Why a model call failed. `is_retryable` is an exhaustive match so that a new kind
+/// forces a decision.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ModelError {
+    #[error("{provider} answered HTTP {status}: {message}")]
+    Http {
+        provider: String,
+        status: u16,
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    #[error("cannot reach {provider}: {message}")]
+    Network { provider: String, message: String },
+    #[error("{provider} sent an invalid stream ({kind}): {message}")]
+    InvalidStream {
+        provider: String,
+        kind: String,
+        message: String,
+    },
+    #[error("{provider} sent a malformed response: {message}")]
+    Malformed { provider: String, message: String },
+    #[error("scripted model: {0}")]
+    Script(String),
+    #[error("{0}")]
+    Config(String),
+    #[error("request cancelled")]
+    Cancelled,
+}
+
+impl ModelError {
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ModelError::Http { status, .. } => *status == 429 || *status == 499 || *status >= 500,
+            ModelError::Network { .. } => true,
+            ModelError::InvalidStream { .. } => true,
+            ModelError::Malformed { .. } => false,
+            ModelError::Script(_) => false,
+            ModelError::Config(_) => false,
+            ModelError::Cancelled => false,
+        }
+    }
+}
+
+/// The stream of events of one model call.
+pub type ModelStream = BoxStream<'static, Result<ModelEvent, ModelError>>;
+
+/// A model the Chat actor (and the Corrector) can talk to.
+pub trait ModelClient: Send + Sync + 'static {
+    /// A short name for messages: `gemini`, `openai-compatible`, `scripted`.
+    fn provider(&self) -> &str;
+
+    /// Streams the main-chat answer to `request`.
+    fn stream(&self, request: ModelRequest) -> ModelStream;
+
+    /// A non-streamed utility call (edit correction, summaries, ...). By default the
+    /// stream, collected.
+    fn generate(
+        &self,
+        request: ModelRequest,
+    ) -> BoxFuture<'static, Result<Vec<ModelEvent>, ModelError>> {
+        let stream = self.stream(request);
+        Box::pin(async move {
+            let items: Vec<Result<ModelEvent, ModelError>> = stream.collect().await;
+            items.into_iter().collect()
+        })
+    }
+}
+
+/// Asks for JSON and parses the answer: the text, with a surrounding ```json fence
+/// stripped, must be one JSON value.
+pub async fn generate_json(
+    client: &dyn ModelClient,
+    request: ModelRequest,
+) -> Result<Value, ModelError> {
+    let provider = client.provider().to_string();
+    let events = client.generate(request).await?;
+    let text: String = events
+        .iter()
+        .filter_map(|e| match e {
+            ModelEvent::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    let trimmed = strip_json_fence(text.trim());
+    serde_json::from_str(trimmed).map_err(|e| ModelError::Malformed {
+        provider,
+        message: format!("expected JSON, got {trimmed:?}: {e}"),
+    })
+}
+
+fn strip_json_fence(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("```") else {
+        return text;
+    };
+    let rest = rest.strip_prefix("json").unwrap_or(rest);
+    rest.strip_suffix("```").unwrap_or(rest).trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_fence_is_stripped() {
+        assert_eq!(strip_json_fence("```json\n{\"a\":1}\n```"), "{\"a\":1}");
+        assert_eq!(strip_json_fence("{\"a\":1}"), "{\"a\":1}");
+    }
+}

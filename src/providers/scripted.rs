@@ -1,0 +1,229 @@
+//! The scripted model: replays a gemini-cli `--fake-responses` file. Each non-empty line
+//! is `{"method": "...", "response": ...}`; lines are consumed strictly in order, one per
+//! model call, so the same file drives gemini-cli and Troupe.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use futures::future::BoxFuture;
+use futures::stream;
+use serde_json::Value;
+
+use super::{ModelClient, ModelError, ModelStream};
+use crate::engine::model::{gemini_chunk_events, ModelEvent, ModelRequest};
+
+const STREAM: &str = "generateContentStream";
+const GENERATE: &str = "generateContent";
+
+/// One line of a script.
+#[derive(Debug, Clone)]
+struct ScriptLine {
+    line_no: usize,
+    method: String,
+    response: Value,
+}
+
+/// A model that answers from a script instead of the network.
+#[derive(Debug)]
+pub struct ScriptedModel {
+    source: String,
+    lines: Mutex<(Vec<ScriptLine>, usize)>,
+}
+
+impl ScriptedModel {
+    /// Reads and checks a script file; a malformed line is an error naming it.
+    pub fn from_file(path: &Path) -> Result<Self, ModelError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ModelError::Script(format!("cannot read {}: {e}", path.display())))?;
+        Self::from_text(&path.display().to_string(), &text)
+    }
+
+    /// Parses a script held in memory; `source` names it in messages.
+    pub fn from_text(source: &str, text: &str) -> Result<Self, ModelError> {
+        let mut lines = Vec::new();
+        for (i, raw) in text.lines().enumerate() {
+            let line_no = i + 1;
+            if raw.trim().is_empty() {
+                continue;
+            }
+            let bad = |why: String| ModelError::Script(format!("{source}:{line_no}: {why}"));
+            let value: Value =
+                serde_json::from_str(raw).map_err(|e| bad(format!("malformed JSON: {e}")))?;
+            let method = value
+                .get("method")
+                .and_then(Value::as_str)
+                .ok_or_else(|| bad("missing \"method\"".into()))?
+                .to_string();
+            let response = value
+                .get("response")
+                .cloned()
+                .ok_or_else(|| bad("missing \"response\"".into()))?;
+            match method.as_str() {
+                STREAM if !response.is_array() => {
+                    return Err(bad(format!(
+                        "a {STREAM} response must be an array of chunks"
+                    )))
+                }
+                STREAM | GENERATE | "countTokens" | "embedContent" => {}
+                other => return Err(bad(format!("unknown method \"{other}\""))),
+            }
+            lines.push(ScriptLine {
+                line_no,
+                method,
+                response,
+            });
+        }
+        Ok(Self {
+            source: source.to_string(),
+            lines: Mutex::new((lines, 0)),
+        })
+    }
+
+    /// Takes the next line, which must be of `method`. gemini-cli's model-router lines
+    /// (`generateContent` answers carrying `model_choice`) are skipped: Troupe has no
+    /// router, and skipping them lets gemini-cli's own fixtures drive it.
+    fn next(&self, method: &str, request: &ModelRequest) -> Result<ScriptLine, ModelError> {
+        let mut guard = self
+            .lines
+            .lock()
+            .map_err(|_| ModelError::Script("script state poisoned".into()))?;
+        let (lines, cursor) = &mut *guard;
+        while let Some(line) = lines.get(*cursor) {
+            if method == STREAM && line.method == GENERATE && is_router_line(&line.response) {
+                *cursor += 1;
+                continue;
+            }
+            break;
+        }
+        let Some(line) = lines.get(*cursor).cloned() else {
+            let last = lines.last().map(|l| l.line_no).unwrap_or(0);
+            let summary = request
+                .contents
+                .last()
+                .map(|c| serde_json::to_string(c).unwrap_or_default())
+                .unwrap_or_default();
+            return Err(ModelError::Script(format!(
+                "No more mock responses for {method}: {} ended after line {last}, got request:\n{}",
+                self.source,
+                truncate(&summary, 2000)
+            )));
+        };
+        if line.method != method {
+            return Err(ModelError::Script(format!(
+                "Unexpected response type, next response was for {} but expected {method} ({}:{})",
+                line.method, self.source, line.line_no
+            )));
+        }
+        *cursor += 1;
+        Ok(line)
+    }
+
+    /// How many lines have been consumed.
+    pub fn consumed(&self) -> usize {
+        self.lines.lock().map(|g| g.1).unwrap_or(0)
+    }
+}
+
+fn is_router_line(response: &Value) -> bool {
+    response
+        .pointer("/candidates/0/content/parts/0/text")
+        .and_then(Value::as_str)
+        .and_then(|t| serde_json::from_str::<Value>(t).ok())
+        .is_some_and(|v| v.get("model_choice").is_some())
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+fn line_events(
+    source: &str,
+    line: &ScriptLine,
+    chunk: &Value,
+) -> Result<Vec<ModelEvent>, ModelError> {
+    gemini_chunk_events(chunk)
+        .map_err(|e| ModelError::Script(format!("{source}:{}: {e}", line.line_no)))
+}
+
+impl ModelClient for ScriptedModel {
+    fn provider(&self) -> &str {
+        "scripted"
+    }
+
+    fn stream(&self, request: ModelRequest) -> ModelStream {
+        let line = match self.next(STREAM, &request) {
+            Ok(line) => line,
+            Err(e) => return Box::pin(stream::iter(vec![Err(e)])),
+        };
+        let chunks = line.response.as_array().cloned().unwrap_or_default();
+        let mut items = Vec::new();
+        for chunk in &chunks {
+            match line_events(&self.source, &line, chunk) {
+                Ok(events) => items.extend(events.into_iter().map(Ok)),
+                Err(e) => {
+                    items.push(Err(e));
+                    break;
+                }
+            }
+        }
+        Box::pin(stream::iter(items))
+    }
+
+    fn generate(
+        &self,
+        request: ModelRequest,
+    ) -> BoxFuture<'static, Result<Vec<ModelEvent>, ModelError>> {
+        let result = self
+            .next(GENERATE, &request)
+            .and_then(|line| line_events(&self.source, &line, &line.response));
+        Box::pin(async move { result })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::StreamExt;
+
+    fn req() -> ModelRequest {
+        ModelRequest::new("m", vec![])
+    }
+
+    #[tokio::test]
+    async fn replays_in_order_and_reports_exhaustion() {
+        let script = r#"{"method":"generateContent","response":{"candidates":[{"content":{"parts":[{"text":"{\"reasoning\":\"x\",\"model_choice\":\"flash\"}"}]}}]}}
+{"method":"generateContentStream","response":[{"candidates":[{"content":{"parts":[{"text":"hi"}]},"finishReason":"STOP"}]}]}
+"#;
+        let model = ScriptedModel::from_text("s.jsonl", script).unwrap();
+        let events: Vec<_> = model.stream(req()).collect().await;
+        assert_eq!(events[0].as_ref().unwrap(), &ModelEvent::Text("hi".into()));
+        let events: Vec<_> = model.stream(req()).collect().await;
+        let err = events[0].as_ref().unwrap_err().to_string();
+        assert!(
+            err.contains("No more mock responses for generateContentStream"),
+            "{err}"
+        );
+        assert!(err.contains("ended after line 2"), "{err}");
+    }
+
+    #[test]
+    fn malformed_line_is_named() {
+        let err = ScriptedModel::from_text(
+            "s.jsonl",
+            "{\"method\":\"generateContentStream\",\"response\":[]}\nnot json\n",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("scripted model: s.jsonl:2: malformed JSON"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,430 @@
+//! Layered settings: the embedded defaults (`config/default.toml`), then the user's
+//! `~/.troupe/config.toml`, the project's `.troupe/config.toml`, `TROUPE_*` environment
+//! variables and `-c key.path=value` flags, strongest last. Every key must exist in the
+//! defaults and keep its type; each effective value remembers where it came from.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::{Table, Value};
+
+/// The embedded defaults.
+pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
+
+/// A settings file or flag that could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("unknown setting `{key}` in {origin}")]
+    UnknownKey { key: String, origin: String },
+    #[error("setting `{key}` in {origin} must be {expected}, got {found}")]
+    WrongType {
+        key: String,
+        origin: String,
+        expected: String,
+        found: String,
+    },
+    #[error("setting `{key}` in {origin}: {message}")]
+    BadValue {
+        key: String,
+        origin: String,
+        message: String,
+    },
+    #[error("cannot parse {origin}: {message}")]
+    Parse { origin: String, message: String },
+    #[error("cannot read {origin}: {message}")]
+    Io { origin: String, message: String },
+}
+
+/// Where a value came from.
+pub type Origin = String;
+
+/// The effective settings, typed.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    pub model: ModelSettings,
+    pub approval: ApprovalSettings,
+    pub tools: ToolSettings,
+    pub log: LogSettings,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSettings {
+    pub provider: String,
+    pub name: String,
+    pub max_turns: u32,
+    pub system_prompt_file: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalSettings {
+    pub mode: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSettings {
+    pub call_timeout_secs: u64,
+    pub fs_threads: usize,
+    pub core: Vec<String>,
+    pub exclude: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogSettings {
+    pub file: String,
+    pub level: String,
+}
+
+/// The merged settings with the origin of every leaf key.
+#[derive(Debug, Clone)]
+pub struct LoadedSettings {
+    pub settings: Settings,
+    pub table: Table,
+    pub origins: BTreeMap<String, Origin>,
+}
+
+/// Troupe's home directory: `$TROUPE_HOME`, else `~/.troupe`.
+pub fn troupe_home() -> PathBuf {
+    if let Some(dir) = std::env::var_os("TROUPE_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    home_dir().join(".troupe")
+}
+
+/// `$HOME`, or `/` when unset.
+pub fn home_dir() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// Loads every layer for a session in `workspace`, applying `overrides` (`key=value`).
+pub fn load(workspace: &Path, overrides: &[String]) -> Result<LoadedSettings, SettingsError> {
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    load_with(
+        &troupe_home().join("config.toml"),
+        &workspace.join(".troupe").join("config.toml"),
+        &env,
+        overrides,
+    )
+}
+
+/// [`load`] with every input explicit (for tests).
+pub fn load_with(
+    user_file: &Path,
+    project_file: &Path,
+    env: &[(String, String)],
+    overrides: &[String],
+) -> Result<LoadedSettings, SettingsError> {
+    let mut table: Table =
+        DEFAULT_TOML
+            .parse()
+            .map_err(|e: toml::de::Error| SettingsError::Parse {
+                origin: "built-in defaults".into(),
+                message: e.to_string(),
+            })?;
+    let defaults = table.clone();
+    let mut origins = BTreeMap::new();
+    for key in leaf_keys(&defaults) {
+        origins.insert(key, "default".to_string());
+    }
+    for file in [user_file, project_file] {
+        if !file.exists() {
+            continue;
+        }
+        let source = file.display().to_string();
+        let text = std::fs::read_to_string(file).map_err(|e| SettingsError::Io {
+            origin: source.clone(),
+            message: e.to_string(),
+        })?;
+        let layer: Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| SettingsError::Parse {
+                origin: source.clone(),
+                message: e.to_string(),
+            })?;
+        merge_layer(&defaults, &mut table, &layer, "", &source, &mut origins)?;
+    }
+    for key in leaf_keys(&defaults) {
+        let var = format!("TROUPE_{}", key.replace('.', "_").to_ascii_uppercase());
+        if let Some((_, raw)) = env.iter().find(|(k, _)| *k == var) {
+            let source = format!("environment variable {var}");
+            set_path(
+                &defaults,
+                &mut table,
+                &key,
+                parse_scalar(raw),
+                &source,
+                &mut origins,
+            )?;
+        }
+    }
+    for flag in overrides {
+        let source = format!("flag -c {flag}");
+        let (key, raw) = flag.split_once('=').ok_or_else(|| SettingsError::Parse {
+            origin: source.clone(),
+            message: "expected key.path=value".into(),
+        })?;
+        set_path(
+            &defaults,
+            &mut table,
+            key.trim(),
+            parse_scalar(raw.trim()),
+            &source,
+            &mut origins,
+        )?;
+    }
+    let settings: Settings =
+        Value::Table(table.clone())
+            .try_into()
+            .map_err(|e: toml::de::Error| SettingsError::Parse {
+                origin: "merged settings".into(),
+                message: e.to_string(),
+            })?;
+    check_values(&settings, &origins)?;
+    Ok(LoadedSettings {
+        settings,
+        table,
+        origins,
+    })
+}
+
+fn check_values(s: &Settings, origins: &BTreeMap<String, Origin>) -> Result<(), SettingsError> {
+    let bad = |key: &str, message: String| SettingsError::BadValue {
+        key: key.to_string(),
+        origin: origins.get(key).cloned().unwrap_or_default(),
+        message,
+    };
+    if crate::protocol::ApprovalMode::parse(&s.approval.mode).is_none() {
+        return Err(bad(
+            "approval.mode",
+            format!(
+                "`{}` is not one of plan, default, auto_edit, yolo",
+                s.approval.mode
+            ),
+        ));
+    }
+    if !["auto", "gemini", "openai", "scripted"].contains(&s.model.provider.as_str()) {
+        return Err(bad(
+            "model.provider",
+            format!(
+                "`{}` is not one of auto, gemini, openai, scripted",
+                s.model.provider
+            ),
+        ));
+    }
+    if s.tools.fs_threads == 0 {
+        return Err(bad("tools.fs_threads", "must be at least 1".into()));
+    }
+    if !["error", "warn", "info", "debug", "trace"].contains(&s.log.level.as_str()) {
+        return Err(bad(
+            "log.level",
+            format!("`{}` is not a log level", s.log.level),
+        ));
+    }
+    Ok(())
+}
+
+/// A `-c`/environment value: TOML when it parses as a TOML value, else a plain string.
+fn parse_scalar(raw: &str) -> Value {
+    let doc = format!("v = {raw}");
+    match doc.parse::<Table>() {
+        Ok(mut t) => t.remove("v").unwrap_or_else(|| Value::String(raw.into())),
+        Err(_) => Value::String(raw.to_string()),
+    }
+}
+
+fn merge_layer(
+    defaults: &Table,
+    table: &mut Table,
+    layer: &Table,
+    prefix: &str,
+    source: &str,
+    origins: &mut BTreeMap<String, Origin>,
+) -> Result<(), SettingsError> {
+    for (k, v) in layer {
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            Value::Table(sub) if lookup(defaults, &key).is_some_and(Value::is_table) => {
+                merge_layer(defaults, table, sub, &key, source, origins)?;
+            }
+            _ => set_path(defaults, table, &key, v.clone(), source, origins)?,
+        }
+    }
+    Ok(())
+}
+
+fn set_path(
+    defaults: &Table,
+    table: &mut Table,
+    key: &str,
+    value: Value,
+    source: &str,
+    origins: &mut BTreeMap<String, Origin>,
+) -> Result<(), SettingsError> {
+    let Some(default) = lookup(defaults, key).filter(|d| !d.is_table()) else {
+        return Err(SettingsError::UnknownKey {
+            key: key.to_string(),
+            origin: source.to_string(),
+        });
+    };
+    let value = coerce(default, value);
+    if default.type_str() != value.type_str() {
+        return Err(SettingsError::WrongType {
+            key: key.to_string(),
+            origin: source.to_string(),
+            expected: article(default.type_str()),
+            found: value.type_str().to_string(),
+        });
+    }
+    let mut node = table;
+    let parts: Vec<&str> = key.split('.').collect();
+    for part in &parts[..parts.len() - 1] {
+        let next = node
+            .entry(part.to_string())
+            .or_insert_with(|| Value::Table(Table::new()));
+        let Value::Table(t) = next else {
+            return Err(SettingsError::UnknownKey {
+                key: key.to_string(),
+                origin: source.to_string(),
+            });
+        };
+        node = t;
+    }
+    node.insert(parts[parts.len() - 1].to_string(), value);
+    origins.insert(key.to_string(), source.to_string());
+    Ok(())
+}
+
+/// A bare word given for a string setting stays a string; a string given for a
+/// list setting becomes a comma-separated list.
+fn coerce(default: &Value, value: Value) -> Value {
+    match (default, value) {
+        (Value::Array(_), Value::String(s)) => Value::Array(
+            s.split(',')
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(|p| Value::String(p.to_string()))
+                .collect(),
+        ),
+        (Value::String(_), v @ (Value::Integer(_) | Value::Float(_) | Value::Boolean(_))) => {
+            Value::String(v.to_string())
+        }
+        (_, v) => v,
+    }
+}
+
+fn article(t: &str) -> String {
+    match t {
+        "integer" => "an integer".into(),
+        "array" => "an array".into(),
+        other => format!("a {other}"),
+    }
+}
+
+fn lookup<'a>(table: &'a Table, key: &str) -> Option<&'a Value> {
+    let mut parts = key.split('.');
+    let mut value = table.get(parts.next()?)?;
+    for part in parts {
+        value = value.as_table()?.get(part)?;
+    }
+    Some(value)
+}
+
+/// Every leaf key of a table, as `a.b.c`.
+pub fn leaf_keys(table: &Table) -> Vec<String> {
+    let mut out = Vec::new();
+    fn walk(t: &Table, prefix: &str, out: &mut Vec<String>) {
+        for (k, v) in t {
+            let key = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            match v {
+                Value::Table(sub) => walk(sub, &key, out),
+                _ => out.push(key),
+            }
+        }
+    }
+    walk(table, "", &mut out);
+    out
+}
+
+impl LoadedSettings {
+    /// `key = value  # origin`, one line per leaf, for `troupe config`.
+    pub fn describe(&self) -> String {
+        let mut out = String::new();
+        for key in leaf_keys(&self.table) {
+            let value = lookup(&self.table, &key)
+                .map(Value::to_string)
+                .unwrap_or_default();
+            let origin = self
+                .origins
+                .get(&key)
+                .map(String::as_str)
+                .unwrap_or("default");
+            out.push_str(&format!("{key} = {value}  # {origin}\n"));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layers_apply_in_order_and_remember_origin() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.toml");
+        let project = dir.path().join("project.toml");
+        std::fs::write(&user, "[model]\nmax_turns = 7\nname = \"u\"\n").unwrap();
+        std::fs::write(&project, "[model]\nmax_turns = 9\n").unwrap();
+        let env = vec![("TROUPE_MODEL_NAME".to_string(), "from-env".to_string())];
+        let loaded = load_with(&user, &project, &env, &["tools.fs_threads=2".into()]).unwrap();
+        assert_eq!(loaded.settings.model.max_turns, 9);
+        assert_eq!(loaded.settings.model.name, "from-env");
+        assert_eq!(loaded.settings.tools.fs_threads, 2);
+        assert_eq!(
+            loaded.origins["model.max_turns"],
+            project.display().to_string()
+        );
+        assert!(loaded
+            .describe()
+            .contains("tools.fs_threads = 2  # flag -c tools.fs_threads=2"));
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_name_key_and_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("user.toml");
+        std::fs::write(&user, "[model]\nmax_turnz = 7\n").unwrap();
+        let err = load_with(&user, Path::new("/nonexistent"), &[], &[]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("unknown setting `model.max_turnz` in {}", user.display())
+        );
+        std::fs::write(&user, "[model]\nmax_turns = \"many\"\n").unwrap();
+        let err = load_with(&user, Path::new("/nonexistent"), &[], &[]).unwrap_err();
+        assert!(err.to_string().contains("`model.max_turns`"), "{err}");
+        assert!(err.to_string().contains("must be an integer"), "{err}");
+        let err = load_with(
+            Path::new("/nonexistent"),
+            Path::new("/nonexistent"),
+            &[],
+            &["approval.mode=sometimes".into()],
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("approval.mode"), "{err}");
+    }
+}

@@ -1,0 +1,174 @@
+//! Tools: the [`Tool`] trait a tool implements (one file per tool), the type-erased
+//! handle the Scheduler uses, and the registry. Each registered tool gets its own
+//! [`ToolActor`](crate::actors::tool_host::ToolActor) on its own arbiter.
+
+pub mod glob;
+pub mod list_directory;
+pub mod read_file;
+pub mod registry;
+pub mod test_tools;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use actix::Recipient;
+use futures::future::BoxFuture;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::actors::filesystem::FsClient;
+use crate::engine::content::FunctionDeclaration;
+use crate::engine::workspace::Workspace;
+use crate::protocol::{ConfirmationDetails, ToolKind, ToolOutput, UiEvent};
+use crate::providers::ModelClient;
+use crate::settings::Settings;
+
+pub use registry::ToolRegistry;
+
+/// Everything a tool may use, shared by all calls of a session.
+pub struct Services {
+    pub workspace: Arc<Workspace>,
+    pub fs: FsClient,
+    pub settings: Arc<Settings>,
+    pub model: Arc<dyn ModelClient>,
+    pub model_name: String,
+    pub session_id: String,
+}
+
+/// The context of one call.
+#[derive(Clone)]
+pub struct ToolContext {
+    pub services: Arc<Services>,
+    pub call_id: String,
+    pub cancel: CancellationToken,
+    events: Option<Recipient<UiEvent>>,
+}
+
+impl ToolContext {
+    pub fn new(
+        services: Arc<Services>,
+        call_id: String,
+        cancel: CancellationToken,
+        events: Option<Recipient<UiEvent>>,
+    ) -> Self {
+        Self {
+            services,
+            call_id,
+            cancel,
+            events,
+        }
+    }
+
+    /// Forwards live output (a running command's output, ...) to the front end.
+    pub fn live_output(&self, chunk: impl Into<String>) {
+        if let Some(events) = &self.events {
+            events.do_send(UiEvent::ToolOutputChunk {
+                call_id: self.call_id.clone(),
+                chunk: chunk.into(),
+            });
+        }
+    }
+}
+
+/// The paths a call reads and writes, for the Scheduler's conflict rule: calls of one
+/// batch run at once unless one writes a path another touches.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Touched {
+    pub reads: Vec<PathBuf>,
+    pub writes: Vec<PathBuf>,
+}
+
+/// A tool's own view of whether a call may run without asking (e.g. a known-safe,
+/// read-only shell command).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyHint {
+    Allow,
+    Ask,
+}
+
+/// A tool. Implement this in one file under `src/tools/` and add one line to
+/// [`registry::register_builtin`]; the tool then gets its own actor, schema validation,
+/// confirmation and cancellation.
+pub trait Tool: Send + Sync + 'static {
+    /// The parameters, deserialised after schema validation.
+    type Params: DeserializeOwned + Clone + Send + Sync + 'static;
+
+    /// The name the model calls.
+    fn name(&self) -> &'static str;
+    /// The name shown to the user.
+    fn display_name(&self) -> &'static str;
+    fn kind(&self) -> ToolKind;
+    /// The description sent to the model.
+    fn description(&self) -> String;
+    /// The JSON schema of the parameters sent to the model.
+    fn schema(&self) -> Value;
+
+    /// Older parameter names accepted and renamed before validation: `(old, new)`.
+    fn aliases(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
+    /// Checks beyond the schema; the error text goes to the model.
+    fn validate(&self, _params: &Self::Params, _services: &Services) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Paths read and written, for ordering conflicting calls.
+    fn touched(&self, _params: &Self::Params, _services: &Services) -> Touched {
+        Touched::default()
+    }
+
+    /// A per-call override of the approval policy.
+    fn policy_hint(&self, _params: &Self::Params) -> Option<PolicyHint> {
+        None
+    }
+
+    /// What "allow for this session" remembers for this call (a file, a command
+    /// prefix); empty means the whole tool.
+    fn approval_keys(&self, _params: &Self::Params, _services: &Services) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// What to show the user before running; `None` runs without asking (e.g. an edit
+    /// that cannot apply, whose error `execute` will report).
+    fn confirmation(
+        &self,
+        _params: &Self::Params,
+        _ctx: &ToolContext,
+    ) -> BoxFuture<'static, Option<ConfirmationDetails>> {
+        Box::pin(async { None })
+    }
+
+    /// The arguments after the user edited the proposal in an external editor.
+    fn modified_args(&self, _args: &Value, _edited_content: &str) -> Option<Value> {
+        None
+    }
+
+    /// Runs the call. Errors are results (`ToolOutput::error`), not panics.
+    fn execute(&self, params: Self::Params, ctx: ToolContext) -> BoxFuture<'static, ToolOutput>;
+}
+
+/// Renames legacy parameter names to the current ones (when the current is absent).
+pub fn apply_aliases(args: &Value, aliases: &[(&str, &str)]) -> Value {
+    let mut args = args.clone();
+    if let Some(map) = args.as_object_mut() {
+        for (old, new) in aliases {
+            if !map.contains_key(*new) {
+                if let Some(v) = map.remove(*old) {
+                    map.insert((*new).to_string(), v);
+                }
+            }
+        }
+    }
+    args
+}
+
+/// The declaration of a tool as sent to the model.
+pub fn declaration_of<T: Tool>(tool: &T) -> FunctionDeclaration {
+    FunctionDeclaration {
+        name: tool.name().to_string(),
+        description: tool.description(),
+        parameters_json_schema: tool.schema(),
+    }
+}

@@ -1,0 +1,215 @@
+//! The tool registry: type-erased handles over the typed tools, each backed by its
+//! own `ToolActor<T>`, plus lookup by name or legacy alias and "did you mean".
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+use super::{apply_aliases, declaration_of, PolicyHint, Services, Tool, ToolContext, Touched};
+use crate::actors::tool_host::{HostOutcome, Invoke, ToolActor};
+use crate::engine::content::FunctionDeclaration;
+use crate::engine::schema;
+use crate::protocol::{ConfirmationDetails, ToolKind};
+
+/// A validated call, ready to be confirmed and executed.
+pub trait Invocation: Send {
+    fn touched(&self) -> &Touched;
+    fn policy_hint(&self) -> Option<PolicyHint>;
+    fn approval_keys(&self) -> &[String];
+    fn confirmation(&self, ctx: &ToolContext) -> BoxFuture<'static, Option<ConfirmationDetails>>;
+    /// Sends the call to the tool's actor.
+    fn execute(self: Box<Self>, ctx: ToolContext) -> BoxFuture<'static, HostOutcome>;
+}
+
+/// A registered tool, whatever its parameter type.
+pub trait ToolHandle: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn display_name(&self) -> &'static str;
+    fn kind(&self) -> ToolKind;
+    fn description(&self) -> String;
+    fn declaration(&self) -> FunctionDeclaration;
+    /// Aliases, schema, deserialisation, then the tool's own checks.
+    fn prepare(&self, args: &Value, services: &Services) -> Result<Box<dyn Invocation>, String>;
+    fn modified_args(&self, args: &Value, edited_content: &str) -> Option<Value>;
+}
+
+struct Hosted<T: Tool> {
+    tool: Arc<T>,
+    addr: Addr<ToolActor<T>>,
+}
+
+struct Prepared<T: Tool> {
+    tool: Arc<T>,
+    addr: Addr<ToolActor<T>>,
+    params: T::Params,
+    touched: Touched,
+    hint: Option<PolicyHint>,
+    keys: Vec<String>,
+}
+
+impl<T: Tool> Invocation for Prepared<T> {
+    fn touched(&self) -> &Touched {
+        &self.touched
+    }
+
+    fn policy_hint(&self) -> Option<PolicyHint> {
+        self.hint
+    }
+
+    fn approval_keys(&self) -> &[String] {
+        &self.keys
+    }
+
+    fn confirmation(&self, ctx: &ToolContext) -> BoxFuture<'static, Option<ConfirmationDetails>> {
+        self.tool.confirmation(&self.params, ctx)
+    }
+
+    fn execute(self: Box<Self>, ctx: ToolContext) -> BoxFuture<'static, HostOutcome> {
+        let addr = self.addr;
+        let params = self.params;
+        Box::pin(async move {
+            match addr.send(Invoke::<T> { params, ctx }).await {
+                Ok(outcome) => outcome,
+                Err(e) => HostOutcome::Unavailable(e.to_string()),
+            }
+        })
+    }
+}
+
+impl<T: Tool> ToolHandle for Hosted<T> {
+    fn name(&self) -> &'static str {
+        self.tool.name()
+    }
+
+    fn display_name(&self) -> &'static str {
+        self.tool.display_name()
+    }
+
+    fn kind(&self) -> ToolKind {
+        self.tool.kind()
+    }
+
+    fn description(&self) -> String {
+        self.tool.description()
+    }
+
+    fn declaration(&self) -> FunctionDeclaration {
+        declaration_of(self.tool.as_ref())
+    }
+
+    fn prepare(&self, args: &Value, services: &Services) -> Result<Box<dyn Invocation>, String> {
+        let args = apply_aliases(args, self.tool.aliases());
+        schema::validate(&self.tool.schema(), &args)?;
+        let params: T::Params =
+            serde_json::from_value(args).map_err(|e| format!("Invalid parameters: {e}"))?;
+        self.tool.validate(&params, services)?;
+        Ok(Box::new(Prepared {
+            tool: self.tool.clone(),
+            addr: self.addr.clone(),
+            touched: self.tool.touched(&params, services),
+            hint: self.tool.policy_hint(&params),
+            keys: self.tool.approval_keys(&params, services),
+            params,
+        }))
+    }
+
+    fn modified_args(&self, args: &Value, edited_content: &str) -> Option<Value> {
+        self.tool.modified_args(args, edited_content)
+    }
+}
+
+/// Every tool of a session, in registration order.
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn ToolHandle>>,
+    by_name: HashMap<String, usize>,
+    timeout: Duration,
+}
+
+/// Names a model trained on older gemini-cli versions may still call.
+const LEGACY_ALIASES: [(&str, &str); 1] = [("search_file_content", "grep_search")];
+
+impl ToolRegistry {
+    pub fn new(call_timeout: Duration) -> Self {
+        Self {
+            tools: Vec::new(),
+            by_name: HashMap::new(),
+            timeout: call_timeout,
+        }
+    }
+
+    /// Registers a tool and starts its actor on an arbiter of its own. Must run inside
+    /// an actix `System`.
+    pub fn register<T: Tool>(&mut self, tool: T) {
+        let tool = Arc::new(tool);
+        let arbiter = Arbiter::new();
+        let hosted_tool = tool.clone();
+        let timeout = self.timeout;
+        let addr = ToolActor::start_in_arbiter(&arbiter.handle(), move |_| {
+            ToolActor::new(hosted_tool, timeout)
+        });
+        self.by_name
+            .insert(tool.name().to_string(), self.tools.len());
+        self.tools.push(Arc::new(Hosted { tool, addr }));
+    }
+
+    /// Keeps only the tools `keep` accepts (from `tools.core` / `tools.exclude`).
+    pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
+        self.tools.retain(|t| keep(t.name()));
+        self.by_name = self
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name().to_string(), i))
+            .collect();
+    }
+
+    /// Looks a tool up by name or legacy alias.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn ToolHandle>> {
+        let name = LEGACY_ALIASES
+            .iter()
+            .find(|(old, _)| *old == name)
+            .map(|(_, new)| *new)
+            .unwrap_or(name);
+        self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    pub fn tools(&self) -> &[Arc<dyn ToolHandle>] {
+        &self.tools
+    }
+
+    pub fn declarations(&self) -> Vec<FunctionDeclaration> {
+        self.tools.iter().map(|t| t.declaration()).collect()
+    }
+
+    /// gemini-cli's message for an unknown tool, with the closest names.
+    pub fn not_found_message(&self, name: &str) -> String {
+        let mut scored: Vec<(usize, &str)> = self
+            .tools
+            .iter()
+            .map(|t| (strsim::levenshtein(name, t.name()), t.name()))
+            .collect();
+        scored.sort();
+        let top: Vec<String> = scored
+            .iter()
+            .take(3)
+            .map(|(_, n)| format!("\"{n}\""))
+            .collect();
+        let suggestion = match top.len() {
+            0 => String::new(),
+            1 => format!(" Did you mean {}?", top[0]),
+            _ => format!(" Did you mean one of: {}?", top.join(", ")),
+        };
+        format!("Tool \"{name}\" not found.{suggestion}")
+    }
+}
+
+/// Registers the built-in tools: one line per tool.
+pub fn register_builtin(registry: &mut ToolRegistry) {
+    registry.register(super::list_directory::ListDirectory);
+    registry.register(super::read_file::ReadFile);
+    registry.register(super::glob::Glob);
+}

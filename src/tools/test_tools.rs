@@ -1,0 +1,164 @@
+//! Tools that exist only for Troupe's own black-box tests, registered when the
+//! environment variable `TROUPE_TEST_TOOLS=1` is set: a barrier that only opens when
+//! `parties` calls wait on it at the same time (proof of overlap without timing), a
+//! tool that panics, and one that sleeps until cancelled.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{Tool, ToolContext};
+use crate::protocol::{ToolErrorKind, ToolKind, ToolOutput};
+
+/// Waits on a shared barrier.
+pub struct TestBarrier;
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct BarrierParams {
+    pub group: String,
+    pub parties: usize,
+    #[serde(default = "default_wait")]
+    pub timeout_secs: u64,
+}
+
+fn default_wait() -> u64 {
+    20
+}
+
+fn barriers() -> &'static Mutex<HashMap<String, Arc<tokio::sync::Barrier>>> {
+    static B: OnceLock<Mutex<HashMap<String, Arc<tokio::sync::Barrier>>>> = OnceLock::new();
+    B.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+impl Tool for TestBarrier {
+    type Params = BarrierParams;
+    fn name(&self) -> &'static str {
+        "test_barrier"
+    }
+    fn display_name(&self) -> &'static str {
+        "TestBarrier"
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+    fn description(&self) -> String {
+        "Test only: waits until `parties` calls of the same group wait together.".into()
+    }
+    fn schema(&self) -> Value {
+        json!({"type": "object", "properties": {
+            "group": {"type": "string"}, "parties": {"type": "integer", "minimum": 1},
+            "timeout_secs": {"type": "integer", "minimum": 1}}, "required": ["group", "parties"]})
+    }
+    fn execute(&self, p: BarrierParams, _ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(async move {
+            let barrier = match barriers().lock() {
+                Ok(mut map) => map
+                    .entry(p.group.clone())
+                    .or_insert_with(|| Arc::new(tokio::sync::Barrier::new(p.parties)))
+                    .clone(),
+                Err(_) => return ToolOutput::error(ToolErrorKind::Unknown, "poisoned", "poisoned"),
+            };
+            match tokio::time::timeout(Duration::from_secs(p.timeout_secs), barrier.wait()).await {
+                Ok(_) => ToolOutput::text(format!("barrier {} passed", p.group), "passed"),
+                Err(_) => ToolOutput::error(
+                    ToolErrorKind::Timeout,
+                    format!(
+                        "barrier {} timed out: the calls did not run at the same time",
+                        p.group
+                    ),
+                    "timed out",
+                ),
+            }
+        })
+    }
+}
+
+/// Panics, either before returning its future or while running it.
+pub struct TestPanic;
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct PanicParams {
+    #[serde(default)]
+    pub message: Option<String>,
+    /// `false` answers normally (to show the tool still works after a panic).
+    #[serde(default = "yes")]
+    pub panic: bool,
+    #[serde(default)]
+    pub in_future: bool,
+}
+
+impl Tool for TestPanic {
+    type Params = PanicParams;
+    fn name(&self) -> &'static str {
+        "test_panic"
+    }
+    fn display_name(&self) -> &'static str {
+        "TestPanic"
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+    fn description(&self) -> String {
+        "Test only: panics.".into()
+    }
+    fn schema(&self) -> Value {
+        json!({"type": "object", "properties": {"message": {"type": "string"}, "in_future": {"type": "boolean"}, "panic": {"type": "boolean"}}})
+    }
+    #[allow(clippy::panic)]
+    fn execute(&self, p: PanicParams, _ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        let message = p.message.unwrap_or_else(|| "test panic".into());
+        if !p.panic {
+            return Box::pin(async { ToolOutput::text("no panic this time", "ok") });
+        }
+        if !p.in_future {
+            panic!("{message}");
+        }
+        Box::pin(async move {
+            tokio::task::yield_now().await;
+            panic!("{message}");
+        })
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Sleeps until cancelled or `secs` pass.
+pub struct TestSleep;
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SleepParams {
+    pub secs: u64,
+}
+
+impl Tool for TestSleep {
+    type Params = SleepParams;
+    fn name(&self) -> &'static str {
+        "test_sleep"
+    }
+    fn display_name(&self) -> &'static str {
+        "TestSleep"
+    }
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+    fn description(&self) -> String {
+        "Test only: sleeps.".into()
+    }
+    fn schema(&self) -> Value {
+        json!({"type": "object", "properties": {"secs": {"type": "integer"}}, "required": ["secs"]})
+    }
+    fn execute(&self, p: SleepParams, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(async move {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_secs(p.secs)) => ToolOutput::text("slept", "slept"),
+                _ = ctx.cancel.cancelled() => ToolOutput::text("woken early", "cancelled"),
+            }
+        })
+    }
+}

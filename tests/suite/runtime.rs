@@ -1,0 +1,349 @@
+//! The actor runtime end to end: the binary on a scratch workspace with a scripted model.
+
+use serde_json::json;
+
+use crate::common::*;
+
+#[test]
+fn parallel_read_tools_then_answer() {
+    let s = Scratch::new();
+    s.write("src/app.py", "print('hi')\n");
+    s.write("src/util.py", "X = 1\n");
+    s.write("README.md", "# demo\n");
+    let turns = [
+        turn(vec![
+            call("list_directory", json!({"dir_path": "."})),
+            call("read_file", json!({"file_path": "src/app.py"})),
+            call("glob", json!({"pattern": "**/*.py"})),
+        ]),
+        turn(vec![text("Done reading.")]),
+    ];
+    let (out, proc) = s.run_json(&turns, &["-p", "look around", "--yolo"]);
+    assert!(proc.status.success(), "stderr: {}", stderr(&proc));
+    assert_eq!(out["response"], "Done reading.");
+    assert!(out["session_id"].as_str().is_some_and(|id| id.len() == 36));
+    let tools = &out["stats"]["tools"];
+    assert_eq!(tools["totalCalls"], 3);
+    assert_eq!(tools["totalSuccess"], 3);
+    assert_eq!(tools["totalFail"], 0);
+    assert_eq!(tools["byName"]["read_file"]["count"], 1);
+    assert_eq!(tools["byName"]["glob"]["success"], 1);
+    assert!(tools["byName"]["list_directory"]["durationMs"].is_u64());
+
+    let requests = s.requests();
+    assert_eq!(requests.len(), 2);
+    let first_call_ids: Vec<String> = requests[1]["contents"][1]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["functionCall"]["id"].as_str().map(str::to_string))
+        .collect();
+    let responses = function_responses(&requests[1]);
+    assert_eq!(responses.len(), 3);
+    let ws = s.ws();
+    assert_eq!(responses[0]["name"], "list_directory");
+    assert_eq!(
+        responses[0]["response"]["output"],
+        format!(
+            "Directory listing for {}:\n[DIR] src\nREADME.md (7 bytes)",
+            ws.display()
+        )
+    );
+    assert_eq!(responses[1]["name"], "read_file");
+    assert_eq!(responses[1]["response"]["output"], "print('hi')\n");
+    assert_eq!(responses[2]["name"], "glob");
+    let glob_out = responses[2]["response"]["output"].as_str().unwrap();
+    assert!(
+        glob_out.starts_with(&format!(
+            "Found 2 file(s) matching \"**/*.py\" within {}",
+            ws.display()
+        )),
+        "{glob_out}"
+    );
+    assert!(glob_out.contains(&format!("{}/src/app.py", ws.display())));
+    // Every response answers its call by id, in call order.
+    for (resp, id) in responses.iter().zip(&first_call_ids) {
+        assert_eq!(resp["id"].as_str().unwrap(), id);
+    }
+    assert!(first_call_ids[0].starts_with("list_directory_"));
+    // The declarations went to the model.
+    let names: Vec<&str> = requests[0]["tools"][0]["functionDeclarations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"read_file")
+            && names.contains(&"glob")
+            && names.contains(&"list_directory")
+    );
+}
+
+#[test]
+fn calls_of_one_turn_overlap() {
+    // Five calls wait on a barrier of five: they pass only if all five run at once.
+    let s = Scratch::new();
+    let calls: Vec<_> = (0..5)
+        .map(|_| {
+            call(
+                "test_barrier",
+                json!({"group": "g", "parties": 5, "timeout_secs": 30}),
+            )
+        })
+        .collect();
+    let (out, proc) = s.run_json(&[turn(calls), turn(vec![text("ok")])], &["-p", "go"]);
+    assert!(proc.status.success(), "{}", stderr(&proc));
+    assert_eq!(out["stats"]["tools"]["totalSuccess"], 5, "{out}");
+    for r in function_responses(&s.requests()[1]) {
+        assert_eq!(r["response"]["output"], "barrier g passed");
+    }
+}
+
+#[test]
+fn a_panicking_tool_fails_alone_and_keeps_working() {
+    let s = Scratch::new();
+    s.write("a.txt", "alpha\n");
+    let turns = [
+        turn(vec![
+            call("test_panic", json!({"message": "kaboom"})),
+            call("read_file", json!({"file_path": "a.txt"})),
+            call("test_panic", json!({"message": "later", "in_future": true})),
+        ]),
+        turn(vec![call("test_panic", json!({"panic": false}))]),
+        turn(vec![text("survived")]),
+    ];
+    let (out, proc) = s.run_json(&turns, &["-p", "go"]);
+    assert!(proc.status.success(), "{}", stderr(&proc));
+    assert_eq!(out["response"], "survived");
+    let requests = s.requests();
+    let first = function_responses(&requests[1]);
+    assert_eq!(
+        first[0]["response"]["error"],
+        "Tool \"test_panic\" crashed: kaboom"
+    );
+    assert_eq!(first[1]["response"]["output"], "alpha\n");
+    assert_eq!(
+        first[2]["response"]["error"],
+        "Tool \"test_panic\" crashed: later"
+    );
+    let second = function_responses(&requests[2]);
+    assert_eq!(second[0]["response"]["output"], "no panic this time");
+    assert_eq!(out["stats"]["tools"]["byName"]["test_panic"]["fail"], 2);
+    assert_eq!(out["stats"]["tools"]["byName"]["test_panic"]["success"], 1);
+}
+
+#[test]
+fn reads_outside_the_workspace_are_refused() {
+    let s = Scratch::new();
+    std::fs::write(s.root().join("outside"), "TOP SECRET\n").unwrap();
+    std::os::unix::fs::symlink(s.root().join("outside"), s.ws().join("link")).unwrap();
+    let turns = [
+        turn(vec![
+            call("read_file", json!({"file_path": "../outside"})),
+            call("read_file", json!({"file_path": "link"})),
+            call(
+                "read_file",
+                json!({"file_path": s.root().join("outside").to_str().unwrap()}),
+            ),
+        ]),
+        turn(vec![text("refused")]),
+    ];
+    let (out, proc) = s.run_json(&turns, &["-p", "go"]);
+    assert!(proc.status.success(), "{}", stderr(&proc));
+    assert_eq!(out["stats"]["tools"]["totalFail"], 3);
+    let requests = s.requests();
+    let responses = function_responses(&requests[1]);
+    for r in &responses {
+        let err = r["response"]["error"].as_str().unwrap();
+        assert!(
+            err.starts_with("Path not in workspace: Attempted path"),
+            "{err}"
+        );
+        assert!(
+            err.contains("resolves outside the allowed workspace directories"),
+            "{err}"
+        );
+        assert!(r["response"].get("output").is_none());
+    }
+    let all = serde_json::to_string(&requests).unwrap();
+    assert!(
+        !all.contains("TOP SECRET"),
+        "outside content reached the model"
+    );
+}
+
+#[test]
+fn unknown_tools_and_bad_params_get_precise_errors() {
+    let s = Scratch::new();
+    let turns = [
+        turn(vec![
+            call("read_fil", json!({"file_path": "x"})),
+            call("read_file", json!({})),
+            call("read_file", json!({"file_path": "x", "start_line": 0})),
+            call("read_file", json!({"file_path": "missing.txt"})),
+        ]),
+        turn(vec![text("ok")]),
+    ];
+    let (_, proc) = s.run_json(&turns, &["-p", "go"]);
+    assert!(proc.status.success(), "{}", stderr(&proc));
+    let r = function_responses(&s.requests()[1]);
+    let err = r[0]["response"]["error"].as_str().unwrap();
+    assert!(
+        err.starts_with("Tool \"read_fil\" not found. Did you mean one of: \"read_file\""),
+        "{err}"
+    );
+    assert_eq!(
+        r[1]["response"]["error"],
+        "params must have required property 'file_path'"
+    );
+    assert_eq!(r[2]["response"]["error"], "params/start_line must be >= 1");
+    assert_eq!(
+        r[3]["response"]["error"],
+        format!("File not found: {}/missing.txt", s.ws().display())
+    );
+}
+
+#[test]
+fn legacy_parameter_names_are_accepted() {
+    let s = Scratch::new();
+    s.write("d/f.txt", "1\n2\n3\n");
+    let turns = [
+        turn(vec![
+            call(
+                "read_file",
+                json!({"absolute_path": s.ws().join("d/f.txt").to_str().unwrap(), "offset": 1, "limit": 1}),
+            ),
+            call("list_directory", json!({"path": "d"})),
+        ]),
+        turn(vec![text("ok")]),
+    ];
+    let (_, proc) = s.run_json(&turns, &["-p", "go"]);
+    assert!(proc.status.success(), "{}", stderr(&proc));
+    let r = function_responses(&s.requests()[1]);
+    let out = r[0]["response"]["output"].as_str().unwrap();
+    assert!(
+        out.contains("use offset: 2.") && out.ends_with("\n2"),
+        "{out}"
+    );
+    assert!(r[1]["response"]["output"]
+        .as_str()
+        .unwrap()
+        .ends_with("f.txt (6 bytes)"));
+}
+
+#[test]
+fn script_errors_name_the_line() {
+    let s = Scratch::new();
+    let path = s.root().join("bad.jsonl");
+    std::fs::write(&path, format!("{}\n{{not json\n", turn(vec![text("x")]))).unwrap();
+    let out = s
+        .command()
+        .args(["-p", "go", "--fake-responses"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("bad.jsonl:2: malformed JSON"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Too few lines: the run ends with an error saying where the script ran out.
+    let s = Scratch::new();
+    s.write("a.txt", "a");
+    let (out, proc) = s.run_json(
+        &[turn(vec![call("read_file", json!({"file_path": "a.txt"}))])],
+        &["-p", "go"],
+    );
+    assert_eq!(proc.status.code(), Some(1));
+    let msg = out["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("No more mock responses for generateContentStream"),
+        "{msg}"
+    );
+    assert!(msg.contains("ended after line 1"), "{msg}");
+}
+
+#[test]
+fn stream_json_reports_each_event() {
+    let s = Scratch::new();
+    s.write("a.txt", "a\n");
+    let turns = [
+        turn(vec![call("read_file", json!({"file_path": "a.txt"}))]),
+        turn(vec![text("all done")]),
+    ];
+    let out = s.run(&turns, &["-p", "go", "-o", "stream-json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "init",
+            "message",
+            "tool_use",
+            "tool_result",
+            "message",
+            "result"
+        ]
+    );
+    assert_eq!(events[2]["tool_name"], "read_file");
+    assert_eq!(events[3]["status"], "success");
+    assert_eq!(events[3]["tool_id"], events[2]["tool_id"]);
+    assert_eq!(events[4]["content"], "all done");
+    assert_eq!(events[5]["status"], "success");
+    assert_eq!(events[5]["stats"]["tool_calls"], 1);
+}
+
+#[test]
+fn text_output_and_exit_status() {
+    let s = Scratch::new();
+    let out = s.run(&[turn(vec![text("plain answer")])], &["-p", "hi"]);
+    assert!(out.status.success());
+    assert_eq!(stdout(&out), "plain answer\n");
+    // Max turns: the loop stops and says so.
+    let looping: Vec<_> = (0..3)
+        .map(|_| turn(vec![call("list_directory", json!({"dir_path": "."}))]))
+        .collect();
+    let out = s.run(&looping, &["-p", "hi", "-c", "model.max_turns=2"]);
+    assert_eq!(out.status.code(), Some(53));
+    assert!(
+        stderr(&out).contains("limit of 2 model turns"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn settings_errors_name_key_and_file() {
+    let s = Scratch::new();
+    std::fs::create_dir_all(s.ws().join(".troupe")).unwrap();
+    std::fs::write(s.ws().join(".troupe/config.toml"), "[tools]\nbogus = 1\n").unwrap();
+    let out = s.run(&[turn(vec![text("x")])], &["-p", "hi"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("unknown setting `tools.bogus`") && err.contains(".troupe/config.toml"),
+        "{err}"
+    );
+    std::fs::remove_file(s.ws().join(".troupe/config.toml")).unwrap();
+    let out = s
+        .bare_command()
+        .args(["config", "-c", "model.max_turns=5"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.contains("model.max_turns = 5  # flag -c model.max_turns=5"),
+        "{text}"
+    );
+    assert!(
+        text.contains("approval.mode = \"default\"  # default"),
+        "{text}"
+    );
+}
