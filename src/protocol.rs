@@ -272,6 +272,46 @@ pub struct UserInput {
 #[rtype(result = "()")]
 pub struct CancelTurn;
 
+/// Summarises older history into a snapshot now (`/compress`), or only when the
+/// last prompt passed the configured threshold (`force: false`).
+#[derive(Debug, Message)]
+#[rtype(result = "CompressionOutcome")]
+pub struct CompressHistory {
+    pub force: bool,
+}
+
+/// What a compression attempt did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum CompressionOutcome {
+    Compressed {
+        tokens_before: u64,
+        tokens_after: u64,
+    },
+    /// Nothing to do (history too short, below the threshold, or not supported).
+    Noop {
+        reason: String,
+    },
+    Failed {
+        reason: String,
+    },
+}
+
+/// The context files (AGENTS.md, GEMINI.md, …) and memory in the system prompt:
+/// `refresh: true` re-reads them from disk first (`/memory refresh`).
+#[derive(Debug, Message)]
+#[rtype(result = "MemoryReport")]
+pub struct Memory {
+    pub refresh: bool,
+}
+
+/// The context files currently loaded and their combined text.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MemoryReport {
+    pub files: Vec<String>,
+    pub text: String,
+}
+
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]

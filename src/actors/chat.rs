@@ -318,6 +318,24 @@ impl Handler<SetHistory> for Chat {
     }
 }
 
+impl Handler<CompressHistory> for Chat {
+    type Result = MessageResult<CompressHistory>;
+
+    fn handle(&mut self, _: CompressHistory, _: &mut Self::Context) -> Self::Result {
+        MessageResult(CompressionOutcome::Noop {
+            reason: "history compression is not available yet".into(),
+        })
+    }
+}
+
+impl Handler<Memory> for Chat {
+    type Result = MessageResult<Memory>;
+
+    fn handle(&mut self, _: Memory, _: &mut Self::Context) -> Self::Result {
+        MessageResult(MemoryReport::default())
+    }
+}
+
 /// Reads a model stream to its end, forwarding text, thoughts and usage as they come.
 async fn consume(
     mut stream: crate::providers::ModelStream,
