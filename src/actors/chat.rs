@@ -17,7 +17,8 @@ use crate::engine::history::{assign_call_ids, curated, TurnAssembler};
 use crate::engine::model::{ModelEvent, ModelRequest};
 use crate::engine::responses::error_parts;
 use crate::protocol::{
-    CallStatus, CancelTurn, CompletedCall, Schedule, TurnOutcome, UiEvent, UserInput,
+    CallStatus, CancelTurn, CompletedCall, CompressHistory, CompressionOutcome, Memory,
+    MemoryReport, Schedule, TurnOutcome, UiEvent, UserInput,
 };
 use crate::providers::{ModelClient, ModelError};
 
