@@ -73,6 +73,12 @@ impl Workspace {
     pub fn check(&self, path: &Path) -> Result<PathBuf, PathError> {
         validate_path_text(&path.to_string_lossy())?;
         let real = real_path(path)?;
+        self.check_real(path, real)
+    }
+
+    /// Checks an already-resolved real path (e.g. the path of an open file descriptor);
+    /// `attempted` is what the caller asked for, for the message.
+    pub fn check_real(&self, attempted: &Path, real: PathBuf) -> Result<PathBuf, PathError> {
         for root in &self.roots {
             if let Ok(rel) = real.strip_prefix(root) {
                 if rel.components().any(|c| is_blocked(c.as_os_str())) {
@@ -82,7 +88,7 @@ impl Workspace {
             }
         }
         Err(PathError::OutsideWorkspace {
-            attempted: path.display().to_string(),
+            attempted: attempted.display().to_string(),
             roots: self.roots_text(),
         })
     }

@@ -23,6 +23,9 @@ pub struct BarrierParams {
     pub parties: usize,
     #[serde(default = "default_wait")]
     pub timeout_secs: u64,
+    /// Declares that the call writes this path (to exercise the conflict rule).
+    #[serde(default)]
+    pub writes: Option<String>,
 }
 
 fn default_wait() -> u64 {
@@ -51,7 +54,18 @@ impl Tool for TestBarrier {
     fn schema(&self) -> Value {
         json!({"type": "object", "properties": {
             "group": {"type": "string"}, "parties": {"type": "integer", "minimum": 1},
-            "timeout_secs": {"type": "integer", "minimum": 1}}, "required": ["group", "parties"]})
+            "timeout_secs": {"type": "integer", "minimum": 1}, "writes": {"type": "string"}},
+            "required": ["group", "parties"]})
+    }
+    fn touched(&self, p: &BarrierParams, services: &super::Services) -> super::Touched {
+        super::Touched {
+            reads: vec![],
+            writes: p
+                .writes
+                .iter()
+                .map(|w| services.workspace.resolve(w))
+                .collect(),
+        }
     }
     fn execute(&self, p: BarrierParams, _ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
