@@ -1,0 +1,63 @@
+//! Ctrl+C: during a turn it cancels every running call and the prompt comes back; at
+//! an empty prompt twice (or Ctrl+D) it leaves.
+
+use serde_json::json;
+
+use super::confirm::all_function_responses;
+use super::term::Term;
+use crate::common::*;
+
+#[test]
+fn ctrl_c_cancels_a_hundred_running_calls_and_every_call_is_answered() {
+    let s = Scratch::new();
+    let calls: Vec<_> = (0..100)
+        .map(|_| call("test_sleep", json!({"secs": 30})))
+        .collect();
+    let turns = [turn(calls), turn(vec![text("Picking up again.")])];
+    let t = Term::start(&s, &turns, &[], &[]);
+    t.line("sleep a lot");
+    t.wait_for("100 running");
+    t.keys(&["C-c"]);
+    let text = t.wait_for("Request cancelled.");
+    assert!(
+        text.contains("● 100 tool calls: 0 succeeded, 0 failed, 100 cancelled"),
+        "{text}"
+    );
+    t.wait_prompt();
+    t.line("go on");
+    t.wait_for("Picking up again.");
+    let requests = s.requests();
+    assert_eq!(requests.len(), 2);
+    let responses = all_function_responses(&requests[1]);
+    assert_eq!(responses.len(), 100, "one functionResponse per call");
+    let call_ids: Vec<String> = requests[1]["contents"][1]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["functionCall"]["id"].as_str().unwrap().to_string())
+        .collect();
+    for (response, id) in responses.iter().zip(&call_ids) {
+        assert_eq!(response["id"].as_str().unwrap(), id);
+        let error = response["response"]["error"].as_str().unwrap();
+        assert!(error.starts_with("[Operation Cancelled]"), "{response}");
+    }
+}
+
+#[test]
+fn two_ctrl_c_at_an_empty_prompt_leave() {
+    let s = Scratch::new();
+    let t = Term::start(&s, &[], &[], &[]);
+    t.keys(&["C-c"]);
+    t.wait_for("Press Ctrl+C again");
+    t.keys(&["C-c"]);
+    let text = t.wait_for("[troupe exited 0]");
+    assert!(text.contains("Goodbye."), "{text}");
+}
+
+#[test]
+fn ctrl_d_leaves() {
+    let s = Scratch::new();
+    let t = Term::start(&s, &[], &[], &[]);
+    t.keys(&["C-d"]);
+    t.wait_for("[troupe exited 0]");
+}
