@@ -97,4 +97,41 @@ fn a_trailing_backslash_continues_the_prompt() {
         contents.last().unwrap()["parts"][0]["text"],
         "first line\nsecond line"
     );
+    // The line editor keeps its history under the troupe home.
+    let history = std::fs::read_to_string(s.home().join(".troupe/history")).unwrap();
+    assert!(history.contains("second line"), "{history}");
+}
+
+#[test]
+fn clear_starts_the_conversation_afresh() {
+    let s = Scratch::new();
+    let turns = [
+        turn(vec![text("First answer.")]),
+        turn(vec![text("Second answer.")]),
+    ];
+    let t = Term::start(&s, &turns, &[], &[]);
+    t.line("remember this");
+    t.wait_for("First answer.");
+    t.wait_prompt();
+    t.line("/clear");
+    t.wait_for("Conversation cleared.");
+    t.line("fresh start");
+    t.wait_for("Second answer.");
+    let requests = s.requests();
+    let contents = requests[1]["contents"].as_array().unwrap();
+    assert_eq!(contents.len(), 1, "{contents:?}");
+    assert_eq!(contents[0]["parts"][0]["text"], "fresh start");
+}
+
+#[test]
+fn a_query_argument_starts_the_first_turn() {
+    let s = Scratch::new();
+    let turns = [turn(vec![text("Answered at once.")])];
+    let t = Term::start(&s, &turns, &[], &["what is here?"]);
+    t.wait_for("Answered at once.");
+    t.wait_prompt();
+    assert_eq!(
+        s.requests()[0]["contents"][0]["parts"][0]["text"],
+        "what is here?"
+    );
 }

@@ -230,3 +230,25 @@ fn modify_with_external_editor_lands_the_edited_content() {
         "temp file left behind"
     );
 }
+
+#[test]
+fn the_diff_is_coloured_on_a_terminal_unless_no_color_is_set() {
+    for (no_color, coloured) in [("", true), ("1", false)] {
+        let s = Scratch::new();
+        s.write("a.txt", ORIGINAL);
+        let turns = [turn(vec![edit("a.txt", "old value", "new value")])];
+        let t = Term::start(&s, &turns, &[("NO_COLOR", no_color.to_string())], &[]);
+        t.line("change the value");
+        t.wait_for("Allow once");
+        let text = t.text_with_escapes();
+        let removed = text
+            .lines()
+            .find(|l| l.contains("- old value"))
+            .unwrap_or_else(|| panic!("no removed line:\n{text}"));
+        assert_eq!(
+            removed.contains('\u{1b}'),
+            coloured,
+            "NO_COLOR={no_color:?}: {removed:?}"
+        );
+    }
+}

@@ -91,6 +91,11 @@ impl Term {
         self.tmux(&["capture-pane", "-p", "-J", "-t", "t", "-S", "-"])
     }
 
+    /// Like [`text`](Self::text) with colours and attributes as escape sequences.
+    pub fn text_with_escapes(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-e", "-J", "-t", "t", "-S", "-"])
+    }
+
     /// The visible screen.
     pub fn screen(&self) -> String {
         self.tmux(&["capture-pane", "-p", "-t", "t"])
