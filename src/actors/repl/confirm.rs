@@ -297,6 +297,35 @@ mod tests {
             root_commands: vec!["git".into(), "ls".into()],
             dir: "/w".into(),
         };
+        let ctx = ConfirmContext {
+            palette: Palette { color: false },
+            saved_to: "x".into(),
+            workspace: Path::new("/w"),
+        };
+        let request = |details: ConfirmationDetails| ApprovalRequest {
+            call_id: "c1".into(),
+            tool_name: "t".into(),
+            args: serde_json::Value::Null,
+            details,
+        };
+        assert_eq!(
+            describe(&request(exec.clone()), &ctx),
+            ["? Shell", "  $ git status && ls", "  in /w"]
+        );
+        let fetch = ConfirmationDetails::Fetch {
+            title: "Confirm Web Fetch".into(),
+            prompt: "Summarise".into(),
+            urls: vec!["https://example.com/a".into()],
+        };
+        assert_eq!(
+            describe(&request(fetch), &ctx),
+            [
+                "? Confirm Web Fetch",
+                "  Summarise",
+                "  URLs to fetch:",
+                "   - https://example.com/a"
+            ]
+        );
         let menu = options(&exec, "x");
         assert_eq!(menu.len(), 4);
         assert_eq!(menu[1].1, "Allow for this session: git, ls");

@@ -20,6 +20,9 @@ use super::SessionLink;
 /// back anyway.
 const CANCEL_WAIT: Duration = Duration::from_secs(5);
 
+const WINDING_DOWN: &str =
+    "The cancelled turn is still winding down; its last events will appear above the prompt.";
+
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /// The status line under the transcript while a turn runs.
@@ -142,17 +145,18 @@ pub fn run_turn(parts: TurnParts<'_>, prompt: String) {
                     link.chat.do_send(CancelTurn);
                     cancelled_at = Some(Instant::now());
                     renderer.cancelling();
+                } else {
+                    // A second Ctrl+C: stop waiting for the turn to wind down.
+                    spinner.clear();
+                    let _ = writeln!(out, "{}", p.yellow(WINDING_DOWN));
+                    break;
                 }
             },
             default(Duration::from_millis(100)) => {}
         }
         if cancelled_at.is_some_and(|t| t.elapsed() > CANCEL_WAIT) {
             spinner.clear();
-            let _ = writeln!(
-                out,
-                "{}",
-                p.yellow("The cancelled turn is still winding down; its last events will appear above the prompt.")
-            );
+            let _ = writeln!(out, "{}", p.yellow(WINDING_DOWN));
             break;
         }
         spinner.draw(renderer.activity(), p);
