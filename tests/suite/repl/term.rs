@@ -145,6 +145,19 @@ impl Term {
         }
     }
 
+    /// Waits until `check` holds (something outside the terminal).
+    pub fn wait_until_true(&self, what: &str, check: impl Fn() -> bool) {
+        let started = Instant::now();
+        while !check() {
+            assert!(
+                started.elapsed() < PATIENCE,
+                "{what} did not happen; terminal:\n{}",
+                self.text()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn wait_until(&self, what: &str, done: impl Fn(&str) -> bool) -> String {
         let started = Instant::now();
         loop {
