@@ -13,7 +13,7 @@ use super::bridge::FrontMsg;
 use super::confirm::{confirm, ConfirmContext};
 use super::input::LineEditor;
 use super::render::{Activity, EventRenderer, LARGE_BATCH};
-use super::terminal::{Palette, TurnMode};
+use super::terminal::{fit, width, Palette, TurnMode};
 use super::SessionLink;
 
 /// How long the REPL waits for a cancelled turn to wind down before giving the prompt
@@ -52,12 +52,17 @@ impl Spinner {
             Activity::Tools { .. } => "Running tool…".to_string(),
         };
         let secs = self.started.elapsed().as_secs();
+        // One line, never wrapped, so `\r` + clear-line erases all of it.
+        let status = fit(
+            &format!("{what} ({secs}s · Ctrl+C to cancel)"),
+            width().saturating_sub(3),
+        );
         let mut out = std::io::stdout();
         let _ = write!(
             out,
-            "\r\x1b[K{} {what} {}",
+            "\r\x1b[K{} {}",
             p.cyan(FRAMES[self.frame]),
-            p.dim(&format!("({secs}s · Ctrl+C to cancel)"))
+            p.dim(&status)
         );
         let _ = out.flush();
         self.shown = true;
