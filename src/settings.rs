@@ -62,6 +62,8 @@ pub struct ModelSettings {
 #[serde(deny_unknown_fields)]
 pub struct ApprovalSettings {
     pub mode: String,
+    /// Calls allowed without asking, as `tool` or `tool(key)` ("Always allow").
+    pub allowed: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -207,6 +209,17 @@ fn check_values(s: &Settings, origins: &BTreeMap<String, Origin>) -> Result<(), 
                 "`{}` is not one of plan, default, auto_edit, yolo",
                 s.approval.mode
             ),
+        ));
+    }
+    if let Some(bad_rule) = s
+        .approval
+        .allowed
+        .iter()
+        .find(|r| crate::engine::policy::parse_rule(r).is_none())
+    {
+        return Err(bad(
+            "approval.allowed",
+            format!("`{bad_rule}` is not `tool` or `tool(key)`"),
         ));
     }
     if !["auto", "gemini", "openai", "scripted"].contains(&s.model.provider.as_str()) {

@@ -3,6 +3,7 @@
 pub mod chat;
 pub mod filesystem;
 pub mod headless;
+pub mod repl;
 pub mod scheduler;
 pub mod session;
 pub mod tool_host;

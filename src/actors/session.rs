@@ -9,7 +9,7 @@ use actix::prelude::*;
 
 use super::chat::{Chat, ChatConfig};
 use super::filesystem::{FileSystem, FsClient};
-use super::scheduler::{PolicyState, Scheduler, SharedPolicy};
+use super::scheduler::{AllowRule, PolicyState, Scheduler, SharedPolicy};
 use crate::engine::prompt::{self, PromptVars};
 use crate::engine::text::iso8601;
 use crate::engine::workspace::Workspace;
@@ -83,6 +83,7 @@ pub fn start_session(
         registry.register(test_tools::TestBarrier);
         registry.register(test_tools::TestPanic);
         registry.register(test_tools::TestSleep);
+        registry.register(test_tools::TestEdit);
     }
     let core = settings.tools.core.clone();
     let exclude = settings.tools.exclude.clone();
@@ -92,7 +93,7 @@ pub fn start_session(
     let registry = Arc::new(registry);
     let policy: SharedPolicy = Arc::new(Mutex::new(PolicyState {
         mode: options.approval_mode,
-        rules: Vec::new(),
+        rules: saved_allow_rules(&settings),
     }));
     let scheduler_arbiter = Arbiter::new();
     let (reg, svc, ev, pol) = (
@@ -132,6 +133,24 @@ pub fn start_session(
         services,
     })
 }
+
+/// The "Always allow" rules of `approval.allowed`, with origin `saved`.
+pub fn saved_allow_rules(settings: &Settings) -> Vec<AllowRule> {
+    settings
+        .approval
+        .allowed
+        .iter()
+        .filter_map(|text| crate::engine::policy::parse_rule(text))
+        .map(|(tool, key)| AllowRule {
+            tool,
+            key,
+            origin: SAVED_ORIGIN.to_string(),
+        })
+        .collect()
+}
+
+/// The origin of allow rules loaded from (and saved to) `approval.allowed`.
+pub const SAVED_ORIGIN: &str = "saved";
 
 fn system_prompt(
     settings: &Settings,

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod demo;
+pub mod interactive;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -1,1 +1,2 @@
+mod repl;
 mod runtime;
