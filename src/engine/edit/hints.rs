@@ -51,7 +51,7 @@ pub fn closest_region(content: &str, old: &str) -> Option<String> {
         search.pop();
     }
     let n = search.len().max(1);
-    if content.is_empty() || trimmed.len() < 1 {
+    if content.is_empty() {
         return None;
     }
     let compared = n.min(COMPARED_LINES);
