@@ -3,9 +3,10 @@
 //! words, and the test-only pause between computing and writing.
 //!
 //! Test hook: when `TROUPE_TEST_TOOLS=1` and `TROUPE_TEST_PAUSE_BEFORE_WRITE=<file>` are
-//! both set, an edit that has computed its new content waits (asynchronously, at most
-//! 30 s) until `<file>` exists before it writes. A black-box test uses this to change
-//! the file on disk between computing and writing, deterministically.
+//! both set, an edit that has computed its new content creates `<file>.paused`, then
+//! waits (asynchronously, at most 30 s) until `<file>` exists before it writes. A
+//! black-box test waits for `<file>.paused`, changes the file on disk, then creates
+//! `<file>`: the change lands exactly between computing and writing.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -30,6 +31,11 @@ pub async fn pause_before_write() {
     let Some(flag) = std::env::var_os(PAUSE_ENV).map(PathBuf::from) else {
         return;
     };
+    let mut paused = flag.clone().into_os_string();
+    paused.push(".paused");
+    if let Err(e) = tokio::fs::write(&paused, b"").await {
+        tracing::warn!(error = %e, "cannot create the test pause marker");
+    }
     let waited = tokio::time::timeout(PAUSE_LIMIT, async {
         while !tokio::fs::try_exists(&flag).await.unwrap_or(false) {
             tokio::time::sleep(Duration::from_millis(20)).await;
