@@ -96,6 +96,50 @@ pub fn apply_indentation(lines: &[&str], target: &str) -> Vec<String> {
         .collect()
 }
 
+/// Re-indents `new_lines` using how the matched `window` of the file indents the lines of
+/// `old_lines`: when the model indented `old_string` wrongly but consistently (say 0/2
+/// where the file has 4/8) and `new_string` in the same frame, each indentation of
+/// `new_string` is mapped to the file's. `None` when the mapping is not clear (an
+/// indentation of `new_string` that `old_string` does not use, or one indentation of
+/// `old_string` matched to two of the file); callers then fall back to
+/// [`apply_indentation`], gemini-cli's rule.
+pub fn apply_indentation_mapped(
+    new_lines: &[&str],
+    old_lines: &[&str],
+    window: &[&str],
+) -> Option<Vec<String>> {
+    let first_old = old_lines.first()?;
+    let first_new = new_lines.first()?;
+    if js::leading_indent(first_old) != js::leading_indent(first_new) {
+        return None;
+    }
+    let mut map: Vec<(&str, &str)> = Vec::new();
+    for (old, file) in old_lines.iter().zip(window) {
+        if js::trim(old).is_empty() || js::trim(file).is_empty() {
+            continue;
+        }
+        let (o, f) = (js::leading_indent(old), js::leading_indent(file));
+        match map.iter().find(|(k, _)| *k == o) {
+            Some((_, v)) if *v != f => return None,
+            Some(_) => {}
+            None => map.push((o, f)),
+        }
+    }
+    new_lines
+        .iter()
+        .map(|line| {
+            if js::trim(line).is_empty() {
+                return Some(String::new());
+            }
+            let indent = js::leading_indent(line);
+            let rest = &line[indent.len()..];
+            map.iter()
+                .find(|(k, _)| *k == indent)
+                .map(|(_, f)| format!("{f}{rest}"))
+        })
+        .collect()
+}
+
 /// 1-based line numbers of byte offsets, computed in one forward pass.
 struct LineCounter<'a> {
     text: &'a str,
@@ -156,7 +200,8 @@ fn exact(content: &str, old: &str, new: &str, many: bool) -> Option<Replacement>
 fn flexible(content: &str, old: &str, new: &str) -> Option<Replacement> {
     let source = js::lines_with_ends(content);
     let trimmed: Vec<&str> = source.iter().map(|l| js::trim(l)).collect();
-    let search: Vec<&str> = old.split('\n').map(js::trim).collect();
+    let old_lines: Vec<&str> = old.split('\n').collect();
+    let search: Vec<&str> = old_lines.iter().map(|l| js::trim(l)).collect();
     let replace: Vec<&str> = new.split('\n').collect();
     let len = search.len();
     let mut out = String::with_capacity(content.len());
@@ -167,7 +212,9 @@ fn flexible(content: &str, old: &str, new: &str) -> Option<Replacement> {
         if fits && trimmed[i..i + len] == search[..] {
             let window = &source[i..i + len];
             let indent = js::leading_indent(window[0]);
-            let mut text = apply_indentation(&replace, indent).join("\n");
+            let mut text = apply_indentation_mapped(&replace, &old_lines, window)
+                .unwrap_or_else(|| apply_indentation(&replace, indent))
+                .join("\n");
             if !new.is_empty() && window[len - 1].ends_with('\n') && !text.ends_with('\n') {
                 text.push('\n');
             }
@@ -263,10 +310,8 @@ fn fuzzy(content: &str, old_raw: &str, old: &str, new: &str) -> Option<Replaceme
         return None;
     }
     let source = js::lines_with_ends(content);
-    let search: Vec<&str> = js::lines_with_ends(old)
-        .into_iter()
-        .map(js::trim_end)
-        .collect();
+    let old_lines = js::lines_with_ends(old);
+    let search: Vec<&str> = old_lines.iter().map(|l| js::trim_end(l)).collect();
     if source.len() as f64 * (old_len as f64).powi(2) > FUZZY_WORK_LIMIT || search.is_empty() {
         return None;
     }
@@ -317,7 +362,9 @@ fn fuzzy(content: &str, old_raw: &str, old: &str, new: &str) -> Option<Replaceme
             out.push_str(line);
         }
         let indent = js::leading_indent(source[i]);
-        out.push_str(&apply_indentation(&new_lines, indent).join("\n"));
+        let lines = apply_indentation_mapped(&new_lines, &old_lines, &source[i..i + n])
+            .unwrap_or_else(|| apply_indentation(&new_lines, indent));
+        out.push_str(&lines.join("\n"));
         if source[i + n - 1].ends_with('\n') {
             out.push('\n');
         }

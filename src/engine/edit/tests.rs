@@ -53,7 +53,7 @@ fn flexible_with_tabs_keeps_tabs() {
     assert_eq!(plan.strategy, Some(Strategy::Flexible));
     assert_eq!(
         plan.new_content,
-        "fn main() {\n\tif a {\n\t    c();\n\t}\n}\n"
+        "fn main() {\n\tif a {\n\t\tc();\n\t}\n}\n"
     );
 }
 
@@ -231,7 +231,7 @@ fn crlf_files_are_matched_lf_and_restored_on_write() {
     assert_eq!(plan.strategy, Some(Strategy::Flexible));
     assert_eq!(
         snap.encode(&plan.new_content),
-        b"one\r\n  zwei\r\nthree\r\n"
+        b"one\r\n    zwei\r\nthree\r\n"
     );
 }
 
@@ -281,4 +281,29 @@ fn apply_indentation_keeps_relative_indent() {
     assert_eq!(out, vec!["\tif a:", "\t    b", "", "\tc"]);
     let out = strategies::apply_indentation(&["  x", "y"], "    ");
     assert_eq!(out, vec!["    x", "    y"]);
+}
+
+#[test]
+fn consistently_wrong_indentation_is_mapped_to_the_files() {
+    // The model wrote 0/2 where the file has 4/8, in old_string and new_string alike.
+    let content = "def greet(name):\n    if name:\n        print(name)\n    return name\n";
+    let plan = edit(
+        content,
+        "if name:\n  print(name)",
+        "if name:\n  print(name + '!')\n  log(name)",
+    )
+    .unwrap();
+    assert_eq!(plan.strategy, Some(Strategy::Flexible));
+    assert_eq!(
+        plan.new_content,
+        "def greet(name):\n    if name:\n        print(name + '!')\n        log(name)\n    return name\n"
+    );
+}
+
+#[test]
+fn unclear_indentation_falls_back_to_gemini_cli_rule() {
+    let out = strategies::apply_indentation_mapped(&["  a"], &["b"], &["    b"]);
+    assert_eq!(out, None);
+    let out = strategies::apply_indentation_mapped(&["a", "\tb"], &["a", "  b"], &["  a", "    b"]);
+    assert_eq!(out, None);
 }
