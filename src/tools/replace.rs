@@ -389,3 +389,28 @@ async fn write(p: Params, ctx: ToolContext, computed: Computed) -> ToolOutput {
         method,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modified_args_turn_the_edited_file_into_a_whole_file_edit() {
+        let tool = Replace::default();
+        let args = json!({"file_path": "a.py", "instruction": "i", "old_string": "x", "new_string": "y", "allow_multiple": true});
+        assert_eq!(
+            tool.modified_args(&args, "edited\n"),
+            None,
+            "nothing shown yet"
+        );
+        if let Ok(mut shown) = tool.shown.lock() {
+            shown.put("a.py".into(), "x = 1\n".into());
+        }
+        let out = tool.modified_args(&args, "edited\n").unwrap();
+        assert_eq!(
+            out,
+            json!({"file_path": "a.py", "instruction": "i", "old_string": "x = 1\n",
+                   "new_string": "edited\n", "modified_by_user": true, "ai_proposed_content": "y"})
+        );
+    }
+}

@@ -266,3 +266,19 @@ async fn write(p: Params, ctx: ToolContext, planned: Planned) -> ToolOutput {
         method,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modified_args_carry_the_users_content_and_the_models() {
+        let args = json!({"file_path": "a.txt", "content": "model text"});
+        let out = WriteFile.modified_args(&args, "user text").unwrap();
+        assert_eq!(
+            out,
+            json!({"file_path": "a.txt", "content": "user text", "modified_by_user": true,
+                   "ai_proposed_content": "model text"})
+        );
+    }
+}

@@ -279,3 +279,51 @@ fn a_file_rewritten_between_computing_and_writing_is_never_clobbered() {
         "{error}"
     );
 }
+
+#[test]
+fn create_with_empty_old_string_expected_replacements_and_placeholders() {
+    let s = Scratch::new();
+    s.write("two.txt", "a\nb\na\n");
+    let turns = [
+        turn(vec![
+            call(
+                "replace",
+                json!({"file_path": "new/made.txt", "instruction": "create", "old_string": "", "new_string": "made\n"}),
+            ),
+            call(
+                "replace",
+                json!({"file_path": "two.txt", "instruction": "both", "old_string": "a", "new_string": "$1", "expected_replacements": 2}),
+            ),
+            call(
+                "write_file",
+                json!({"file_path": "p.py", "content": "def f():\n    # rest of code ...\n"}),
+            ),
+            call(
+                "replace",
+                json!({"file_path": "two.txt", "instruction": "x", "old_string": "b", "new_string": "b\n// rest of methods ..."}),
+            ),
+        ]),
+        turn(vec![text("ok")]),
+    ];
+    let (_, proc) = s.run_json(&turns, &["-p", "edit", "--approval-mode", "yolo"]);
+    assert!(proc.status.success(), "stderr: {}", stderr(&proc));
+    assert_eq!(s.read("new/made.txt"), "made\n");
+    assert_eq!(s.read("two.txt"), "$1\nb\n$1\n");
+    assert!(!s.ws().join("p.py").exists());
+    let responses = function_responses(&s.requests()[1]);
+    assert_eq!(
+        responses[0]["response"]["output"],
+        format!(
+            "Created new file: {} with provided content. Here is the updated code:\nmade\n",
+            s.ws().join("new/made.txt").display()
+        )
+    );
+    assert_eq!(
+        responses[2]["response"]["error"],
+        "`content` contains an omission placeholder (for example 'rest of methods ...'). Provide complete file content."
+    );
+    assert_eq!(
+        responses[3]["response"]["error"],
+        "`new_string` contains an omission placeholder (for example 'rest of methods ...'). Provide exact literal replacement text."
+    );
+}

@@ -1,5 +1,6 @@
 //! gemini-cli's omission-placeholder detector: lines such as `// rest of code ...` or
-//! `(unchanged methods ...)` that a model writes instead of the real code.
+//! `(unchanged methods ...)` that a model writes instead of the real code. Beyond
+//! gemini-cli, a `#` comment marker is recognised as well as `//`.
 
 const PREFIXES: [&str; 7] = [
     "rest of",
@@ -16,7 +17,8 @@ fn normalize(line: &str) -> Option<String> {
     if text.is_empty() {
         return None;
     }
-    if let Some(rest) = text.strip_prefix("//") {
+    // gemini-cli strips `//`; Troupe also strips `#` (Python, shell, Ruby comments).
+    if let Some(rest) = text.strip_prefix("//").or_else(|| text.strip_prefix('#')) {
         text = super::js::trim(rest);
     }
     if text.len() >= 2 && text.starts_with('(') && text.ends_with(')') {
@@ -67,6 +69,7 @@ mod tests {
             vec!["rest of code ..."]
         );
         assert_eq!(detect("(rest of methods ...)"), vec!["rest of methods ..."]);
+        assert_eq!(detect("    # rest of code ..."), vec!["rest of code ..."]);
         assert_eq!(detect("Unchanged  Code ....."), vec!["unchanged code ..."]);
         assert!(detect("rest of the story ...").is_empty());
         assert!(detect("let x = y...;").is_empty());
