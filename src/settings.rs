@@ -46,6 +46,7 @@ pub struct Settings {
     pub model: ModelSettings,
     pub approval: ApprovalSettings,
     pub tools: ToolSettings,
+    pub edit: EditSettings,
     pub log: LogSettings,
 }
 
@@ -73,6 +74,16 @@ pub struct ToolSettings {
     pub fs_threads: usize,
     pub core: Vec<String>,
     pub exclude: Vec<String>,
+}
+
+/// The `[edit]` section: how failed edits are corrected.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EditSettings {
+    pub correction: bool,
+    pub use_model: bool,
+    pub correction_timeout_secs: u64,
+    pub correction_cache_entries: usize,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -229,6 +240,12 @@ fn check_values(s: &Settings, origins: &BTreeMap<String, Origin>) -> Result<(), 
                 "`{}` is not one of auto, gemini, openai, scripted",
                 s.model.provider
             ),
+        ));
+    }
+    if s.edit.correction_cache_entries == 0 {
+        return Err(bad(
+            "edit.correction_cache_entries",
+            "must be at least 1".into(),
         ));
     }
     if s.tools.fs_threads == 0 {

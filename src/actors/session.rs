@@ -8,6 +8,7 @@ use std::time::Duration;
 use actix::prelude::*;
 
 use super::chat::{Chat, ChatConfig};
+use super::corrector::{Corrector, CorrectorConfig};
 use super::filesystem::{FileSystem, FsClient};
 use super::scheduler::{AllowRule, PolicyState, Scheduler, SharedPolicy};
 use crate::engine::prompt::{self, PromptVars};
@@ -68,6 +69,26 @@ pub fn start_session(
         options.workspace.clone(),
         settings.tools.fs_threads,
     ));
+    let corrector = settings.edit.correction.then(|| {
+        let (model, name, fs, edit) = (
+            options.model.clone(),
+            options.model_name.clone(),
+            fs.clone(),
+            settings.edit.clone(),
+        );
+        Corrector::start_in_arbiter(&Arbiter::new().handle(), move |_| {
+            Corrector::new(
+                model,
+                name,
+                fs,
+                CorrectorConfig {
+                    use_model: edit.use_model,
+                    timeout: Duration::from_secs(edit.correction_timeout_secs.max(1)),
+                    cache_entries: edit.correction_cache_entries,
+                },
+            )
+        })
+    });
     let services = Arc::new(Services {
         workspace: options.workspace.clone(),
         fs,
@@ -75,6 +96,7 @@ pub fn start_session(
         model: options.model.clone(),
         model_name: options.model_name.clone(),
         session_id: session_id.clone(),
+        corrector,
     });
     let mut registry =
         ToolRegistry::new(Duration::from_secs(settings.tools.call_timeout_secs.max(1)));

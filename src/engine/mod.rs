@@ -1,6 +1,8 @@
 //! Pure logic: no actors and no side effects beyond what callers pass in.
 
 pub mod content;
+pub mod diff;
+pub mod edit;
 pub mod history;
 pub mod model;
 pub mod policy;

@@ -2,21 +2,25 @@
 //! handle the Scheduler uses, and the registry. Each registered tool gets its own
 //! [`ToolActor`](crate::actors::tool_host::ToolActor) on its own arbiter.
 
+pub mod file_edit;
 pub mod glob;
 pub mod list_directory;
 pub mod read_file;
 pub mod registry;
+pub mod replace;
 pub mod test_tools;
+pub mod write_file;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use actix::Recipient;
+use actix::{Addr, Recipient};
 use futures::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::actors::corrector::Corrector;
 use crate::actors::filesystem::FsClient;
 use crate::engine::content::FunctionDeclaration;
 use crate::engine::workspace::Workspace;
@@ -34,6 +38,8 @@ pub struct Services {
     pub model: Arc<dyn ModelClient>,
     pub model_name: String,
     pub session_id: String,
+    /// Repairs failed edits; `None` when `edit.correction` is off.
+    pub corrector: Option<Addr<Corrector>>,
 }
 
 /// The context of one call.

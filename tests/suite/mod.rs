@@ -1,2 +1,3 @@
+mod edit;
 mod repl;
 mod runtime;
