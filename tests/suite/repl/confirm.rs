@@ -138,7 +138,10 @@ fn allow_for_this_session_stops_asking_about_edits() {
     assert!(text.contains("Approval mode: auto_edit"), "{text}");
     let file = s.ws().join("a.txt");
     assert!(
-        text.contains(&format!("1. test_edit {}  (this session)", file.display())),
+        text.contains(&format!(
+            "1. {EDIT_TOOL} {}  (this session)",
+            file.display()
+        )),
         "{text}"
     );
 }

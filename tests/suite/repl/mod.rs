@@ -8,4 +8,4 @@ mod confirm;
 mod term;
 
 /// The edit tool the confirmation tests drive. `replace` once it is on this branch.
-pub const EDIT_TOOL: &str = "test_edit";
+pub const EDIT_TOOL: &str = "replace";
