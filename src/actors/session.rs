@@ -17,6 +17,7 @@ use crate::protocol::{ApprovalMode, ApprovalRequest, UiEvent};
 use crate::providers::ModelClient;
 use crate::settings::Settings;
 use crate::tools::registry::register_builtin;
+use crate::tools::shell::background::BackgroundProcesses;
 use crate::tools::{test_tools, Services, ToolRegistry};
 
 /// What a session is started with.
@@ -39,6 +40,14 @@ pub struct Session {
     pub policy: SharedPolicy,
     pub registry: Arc<ToolRegistry>,
     pub services: Arc<Services>,
+}
+
+impl Session {
+    /// Ends what the session started that could outlive it: every background shell
+    /// process group is terminated (SIGTERM, a short grace, then SIGKILL).
+    pub async fn shutdown(&self) {
+        self.services.processes.shutdown().await;
+    }
 }
 
 /// A random id in UUID shape.
@@ -75,6 +84,10 @@ pub fn start_session(
         model: options.model.clone(),
         model_name: options.model_name.clone(),
         session_id: session_id.clone(),
+        processes: Arc::new(BackgroundProcesses::new()),
+        temp_dir: crate::settings::troupe_home()
+            .join("tmp")
+            .join(format!("session-{session_id}")),
     });
     let mut registry =
         ToolRegistry::new(Duration::from_secs(settings.tools.call_timeout_secs.max(1)));

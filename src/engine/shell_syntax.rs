@@ -308,9 +308,9 @@ fn safe_line(command: &str, depth: usize) -> bool {
 }
 
 const SAFE_ALWAYS: [&str; 26] = [
-    "cat", "cd", "cut", "echo", "expr", "false", "grep", "head", "id", "ls", "nl", "paste",
-    "pwd", "rev", "seq", "stat", "tail", "tr", "true", "uname", "uniq", "wc", "which", "whoami",
-    "numfmt", "tac",
+    "cat", "cd", "cut", "echo", "expr", "false", "grep", "head", "id", "ls", "nl", "paste", "pwd",
+    "rev", "seq", "stat", "tail", "tr", "true", "uname", "uniq", "wc", "which", "whoami", "numfmt",
+    "tac",
 ];
 
 fn safe_command(cmd: &SimpleCommand, depth: usize) -> bool {

@@ -11,7 +11,10 @@ fn roots_of_real_command_lines() {
         ("git status", &["git"]),
         ("git status && git diff --stat", &["git"]),
         ("cargo build --release; cargo test", &["cargo"]),
-        ("cat Cargo.toml | grep -n version | head -5", &["cat", "grep", "head"]),
+        (
+            "cat Cargo.toml | grep -n version | head -5",
+            &["cat", "grep", "head"],
+        ),
         ("npm install && npm test || echo failed", &["npm", "echo"]),
         ("cd src && ls", &["cd", "ls"]),
         ("echo 'a | b && c' > out.txt", &["echo"]),
@@ -19,11 +22,17 @@ fn roots_of_real_command_lines() {
         ("python3 -m pytest -q tests/ > log.txt 2>&1", &["python3"]),
         ("find . -name '*.rs' | xargs wc -l", &["find", "xargs"]),
         ("FOO=1 make test", &["make"]),
-        ("export PATH=$PATH:/opt/bin && which rustc", &["export", "which"]),
+        (
+            "export PATH=$PATH:/opt/bin && which rustc",
+            &["export", "which"],
+        ),
         ("(cd web && npm run build)", &["cd", "npm"]),
         ("for f in *.txt; do wc -l \"$f\"; done", &["wc"]),
         ("if [ -f Makefile ]; then make; fi", &["[", "make"]),
-        ("sort data.csv | uniq -c | sort -rn > counts.txt", &["sort", "uniq"]),
+        (
+            "sort data.csv | uniq -c | sort -rn > counts.txt",
+            &["sort", "uniq"],
+        ),
         ("cat <<EOF > notes.md\nhello\nEOF", &["cat"]),
         ("tr a-z A-Z <<< 'hi'", &["tr"]),
         ("docker compose up -d && docker ps", &["docker"]),
@@ -53,7 +62,10 @@ fn redirection_and_errors_are_seen() {
 fn arguments_are_unquoted() {
     let line = parse("bash -c \"git status && echo \\\"done\\\"\"").unwrap();
     assert_eq!(line.commands[0].name, "bash");
-    assert_eq!(line.commands[0].args, vec!["-c", "git status && echo \"done\""]);
+    assert_eq!(
+        line.commands[0].args,
+        vec!["-c", "git status && echo \"done\""]
+    );
 }
 
 #[test]

@@ -2,10 +2,12 @@
 //! handle the Scheduler uses, and the registry. Each registered tool gets its own
 //! [`ToolActor`](crate::actors::tool_host::ToolActor) on its own arbiter.
 
+pub mod background_tools;
 pub mod glob;
 pub mod list_directory;
 pub mod read_file;
 pub mod registry;
+pub mod shell;
 pub mod test_tools;
 
 use std::path::PathBuf;
@@ -34,6 +36,10 @@ pub struct Services {
     pub model: Arc<dyn ModelClient>,
     pub model_name: String,
     pub session_id: String,
+    /// Background shell processes of the session (killed when it ends).
+    pub processes: Arc<shell::background::BackgroundProcesses>,
+    /// The session's scratch directory (saved tool outputs, ...), outside the workspace.
+    pub temp_dir: PathBuf,
 }
 
 /// The context of one call.
