@@ -9,6 +9,7 @@ pub mod read_file;
 pub mod registry;
 pub mod shell;
 pub mod test_tools;
+pub mod web_fetch;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -4,3 +4,4 @@
 //! what it was sent).
 
 mod shell;
+mod web;
