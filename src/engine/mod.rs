@@ -1,6 +1,8 @@
 //! Pure logic: no actors and no side effects beyond what callers pass in.
 
 pub mod content;
+pub mod context_files;
+pub mod context_imports;
 pub mod history;
 pub mod model;
 pub mod policy;

@@ -4,12 +4,15 @@
 
 pub mod background_tools;
 pub mod glob;
+pub mod jit;
 pub mod list_directory;
 pub mod read_file;
 pub mod registry;
+pub mod save_memory;
 pub mod shell;
 pub mod test_tools;
 pub mod web_fetch;
+pub mod write_todos;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::actors::filesystem::FsClient;
 use crate::engine::content::FunctionDeclaration;
+use crate::engine::context_files::ContextFiles;
 use crate::engine::workspace::Workspace;
 use crate::protocol::{ConfirmationDetails, ToolKind, ToolOutput, UiEvent};
 use crate::providers::ModelClient;
@@ -41,6 +45,8 @@ pub struct Services {
     pub processes: Arc<shell::background::BackgroundProcesses>,
     /// The session's scratch directory (saved tool outputs, ...), outside the workspace.
     pub temp_dir: PathBuf,
+    /// The context files (AGENTS.md, ...): loaded at start, found later near touched paths.
+    pub context: Arc<ContextFiles>,
 }
 
 /// The context of one call.
