@@ -3,5 +3,7 @@
 //! value only known at run time, through the library with a model that answers from
 //! what it was sent).
 
+mod context;
+mod live;
 mod shell;
 mod web;
