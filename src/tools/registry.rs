@@ -220,7 +220,7 @@ pub fn register_builtin(registry: &mut ToolRegistry) {
     registry.register(super::list_directory::ListDirectory);
     registry.register(super::read_file::ReadFile);
     registry.register(super::glob::Glob);
-    registry.register(super::web_fetch::WebFetch);
+    registry.register(super::web_fetch::WebFetch::new());
     registry.register(super::shell::RunShellCommand);
     registry.register(super::background_tools::ListBackgroundProcesses);
     registry.register(super::background_tools::ReadBackgroundOutput);

@@ -6,7 +6,9 @@
 
 pub mod net;
 
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use serde::Deserialize;
@@ -24,8 +26,36 @@ use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
 const CONTENT_BUDGET: usize = 250_000;
 const TRUNCATION_WARNING: &str = "\n\n... [Content truncated due to size limit] ...";
 
-/// The `web_fetch` tool.
-pub struct WebFetch;
+/// Requests allowed per host in [`RATE_WINDOW`].
+const RATE_LIMIT: usize = 10;
+const RATE_WINDOW: Duration = Duration::from_secs(60);
+
+/// The `web_fetch` tool. Remembers when each host was last asked, for the rate limit.
+#[derive(Default)]
+pub struct WebFetch {
+    recent: Mutex<HashMap<String, Vec<Instant>>>,
+}
+
+impl WebFetch {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records a request to `url`'s host; false when the host already had
+    /// [`RATE_LIMIT`] requests in the last [`RATE_WINDOW`].
+    fn admit(&self, url: &Url) -> bool {
+        let host = url.host_str().unwrap_or_default().to_string();
+        let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        let times = recent.entry(host).or_default();
+        times.retain(|t| now.duration_since(*t) < RATE_WINDOW);
+        if times.len() >= RATE_LIMIT {
+            return false;
+        }
+        times.push(now);
+        true
+    }
+}
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct Params {
@@ -121,7 +151,13 @@ impl Tool for WebFetch {
     }
 
     fn execute(&self, p: Params, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
-        Box::pin(run(p, ctx))
+        let (admitted, limited): (Vec<Url>, Vec<Url>) =
+            requested_urls(&p).into_iter().partition(|u| self.admit(u));
+        let limited = limited
+            .iter()
+            .map(|u| format!("[Rate limit exceeded] {u}"))
+            .collect();
+        Box::pin(run(p, admitted, limited, ctx))
     }
 }
 
@@ -172,8 +208,7 @@ fn limits(services: &Services) -> FetchLimits {
     }
 }
 
-async fn run(p: Params, ctx: ToolContext) -> ToolOutput {
-    let urls = requested_urls(&p);
+async fn run(p: Params, urls: Vec<Url>, limited: Vec<String>, ctx: ToolContext) -> ToolOutput {
     let limits = limits(&ctx.services);
     let direct = p.url.as_deref().is_some_and(|u| !u.trim().is_empty())
         && p.prompt.as_deref().is_none_or(|t| t.trim().is_empty());
@@ -184,7 +219,7 @@ async fn run(p: Params, ctx: ToolContext) -> ToolOutput {
             return ToolOutput::text("Fetch cancelled by user.", "Fetch cancelled.");
         }
     };
-    let mut skipped = Vec::new();
+    let mut skipped = limited;
     let mut failures = Vec::new();
     let mut pages = Vec::new();
     for (url, result) in urls.iter().zip(results) {
@@ -364,6 +399,18 @@ mod tests {
         let urls = requested_urls(&p);
         assert_eq!(urls.len(), 1);
         assert_eq!(urls[0].as_str(), "https://example.com/x");
+    }
+
+    #[test]
+    fn ten_requests_per_host_and_minute() {
+        let tool = WebFetch::new();
+        let a = Url::parse("https://a.example/x").unwrap();
+        let b = Url::parse("https://b.example/x").unwrap();
+        for _ in 0..RATE_LIMIT {
+            assert!(tool.admit(&a));
+        }
+        assert!(!tool.admit(&a));
+        assert!(tool.admit(&b));
     }
 
     #[test]

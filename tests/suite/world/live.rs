@@ -410,3 +410,111 @@ fn live_output_streams_and_cancelling_kills_the_group_keeping_partial_output() {
         .collect();
     assert!(left.is_empty(), "cancelled command left {left:?}");
 }
+
+/// Approves the first request "always", later ones once; records what was asked.
+struct AlwaysThenOnce {
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl Actor for AlwaysThenOnce {
+    type Context = Context<Self>;
+}
+
+impl Handler<UiEvent> for AlwaysThenOnce {
+    type Result = ();
+
+    fn handle(&mut self, _: UiEvent, _: &mut Self::Context) {}
+}
+
+impl Handler<ApprovalRequest> for AlwaysThenOnce {
+    type Result = MessageResult<ApprovalRequest>;
+
+    fn handle(&mut self, request: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
+        let mut asked = self.asked.lock().unwrap();
+        let first = asked.is_empty();
+        asked.push(
+            request.args["command"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        );
+        MessageResult(if first {
+            ApprovalDecision::ProceedAlways
+        } else {
+            ApprovalDecision::ProceedOnce
+        })
+    }
+}
+
+/// Runs the given commands one model turn each, then answers.
+struct RunsCommands {
+    commands: Vec<&'static str>,
+    step: Mutex<usize>,
+}
+
+impl ModelClient for RunsCommands {
+    fn provider(&self) -> &str {
+        "commands-test"
+    }
+
+    fn stream(&self, _: ModelRequest) -> ModelStream {
+        let mut step = self.step.lock().unwrap();
+        let event = match self.commands.get(*step) {
+            Some(command) => call("run_shell_command", json!({"command": command})),
+            None => ModelEvent::Text("done".into()),
+        };
+        *step += 1;
+        Box::pin(stream::iter(vec![
+            Ok(event),
+            Ok(ModelEvent::Finished("STOP".into())),
+        ]))
+    }
+}
+
+#[test]
+fn always_allowing_a_command_allows_its_subcommand_only() {
+    let s = Scratch::new();
+    let commands = vec![
+        "git tag -l",
+        "git tag --list 'v*'",
+        "git remote -v",
+        "bash -c 'git tag -l'",
+        "git tag -l && git remote",
+    ];
+    let model = Arc::new(RunsCommands {
+        commands: commands.clone(),
+        step: Mutex::new(0),
+    });
+    let ws = Arc::new(Workspace::new(&s.ws(), &[]).unwrap());
+    let settings = settings(&s, &[]);
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let front_asked = asked.clone();
+    let system = System::new();
+    system.block_on(async move {
+        let front = AlwaysThenOnce { asked: front_asked }.start();
+        let (tx, rx) = oneshot::channel();
+        let done = HeadlessFront::new(OutputFormat::Silent, "default", false, tx).start();
+        let session = start_session(
+            SessionOptions {
+                workspace: ws,
+                settings,
+                model,
+                model_name: "test-model".into(),
+                approval_mode: ApprovalMode::Default,
+                request_log: None,
+                test_tools: false,
+            },
+            done.recipient(),
+            front.recipient(),
+        )
+        .expect("session");
+        session.chat.do_send(UserInput { text: "go".into() });
+        rx.await.expect("turn");
+        session.shutdown().await;
+    });
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(
+        asked,
+        vec!["git tag -l", "git remote -v", "git tag -l && git remote"]
+    );
+}
