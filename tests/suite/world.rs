@@ -3,6 +3,7 @@
 //! value only known at run time, through the library with a model that answers from
 //! what it was sent).
 
+mod coding_loop;
 mod context;
 mod live;
 mod shell;
