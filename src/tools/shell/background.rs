@@ -138,9 +138,11 @@ impl BackgroundProcesses {
     }
 
     fn live_groups(&self) -> Vec<i32> {
+        // Exited entries are left out: their pid may since have been reused.
         let mut groups: Vec<i32> = self
             .entries()
             .iter()
+            .filter(|e| e.state().status == ProcessStatus::Running)
             .map(|e| e.pid)
             .chain(self.leftovers().iter().copied())
             .filter(|&pgid| group_alive(pgid))

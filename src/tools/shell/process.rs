@@ -134,10 +134,17 @@ impl RunningCommand {
         for name in HIDDEN_ENV {
             command.env_remove(name);
         }
-        // SAFETY: the closure runs in the forked child before exec and only calls
-        // setsid(2), which is async-signal-safe.
+        // SAFETY: the closure runs in the forked child before exec and only makes
+        // async-signal-safe system calls (setsid(2), prctl(2)).
         unsafe {
-            command.pre_exec(|| nix::unistd::setsid().map(|_| ()).map_err(io::Error::from));
+            command.pre_exec(|| {
+                nix::unistd::setsid().map_err(io::Error::from)?;
+                // If Troupe dies without cleaning up, bash dies with it. The spawning
+                // thread is a tool actor's arbiter, which lives as long as the session.
+                #[cfg(target_os = "linux")]
+                nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
+                Ok(())
+            });
         }
         let child = command.spawn().map_err(SpawnError::Spawn)?;
         // The Command holds our copies of the write ends; drop them so the pipe reaches
