@@ -207,10 +207,12 @@ async fn run(p: Params, ctx: ToolContext) -> ToolOutput {
         }
         Stop::Exited(status) => {
             use std::os::unix::process::ExitStatusExt;
-            let background_pids = leftover_members(pid).await;
-            if group_alive(pid) {
+            let background_pids = if group_alive(pid) {
                 services.processes.add_leftover(pid);
-            }
+                leftover_members(pid).await
+            } else {
+                Vec::new()
+            };
             running.disarm();
             ShellResult {
                 output: output.clone(),

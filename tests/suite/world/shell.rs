@@ -276,3 +276,26 @@ fn a_background_server_is_listed_and_killed_when_the_session_ends() {
         "background server outlived the session: {left:?}"
     );
 }
+
+#[test]
+fn jobs_left_running_are_reported_and_killed_when_the_session_ends() {
+    let s = Scratch::new();
+    let turns = [
+        turn(vec![call(
+            "run_shell_command",
+            json!({"command": "sleep 323.5 & echo started"}),
+        )]),
+        turn(vec![text("left it")]),
+    ];
+    let (_, proc) = s.run_json(&turns, &["-p", "go", "--yolo"]);
+    assert!(proc.status.success(), "{}", stderr(&proc));
+    let output = output_of(&function_responses(&s.requests()[1])[0]);
+    let pgid = number_after(&output, "Process Group PGID: ");
+    let job = number_after(&output, "Background PIDs: ");
+    assert_eq!(
+        output,
+        format!("<untrusted_context>\nOutput: started\nBackground PIDs: {job}\nProcess Group PGID: {pgid}\n</untrusted_context>")
+    );
+    let left = survivors(pgid, "sleep 323.5");
+    assert!(left.is_empty(), "a job outlived the session: {left:?}");
+}
