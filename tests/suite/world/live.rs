@@ -96,7 +96,7 @@ impl ModelClient for FollowsBackground {
                 json!({
                     "command": "echo server-ready; echo listening on 8080; exec sleep 321.5",
                     "is_background": true,
-                    "delay_ms": 300
+                    "delay_ms": 1500
                 }),
             )],
             1 => {

@@ -254,7 +254,7 @@ fn a_background_server_is_listed_and_killed_when_the_session_ends() {
     let turns = [
         turn(vec![call(
             "run_shell_command",
-            json!({"command": command, "is_background": true, "delay_ms": 300}),
+            json!({"command": command, "is_background": true, "delay_ms": 1500}),
         )]),
         turn(vec![call("list_background_processes", json!({}))]),
         turn(vec![text("started")]),

@@ -39,7 +39,9 @@ impl TestServer {
                 }
                 counter.fetch_add(1, Ordering::SeqCst);
                 let path = request_line.split_whitespace().nth(1).unwrap_or("/");
+                let big = "x".repeat(5000);
                 let (status, extra, body) = match path {
+                    "/big" => ("200 OK", "Content-Type: text/plain\r\n", big.as_str()),
                     "/page" => ("200 OK", "Content-Type: text/html; charset=utf-8\r\n", PAGE),
                     "/hop" => ("302 Found", "Location: /page\r\n", ""),
                     "/to-private" => ("302 Found", "Location: http://10.0.0.1/secret\r\n", ""),
@@ -229,5 +231,29 @@ fn bad_prompts_are_invalid_params() {
     assert_eq!(
         r[2]["response"]["error"],
         "The 'prompt' parameter cannot be empty and must contain URL(s) and instructions."
+    );
+}
+
+#[test]
+fn bodies_over_the_size_cap_are_refused() {
+    let server = TestServer::start();
+    let s = Scratch::new();
+    let url = server.url("/big");
+    let turns = [
+        turn(vec![call(
+            "web_fetch",
+            json!({"prompt": format!("Read {url}")}),
+        )]),
+        turn(vec![text("done")]),
+    ];
+    let mut args = vec!["-p", "go", "--yolo", "-c", "web_fetch.max_bytes=1000"];
+    args.extend(LOOPBACK_ON);
+    let (_, proc) = s.run_json(&turns, &args);
+    assert!(proc.status.success(), "{}", stderr(&proc));
+    assert_eq!(
+        first_response(&s)["error"],
+        format!(
+            "All fallback fetch attempts failed: {url}: Content exceeds size limit of 1000 bytes"
+        )
     );
 }
