@@ -47,6 +47,9 @@ pub struct Settings {
     pub approval: ApprovalSettings,
     pub tools: ToolSettings,
     pub edit: EditSettings,
+    pub shell: ShellSettings,
+    pub web_fetch: WebFetchSettings,
+    pub context: ContextSettings,
     pub log: LogSettings,
 }
 
@@ -84,6 +87,34 @@ pub struct EditSettings {
     pub use_model: bool,
     pub correction_timeout_secs: u64,
     pub correction_cache_entries: usize,
+}
+
+/// `run_shell_command` limits.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellSettings {
+    pub inactivity_timeout_secs: u64,
+    pub output_limit_chars: usize,
+}
+
+/// `web_fetch` limits and the test-only loopback switch.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebFetchSettings {
+    pub timeout_secs: u64,
+    pub max_bytes: u64,
+    pub max_redirects: u32,
+    pub allow_loopback: bool,
+}
+
+/// Context files (AGENTS.md, GEMINI.md) and the memory file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextSettings {
+    pub file_names: Vec<String>,
+    pub global_dir: String,
+    pub memory_file: String,
+    pub jit: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -246,6 +277,17 @@ fn check_values(s: &Settings, origins: &BTreeMap<String, Origin>) -> Result<(), 
         return Err(bad(
             "edit.correction_cache_entries",
             "must be at least 1".into(),
+        ));
+    }
+    if s.context.file_names.is_empty()
+        || s.context
+            .file_names
+            .iter()
+            .any(|n| n.trim().is_empty() || n.contains('/'))
+    {
+        return Err(bad(
+            "context.file_names",
+            "must list at least one plain file name".into(),
         ));
     }
     if s.tools.fs_threads == 0 {

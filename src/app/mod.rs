@@ -170,8 +170,11 @@ pub fn run_turn(
         )
         .map_err(AppError::Usage)?;
         session.chat.do_send(UserInput { text: prompt });
-        rx.await
-            .map_err(|_| AppError::Usage("the session ended without finishing the turn".into()))
+        let summary = rx
+            .await
+            .map_err(|_| AppError::Usage("the session ended without finishing the turn".into()));
+        session.shutdown().await;
+        summary
     });
     result
 }

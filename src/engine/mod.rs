@@ -1,6 +1,8 @@
 //! Pure logic: no actors and no side effects beyond what callers pass in.
 
 pub mod content;
+pub mod context_files;
+pub mod context_imports;
 pub mod diff;
 pub mod edit;
 pub mod history;
@@ -9,6 +11,7 @@ pub mod policy;
 pub mod prompt;
 pub mod responses;
 pub mod schema;
+pub mod shell_syntax;
 pub mod stats;
 pub mod text;
 pub mod workspace;

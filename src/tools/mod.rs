@@ -2,14 +2,20 @@
 //! handle the Scheduler uses, and the registry. Each registered tool gets its own
 //! [`ToolActor`](crate::actors::tool_host::ToolActor) on its own arbiter.
 
+pub mod background_tools;
 pub mod file_edit;
 pub mod glob;
+pub mod jit;
 pub mod list_directory;
 pub mod read_file;
 pub mod registry;
 pub mod replace;
+pub mod save_memory;
+pub mod shell;
 pub mod test_tools;
+pub mod web_fetch;
 pub mod write_file;
+pub mod write_todos;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 use crate::actors::corrector::Corrector;
 use crate::actors::filesystem::FsClient;
 use crate::engine::content::FunctionDeclaration;
+use crate::engine::context_files::ContextFiles;
 use crate::engine::workspace::Workspace;
 use crate::protocol::{ConfirmationDetails, ToolKind, ToolOutput, UiEvent};
 use crate::providers::ModelClient;
@@ -40,6 +47,12 @@ pub struct Services {
     pub session_id: String,
     /// Repairs failed edits; `None` when `edit.correction` is off.
     pub corrector: Option<Addr<Corrector>>,
+    /// Background shell processes of the session (killed when it ends).
+    pub processes: Arc<shell::background::BackgroundProcesses>,
+    /// The session's scratch directory (saved tool outputs, ...), outside the workspace.
+    pub temp_dir: PathBuf,
+    /// The context files (AGENTS.md, ...): loaded at start, found later near touched paths.
+    pub context: Arc<ContextFiles>,
 }
 
 /// The context of one call.

@@ -1,3 +1,4 @@
 mod edit;
 mod repl;
 mod runtime;
+mod world;

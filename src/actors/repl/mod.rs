@@ -33,6 +33,7 @@ use crate::actors::scheduler::SharedPolicy;
 use crate::actors::session::{start_session, SessionOptions};
 use crate::engine::stats::SessionStats;
 use crate::protocol::{ApprovalDecision, ApprovalMode};
+use crate::tools::shell::background::BackgroundProcesses;
 
 use self::commands::After;
 use self::input::{line_editor, prompt_text, LineEditor};
@@ -62,6 +63,8 @@ pub struct SessionLink {
     pub user_config: PathBuf,
     /// The saved rules as last written (or loaded).
     persisted: Mutex<Vec<String>>,
+    /// Background shell processes, ended when the user leaves.
+    processes: Arc<BackgroundProcesses>,
 }
 
 impl SessionLink {
@@ -144,7 +147,8 @@ pub fn start_actors(
                             description: t.description(),
                         })
                         .collect::<Vec<_>>();
-                    (s.chat, s.policy, tools, s.session_id)
+                    let processes = s.services.processes.clone();
+                    (s.chat, s.policy, tools, s.session_id, processes)
                 })
             });
             let ok = started.is_ok();
@@ -154,7 +158,7 @@ pub fn start_actors(
             }
         })
         .map_err(|e| format!("cannot start the actor thread: {e}"))?;
-    let (chat, policy, tools, session_id) = ready_rx
+    let (chat, policy, tools, session_id, processes) = ready_rx
         .recv()
         .map_err(|_| "the actor thread stopped while starting".to_string())??;
     Ok((
@@ -168,6 +172,7 @@ pub fn start_actors(
             workspace,
             user_config,
             persisted: Mutex::new(initial_saved),
+            processes,
         },
         events_rx,
     ))
@@ -267,6 +272,8 @@ impl Repl {
         if let Some(Err(e)) = self.link.sync_saved() {
             eprintln!("troupe: could not save allow rules: {e}");
         }
+        // Background commands started by the model end with the session.
+        self.link.processes.kill_all_now();
         println!("{}", p.dim("Goodbye."));
         0
     }
