@@ -1,7 +1,7 @@
 //! The loop of a coding agent on `tests/fixtures/coding-loop/project`: run the
 //! project's tests, read the failing code, edit it, run the tests again to green.
-//! This branch edits through `run_shell_command` (`shell-edit.responses.jsonl`); the
-//! same fixture's `replace.responses.jsonl` drives the loop with the `replace` tool.
+//! `replace.responses.jsonl` edits with the `replace` tool; `shell-edit.responses.jsonl`
+//! edits with `sed` through `run_shell_command`.
 
 use std::path::Path;
 use std::process::Command;
@@ -34,8 +34,9 @@ fn output(request: &Value) -> String {
         .to_string()
 }
 
-#[test]
-fn tests_fail_the_code_is_read_and_fixed_and_the_tests_pass() {
+/// Runs the loop on a copy of the fixture project; returns the scratch dir, the JSON
+/// report and the requests the model received, after the checks both scripts share.
+fn run_loop(script: &str) -> (Scratch, Value, Vec<Value>) {
     let s = Scratch::new();
     copy_tree(&fixture().join("project"), &s.ws());
     let out = Command::new(env!("CARGO_BIN_EXE_troupe"))
@@ -47,7 +48,7 @@ fn tests_fail_the_code_is_read_and_fixed_and_the_tests_pass() {
         .arg("--log-requests")
         .arg(s.requests_path())
         .arg("--fake-responses")
-        .arg(fixture().join("shell-edit.responses.jsonl"))
+        .arg(fixture().join(script))
         .args(["-p", "Make the tests pass", "--yolo", "-o", "json"])
         .output()
         .expect("run troupe");
@@ -81,4 +82,31 @@ fn tests_fail_the_code_is_read_and_fixed_and_the_tests_pass() {
         .read("src/stats.sh")
         .contains("if [ \"$n\" -gt \"$best\" ]"));
     assert_eq!(report["stats"]["tools"]["totalSuccess"], 4);
+    (s, report, requests)
+}
+
+#[test]
+fn tests_fail_the_code_is_read_and_fixed_with_replace_and_the_tests_pass() {
+    let (s, report, requests) = run_loop("replace.responses.jsonl");
+    let edit = output(&requests[3]);
+    assert!(
+        edit.starts_with(&format!(
+            "Successfully modified file: {} (1 replacements).",
+            s.ws().join("src/stats.sh").display()
+        )),
+        "{edit}"
+    );
+    assert_eq!(report["stats"]["tools"]["byName"]["replace"]["success"], 1);
+    assert_eq!(report["stats"]["edits"]["strategies"]["exact"], 1);
+    assert_eq!(report["stats"]["files"]["totalLinesAdded"], 1);
+    assert_eq!(report["stats"]["files"]["totalLinesRemoved"], 1);
+}
+
+#[test]
+fn the_same_loop_with_an_edit_through_the_shell() {
+    let (_, report, _) = run_loop("shell-edit.responses.jsonl");
+    assert_eq!(
+        report["stats"]["tools"]["byName"]["run_shell_command"]["success"],
+        3
+    );
 }
