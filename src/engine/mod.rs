@@ -1,8 +1,11 @@
 //! Pure logic: no actors and no side effects beyond what callers pass in.
 
 pub mod content;
+pub mod file_kind;
 pub mod history;
+pub mod ignore_rules;
 pub mod model;
+pub mod path_correction;
 pub mod policy;
 pub mod prompt;
 pub mod responses;

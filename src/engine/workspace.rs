@@ -87,6 +87,21 @@ impl Workspace {
         })
     }
 
+    /// The root a real path lies under (the deepest, when roots nest).
+    pub fn root_of(&self, real: &Path) -> Option<&Path> {
+        self.roots
+            .iter()
+            .filter(|r| real.starts_with(r))
+            .max_by_key(|r| r.components().count())
+            .map(PathBuf::as_path)
+    }
+
+    /// Like [`Workspace::resolve`], after gemini-cli's defensive clean-up of stray NULs
+    /// and `@` prefixes (which looks at the file system).
+    pub fn resolve_defensive(&self, raw: &str) -> PathBuf {
+        self.resolve(&super::path_correction::defensive_path(raw, self.primary()))
+    }
+
     /// True when the real path is inside a root (no error detail).
     pub fn contains(&self, path: &Path) -> bool {
         self.check(path).is_ok()

@@ -212,4 +212,6 @@ pub fn register_builtin(registry: &mut ToolRegistry) {
     registry.register(super::list_directory::ListDirectory);
     registry.register(super::read_file::ReadFile);
     registry.register(super::glob::Glob);
+    registry.register(super::grep::GrepSearch);
+    registry.register(super::read_many_files::ReadManyFiles);
 }
