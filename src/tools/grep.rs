@@ -226,7 +226,7 @@ pub fn run(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> ToolOutput
     let wants_auto_context =
         !p.names_only && p.context.is_none() && p.before.is_none() && p.after.is_none();
     if wants_auto_context {
-        add_auto_context(&mut hits);
+        add_auto_context(&mut hits, request.exclude.as_ref());
     }
     let report = GrepReport {
         pattern: &p.pattern,

@@ -1,1 +1,2 @@
+mod read_search;
 mod runtime;

@@ -25,8 +25,9 @@ pub struct GrepReport<'a> {
     pub total_max: usize,
 }
 
-/// Adds ±50 lines around a single match, ±15 around each of two or three.
-pub fn add_auto_context(hits: &mut [FileHits]) {
+/// Adds ±50 lines around a single match, ±15 around each of two or three; context
+/// lines matching `exclude` are left out, as in the search itself.
+pub fn add_auto_context(hits: &mut [FileHits], exclude: Option<&regex::Regex>) {
     let count: usize = hits.iter().map(FileHits::match_count).sum();
     if count == 0 || count > AUTO_CONTEXT_MAX_MATCHES {
         return;
@@ -50,9 +51,13 @@ pub fn add_auto_context(hits: &mut [FileHits]) {
             let last = (number + radius).min(lines.len() as u64);
             for n in first..=last {
                 let is_context = !matched.contains(&n);
+                let text = lines[(n - 1) as usize];
+                if is_context && exclude.is_some_and(|re| re.is_match(text)) {
+                    continue;
+                }
                 out.entry(n).or_insert_with(|| FoundLine {
                     number: n,
-                    text: lines[(n - 1) as usize].to_string(),
+                    text: text.to_string(),
                     is_context,
                 });
             }
@@ -221,7 +226,7 @@ mod tests {
         std::fs::write(&file, body).unwrap();
         let path = file.display().to_string();
         let mut one = vec![hit(&path, &[(100, "line 100", false)])];
-        add_auto_context(&mut one);
+        add_auto_context(&mut one, None);
         assert_eq!(one[0].lines.first().unwrap().number, 50);
         assert_eq!(one[0].lines.last().unwrap().number, 150);
         assert_eq!(one[0].match_count(), 1);
@@ -229,7 +234,7 @@ mod tests {
             &path,
             &[(10, "line 10", false), (100, "line 100", false)],
         )];
-        add_auto_context(&mut two);
+        add_auto_context(&mut two, None);
         assert_eq!(two[0].lines.first().unwrap().number, 1);
         assert_eq!(two[0].lines.len(), 25 + 31);
         let mut four = vec![hit(
@@ -241,7 +246,7 @@ mod tests {
                 (4, "d", false),
             ],
         )];
-        add_auto_context(&mut four);
+        add_auto_context(&mut four, None);
         assert_eq!(four[0].lines.len(), 4);
     }
 }
