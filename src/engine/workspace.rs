@@ -245,6 +245,25 @@ mod tests {
     }
 
     #[test]
+    fn second_root_is_part_of_the_workspace() {
+        let outer = tempfile::tempdir().unwrap();
+        let first = outer.path().join("one");
+        let second = outer.path().join("two");
+        std::fs::create_dir_all(&first).unwrap();
+        std::fs::create_dir_all(second.join("sub")).unwrap();
+        std::fs::write(second.join("sub/f.txt"), "x").unwrap();
+        std::fs::write(outer.path().join("elsewhere.txt"), "x").unwrap();
+        let ws = Workspace::new(&first, &[second.clone()]).unwrap();
+        let second = second.canonicalize().unwrap();
+        let file = ws.check(&second.join("sub/f.txt")).unwrap();
+        assert_eq!(ws.root_of(&file), Some(second.as_path()));
+        assert_eq!(ws.display_relative(&file), "sub/f.txt");
+        assert!(ws.check(&ws.resolve("../elsewhere.txt")).is_err());
+        assert!(ws.check(&ws.resolve("../two/sub/f.txt")).is_ok());
+        assert!(ws.check(&second.join("node_modules/x.js")).is_err());
+    }
+
+    #[test]
     fn symlink_loop_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(dir.path().join("b"), dir.path().join("a")).unwrap();

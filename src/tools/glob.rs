@@ -1,5 +1,6 @@
 //! `glob`: files matching a glob pattern, recently modified first.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
@@ -114,6 +115,7 @@ fn search(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> ToolOutput 
     };
     let mut rules = IgnoreRules::new(options);
     let mut found: Vec<(PathBuf, SystemTime)> = Vec::new();
+    let mut seen: HashSet<PathBuf> = HashSet::new();
     let mut ignored = 0usize;
     for dir in &dirs {
         let pattern = literal_or_glob(dir, &p.pattern);
@@ -133,7 +135,7 @@ fn search(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> ToolOutput 
                 ignored += 1;
                 continue;
             }
-            if !found.iter().any(|(f, _)| *f == file.path) {
+            if seen.insert(file.path.clone()) {
                 found.push((file.path, file.modified));
             }
         }
