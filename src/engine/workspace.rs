@@ -253,7 +253,7 @@ mod tests {
         std::fs::create_dir_all(second.join("sub")).unwrap();
         std::fs::write(second.join("sub/f.txt"), "x").unwrap();
         std::fs::write(outer.path().join("elsewhere.txt"), "x").unwrap();
-        let ws = Workspace::new(&first, &[second.clone()]).unwrap();
+        let ws = Workspace::new(&first, std::slice::from_ref(&second)).unwrap();
         let second = second.canonicalize().unwrap();
         let file = ws.check(&second.join("sub/f.txt")).unwrap();
         assert_eq!(ws.root_of(&file), Some(second.as_path()));
