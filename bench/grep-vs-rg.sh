@@ -13,7 +13,7 @@
 set -euo pipefail
 
 FILES=${1:-50000}
-RUNS=${2:-3}
+RUNS=${2:-5}
 THREADS=${THREADS:-4}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -64,9 +64,9 @@ for sub, name in [("vendor", "lib.rs"), ("pkg0000", "x.gen"), (".cache", "c.rs")
         for k in range(50):
             f.write(f"needle_{k}(frobnicate_widget)\n")
 PY
-SIZE=$(du -sm "$TREE" | cut -f1)
+SIZE=$(du -sm --apparent-size "$TREE" | cut -f1)
 COUNT=$(find "$TREE" -type f | wc -l)
-echo "tree: $COUNT files, ${SIZE} MB" >&2
+echo "tree: $COUNT files, ${SIZE} MB of content"
 
 # gemini-cli's default excludes, passed to rg as globs (troupe applies them itself).
 RG_GLOBS=(--glob '!**/.vscode/**' --glob '!**/.idea/**' --glob '!**/dist/**'

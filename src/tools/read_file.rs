@@ -156,8 +156,9 @@ pub fn read_for_model(ws: &Workspace, raw: &str, window: LineWindow) -> ToolOutp
 /// The model-facing error of a path the workspace refused.
 pub fn path_error(e: PathError) -> ToolOutput {
     match e {
+        // gemini-cli refuses these while validating the parameters.
         PathError::OutsideWorkspace { .. } | PathError::Invalid(_) => ToolOutput::error(
-            ToolErrorKind::PathNotInWorkspace,
+            ToolErrorKind::InvalidToolParams,
             e.to_string(),
             "Path not in workspace.",
         ),
