@@ -53,6 +53,7 @@ fn main() {
         no_ignore: false,
         respect_git_ignore: true,
         threads,
+        timeout: None,
     };
     let hits = match search(&request, None) {
         Ok(hits) => hits,

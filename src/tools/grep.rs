@@ -21,6 +21,9 @@ use search::{build_matcher, SearchError, SearchRequest};
 /// Matches returned when the model sets no `total_max_matches`.
 pub const DEFAULT_TOTAL_MAX_MATCHES: usize = 100;
 
+/// How long one search may take (gemini-cli's `DEFAULT_SEARCH_TIMEOUT_MS`).
+pub const SEARCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// The `grep_search` tool.
 pub struct GrepSearch;
 
@@ -211,6 +214,7 @@ pub fn run(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> ToolOutput
         no_ignore: p.no_ignore,
         respect_git_ignore: true,
         threads: 4,
+        timeout: Some(SEARCH_TIMEOUT),
     };
     let mut hits = match search::search(&request, Some(cancel)) {
         Ok(hits) => hits,

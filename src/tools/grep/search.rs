@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
@@ -37,6 +38,8 @@ pub enum SearchError {
     Glob { glob: String, message: String },
     #[error("the search was cancelled")]
     Cancelled,
+    #[error("Operation timed out after {0}ms. In large repositories, consider narrowing your search scope by specifying a 'dir_path' or an 'include_pattern'.")]
+    TimedOut(u128),
 }
 
 /// What to search for and where.
@@ -60,6 +63,8 @@ pub struct SearchRequest {
     pub respect_git_ignore: bool,
     /// Worker threads; 0 picks one per core.
     pub threads: usize,
+    /// Give up after this long.
+    pub timeout: Option<Duration>,
 }
 
 /// One line of output: a match or a context line.
@@ -146,6 +151,8 @@ pub fn search(
     let found: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
     let total = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    let timed_out = AtomicBool::new(false);
+    let deadline = req.timeout.map(|t| Instant::now() + t);
     let shared = Shared {
         req,
         total: &total,
@@ -161,8 +168,13 @@ pub fn search(
             .build();
         let found = &found;
         let shared = &shared;
+        let timed_out = &timed_out;
         Box::new(move |entry| {
             if shared.stop.load(Ordering::Relaxed) || cancel.is_some_and(|c| c.is_cancelled()) {
+                return WalkState::Quit;
+            }
+            if deadline.is_some_and(|d| Instant::now() > d) {
+                timed_out.store(true, Ordering::Relaxed);
                 return WalkState::Quit;
             }
             let Ok(entry) = entry else {
@@ -194,6 +206,10 @@ pub fn search(
     });
     if cancel.is_some_and(|c| c.is_cancelled()) {
         return Err(SearchError::Cancelled);
+    }
+    if timed_out.load(Ordering::Relaxed) {
+        let ms = req.timeout.map_or(0, |t| t.as_millis());
+        return Err(SearchError::TimedOut(ms));
     }
     let mut all = found.into_inner().unwrap_or_else(|e| e.into_inner());
     all.sort_by(|a, b| a.path.cmp(&b.path));
@@ -290,5 +306,104 @@ pub fn display_path(base: &Path, file: &Path) -> String {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| file.display().to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(path: &Path, pattern: &str) -> SearchRequest {
+        SearchRequest {
+            pattern: pattern.to_string(),
+            fixed_strings: false,
+            case_sensitive: false,
+            path: path.to_path_buf(),
+            include: None,
+            exclude: None,
+            before: 0,
+            after: 0,
+            max_per_file: None,
+            total_max: 100,
+            no_ignore: false,
+            respect_git_ignore: true,
+            threads: 2,
+            timeout: None,
+        }
+    }
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join(".gitignore"), "*.out\n").unwrap();
+        std::fs::write(root.join("src/a.rs"), "hit 1\nmiss\nHIT 2\nhit 3\n").unwrap();
+        std::fs::write(root.join("src/b.rs"), "hit\n").unwrap();
+        std::fs::write(root.join("x.out"), "hit\n").unwrap();
+        std::fs::write(root.join("bin"), b"hit\0hit").unwrap();
+        dir
+    }
+
+    #[test]
+    fn finds_sorted_hits_and_respects_filters() {
+        let dir = tree();
+        let hits = search(&request(dir.path(), "hit"), None).unwrap();
+        let names: Vec<String> = hits
+            .iter()
+            .map(|h| display_path(dir.path(), &h.path))
+            .collect();
+        assert_eq!(names, ["src/a.rs", "src/b.rs"]);
+        assert_eq!(hits[0].match_count(), 3);
+        let mut req = request(dir.path(), "hit");
+        req.case_sensitive = true;
+        req.max_per_file = Some(1);
+        let hits = search(&req, None).unwrap();
+        assert_eq!(hits[0].lines.len(), 1);
+        req.no_ignore = true;
+        req.max_per_file = None;
+        let hits = search(&req, None).unwrap();
+        assert!(hits.iter().any(|h| h.path.ends_with("x.out")));
+        assert!(!hits.iter().any(|h| h.path.ends_with("bin")));
+    }
+
+    #[test]
+    fn total_cap_and_context() {
+        let dir = tree();
+        let mut req = request(&dir.path().join("src/a.rs"), "hit");
+        req.total_max = 2;
+        let hits = search(&req, None).unwrap();
+        assert_eq!(hits[0].match_count(), 2);
+        let mut req = request(&dir.path().join("src/a.rs"), "^miss");
+        req.before = 1;
+        req.after = 1;
+        let hits = search(&req, None).unwrap();
+        let lines: Vec<(u64, bool)> = hits[0]
+            .lines
+            .iter()
+            .map(|l| (l.number, l.is_context))
+            .collect();
+        assert_eq!(lines, [(1, true), (2, false), (3, true)]);
+    }
+
+    #[test]
+    fn cancel_and_timeout_stop_the_walk() {
+        let dir = tree();
+        let token = CancellationToken::new();
+        token.cancel();
+        assert!(matches!(
+            search(&request(dir.path(), "hit"), Some(&token)),
+            Err(SearchError::Cancelled)
+        ));
+        let mut req = request(dir.path(), "hit");
+        req.timeout = Some(Duration::ZERO);
+        let err = search(&req, None).unwrap_err();
+        assert!(err
+            .to_string()
+            .starts_with("Operation timed out after 0ms. In large repositories"));
+        assert!(matches!(
+            build_matcher("(", false, true),
+            Err(SearchError::Pattern(_))
+        ));
     }
 }
