@@ -424,3 +424,58 @@ fn render(
         data: None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(include: &[&str]) -> Params {
+        Params {
+            include: include.iter().map(|s| s.to_string()).collect(),
+            exclude: Vec::new(),
+            recursive: true,
+            use_default_excludes: true,
+            file_filtering_options: None,
+        }
+    }
+
+    fn text(out: &ToolOutput) -> &str {
+        match &out.llm_content {
+            LlmContent::Text(t) => t,
+            LlmContent::Parts(_) => panic!("parts"),
+        }
+    }
+
+    #[test]
+    fn total_size_cap_skips_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let line = format!("{}\n", "y".repeat(1999));
+        let body = line.repeat(1500); // ~3 MB shown per file
+        for name in ["a.txt", "b.txt", "c.txt", "d.txt"] {
+            std::fs::write(dir.path().join(name), &body).unwrap();
+        }
+        let ws = Workspace::new(dir.path(), &[]).unwrap();
+        let out = read_many(&ws, &params(&["*.txt"]), &CancellationToken::new());
+        let t = text(&out);
+        let separator = format!("--- {}/", ws.primary().display());
+        assert_eq!(t.matches(&separator).count(), 3);
+        assert!(t.contains("\n--- End of content ---"));
+        assert!(t.contains(
+            "Skipped 1 item(s):\n- d.txt (Reason: total size limit of 10 MB for one call reached)"
+        ));
+        assert!(out.display.contains("**Skipped 1 item(s):**"));
+        assert!(out
+            .display
+            .contains("Successfully read and concatenated content from **3 file(s)**."));
+    }
+
+    #[test]
+    fn truncated_files_carry_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let body: String = (0..2500).map(|i| format!("{i}\n")).collect();
+        std::fs::write(dir.path().join("long.txt"), body).unwrap();
+        let ws = Workspace::new(dir.path(), &[]).unwrap();
+        let out = read_many(&ws, &params(&["long.txt"]), &CancellationToken::new());
+        assert!(text(&out).contains("[WARNING: This file was truncated. To view the full content, use the 'read_file' tool on this specific file.]"));
+    }
+}
