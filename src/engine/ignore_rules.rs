@@ -1,7 +1,7 @@
 //! The project's ignore files, asked about one path at a time: `.gitignore` (inside a
 //! git repository), `.geminiignore` and `.troupeignore`, read in every directory from
 //! the workspace root down to the path, the deepest file deciding (gitignore rules).
-//! `.git` itself is always ignored. Used by list_directory, glob, read_file,
+//! `.git` itself is ignored whenever the git rules apply. Used by list_directory, glob, read_file,
 //! read_many_files and path correction; grep uses the `ignore` crate's walker directly.
 
 use std::collections::HashMap;
@@ -63,7 +63,8 @@ impl IgnoreRules {
         let Ok(rel) = path.strip_prefix(root) else {
             return false;
         };
-        if rel.components().any(|c| c.as_os_str() == ".git") {
+        // Part of the git rules: with them off, `.git` is left to the workspace check.
+        if self.options.respect_git_ignore && rel.components().any(|c| c.as_os_str() == ".git") {
             return true;
         }
         let in_repo = self.options.respect_git_ignore && self.in_git_repo(root);

@@ -179,7 +179,9 @@ fn list(ws: &Workspace, dir: &Path, ignore: &[String], options: FilterOptions) -
             ignored += 1;
             continue;
         }
-        if patterns.iter().any(|re| re.is_match(&name)) {
+        // Entries the workspace refuses (.git, .env, node_modules, links leading out)
+        // are dropped without being counted, as gemini-cli does.
+        if ws.check(&path).is_err() || patterns.iter().any(|re| re.is_match(&name)) {
             continue;
         }
         kept.push(Entry {

@@ -267,7 +267,7 @@ fn list_directory_ignore_files_globs_and_errors() {
     assert_eq!(
         output(&r[1]),
         format!(
-            "Directory listing for {}:\n[DIR] build\n[DIR] src\n.geminiignore (11 bytes)\n.gitignore (13 bytes)\na.log (3 bytes)\n\n(2 ignored)",
+            "Directory listing for {}:\n[DIR] build\n[DIR] src\n.geminiignore (11 bytes)\n.gitignore (13 bytes)\na.log (3 bytes)\n\n(1 ignored)",
             ws.display()
         )
     );

@@ -38,7 +38,12 @@ pub fn add_auto_context(hits: &mut [FileHits], exclude: Option<&regex::Regex>) {
             continue;
         };
         let text = decode_text(&bytes);
-        let lines = split_lines(&text);
+        let mut lines = split_lines(&text);
+        // ripgrep, which gemini-cli re-runs for the context, has no line after a
+        // final newline.
+        if text.ends_with('\n') {
+            lines.pop();
+        }
         let matched: Vec<u64> = file
             .lines
             .iter()
@@ -222,13 +227,13 @@ mod tests {
     fn auto_context_radius() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("f.txt");
-        let body: String = (1..=200).map(|i| format!("line {i}\n")).collect();
+        let body: String = (1..=130).map(|i| format!("line {i}\n")).collect();
         std::fs::write(&file, body).unwrap();
         let path = file.display().to_string();
         let mut one = vec![hit(&path, &[(100, "line 100", false)])];
         add_auto_context(&mut one, None);
         assert_eq!(one[0].lines.first().unwrap().number, 50);
-        assert_eq!(one[0].lines.last().unwrap().number, 150);
+        assert_eq!(one[0].lines.last().unwrap().number, 130);
         assert_eq!(one[0].match_count(), 1);
         let mut two = vec![hit(
             &path,
