@@ -125,7 +125,7 @@ run_case() { # name, pattern, extra rg flag, extra bench flag
 # Warm the page cache so both tools read from memory.
 rg -c zzzz_never "$TREE" >/dev/null || true
 
-echo "rg: $(rg --version | head -1); threads: $THREADS; runs per tool: $RUNS (median shown)"
+echo "rg: $(rg --version | sed -n 1p); threads: $THREADS; runs per tool: $RUNS (median shown)"
 run_case "rare literal-ish" 'needle_[0-9]+' "" ""
 run_case "case-insensitive word" 'FROBNICATE_\w+' "--ignore-case" "--ignore-case"
 run_case "common regex" 'parser\s+token\s+stream' "" ""
