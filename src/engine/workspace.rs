@@ -5,6 +5,8 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+pub use super::path_correction::correct_path;
+
 /// Why a path was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {
