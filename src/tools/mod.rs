@@ -4,10 +4,14 @@
 
 pub mod background_tools;
 pub mod file_edit;
+pub mod file_reader;
+pub mod file_walk;
 pub mod glob;
+pub mod grep;
 pub mod jit;
 pub mod list_directory;
 pub mod read_file;
+pub mod read_many_files;
 pub mod registry;
 pub mod replace;
 pub mod save_memory;
@@ -181,6 +185,25 @@ pub fn apply_aliases(args: &Value, aliases: &[(&str, &str)]) -> Value {
         }
     }
     args
+}
+
+/// `file_filtering_options` of list_directory and read_many_files.
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
+pub struct FileFilteringOptions {
+    #[serde(default)]
+    pub respect_git_ignore: Option<bool>,
+    #[serde(default)]
+    pub respect_gemini_ignore: Option<bool>,
+}
+
+impl FileFilteringOptions {
+    /// Unset options default to true.
+    pub fn resolve(self) -> crate::engine::ignore_rules::FilterOptions {
+        crate::engine::ignore_rules::FilterOptions {
+            respect_git_ignore: self.respect_git_ignore.unwrap_or(true),
+            respect_gemini_ignore: self.respect_gemini_ignore.unwrap_or(true),
+        }
+    }
 }
 
 /// The declaration of a tool as sent to the model.

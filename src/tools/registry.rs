@@ -219,6 +219,7 @@ impl ToolRegistry {
 pub fn register_builtin(registry: &mut ToolRegistry) {
     registry.register(super::list_directory::ListDirectory);
     registry.register(super::read_file::ReadFile);
+    registry.register(super::grep::GrepSearch);
     registry.register(super::glob::Glob);
     registry.register(super::replace::Replace::default());
     registry.register(super::write_file::WriteFile);
@@ -228,4 +229,5 @@ pub fn register_builtin(registry: &mut ToolRegistry) {
     registry.register(super::background_tools::ReadBackgroundOutput);
     registry.register(super::save_memory::SaveMemory);
     registry.register(super::write_todos::WriteTodos);
+    registry.register(super::read_many_files::ReadManyFiles);
 }

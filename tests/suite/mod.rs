@@ -1,4 +1,5 @@
 mod edit;
+mod read_search;
 mod repl;
 mod runtime;
 mod world;
