@@ -35,15 +35,30 @@ pub fn defensive_path(raw: &str, base: &Path) -> String {
     rest.to_string()
 }
 
+/// Why a relative path could not be corrected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PathCorrectionError {
+    /// No file matches; callers fall back to the plain resolution.
+    #[error("{0}")]
+    NotFound(String),
+    /// Several files match; the message lists them.
+    #[error("{0}")]
+    Ambiguous(String),
+}
+
 /// The file a relative `raw` path most likely means: the path under the primary root
 /// if it exists, else the single file of any root whose path ends with `raw`.
-pub fn correct_path(ws: &Workspace, raw: &str) -> Result<PathBuf, String> {
+pub fn correct_path(ws: &Workspace, raw: &str) -> Result<PathBuf, PathCorrectionError> {
     let cleaned = defensive_path(raw, ws.primary());
     let direct = ws.primary().join(&cleaned);
     if direct.exists() {
         return Ok(normalize_lexically(&direct));
     }
-    let not_found = || format!("File not found for '{raw}' and path is not absolute.");
+    let not_found = || {
+        PathCorrectionError::NotFound(format!(
+            "File not found for '{raw}' and path is not absolute."
+        ))
+    };
     let Some(name) = Path::new(&cleaned).file_name().map(|n| n.to_os_string()) else {
         return Err(not_found());
     };
@@ -66,10 +81,10 @@ pub fn correct_path(ws: &Workspace, raw: &str) -> Result<PathBuf, String> {
         1 => Ok(matches.remove(0)),
         _ => {
             let list: Vec<String> = matches.iter().map(|m| m.display().to_string()).collect();
-            Err(format!(
+            Err(PathCorrectionError::Ambiguous(format!(
                 "The file path '{raw}' is ambiguous and matches multiple files. Please provide a more specific path. Matches: {}",
                 list.join(", ")
-            ))
+            )))
         }
     }
 }
@@ -168,12 +183,16 @@ mod tests {
     fn ambiguity_and_absence_are_errors() {
         let (_d, ws) = tree();
         let err = correct_path(&ws, "util.rs").unwrap_err();
+        assert!(matches!(err, PathCorrectionError::Ambiguous(_)));
+        let err = err.to_string();
         assert!(err.starts_with("The file path 'util.rs' is ambiguous and matches multiple files. Please provide a more specific path. Matches: "));
         assert!(err.contains(&ws.primary().join("src/lib/util.rs").display().to_string()));
         assert!(err.contains(&ws.primary().join("tests/util.rs").display().to_string()));
         assert_eq!(
             correct_path(&ws, "nope.rs").unwrap_err(),
-            "File not found for 'nope.rs' and path is not absolute."
+            PathCorrectionError::NotFound(
+                "File not found for 'nope.rs' and path is not absolute.".into()
+            )
         );
     }
 

@@ -20,6 +20,7 @@ use crate::engine::diff;
 use crate::engine::edit::snapshot::FileSnapshot;
 use crate::engine::edit::snippet::diff_context_snippet;
 use crate::engine::edit::{self, placeholders, EditError, EditPlan, EditRequest, Occurrences};
+use crate::engine::path_correction::{correct_path, PathCorrectionError};
 use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
 
 /// The `replace` tool. Remembers the file content each confirmation showed, so that
@@ -84,10 +85,32 @@ fn error_output(e: EditError, correction: Option<&'static str>) -> ToolOutput {
     }
 }
 
+/// The file meant: an absolute path as given; a relative one corrected as gemini-cli
+/// does (a unique file of the workspace whose path ends with it), else resolved against
+/// the first root. Several candidates are an error that lists them.
+async fn requested_path(p: &Params, ctx: &ToolContext) -> Result<std::path::PathBuf, ToolOutput> {
+    let services = &ctx.services;
+    if std::path::Path::new(&p.file_path).is_absolute() {
+        return Ok(services.workspace.resolve(&p.file_path));
+    }
+    let raw = p.file_path.clone();
+    match services.fs.run(move |ws| correct_path(ws, &raw)).await {
+        Ok(Ok(path)) => Ok(path),
+        Ok(Err(PathCorrectionError::Ambiguous(msg))) => Err(ToolOutput::error(
+            ToolErrorKind::InvalidToolParams,
+            msg.clone(),
+            format!("Error: {msg}"),
+        )),
+        Ok(Err(PathCorrectionError::NotFound(_))) | Err(_) => {
+            Ok(services.workspace.resolve(&p.file_path))
+        }
+    }
+}
+
 /// Reads the file and computes the edit, asking the Corrector when the strings miss.
 async fn compute(p: &Params, ctx: &ToolContext) -> Result<Computed, ToolOutput> {
     let services = &ctx.services;
-    let requested = services.workspace.resolve(&p.file_path);
+    let requested = requested_path(p, ctx).await?;
     let (path, snapshot) = match file_edit::read_existing(services, requested).await {
         Ok(Existing::Text { path, snapshot }) => (path, Some(snapshot)),
         Ok(Existing::Missing { path }) => (path, None),

@@ -327,3 +327,51 @@ fn create_with_empty_old_string_expected_replacements_and_placeholders() {
         "`new_string` contains an omission placeholder (for example 'rest of methods ...'). Provide exact literal replacement text."
     );
 }
+
+#[test]
+fn a_relative_path_is_corrected_to_the_unique_file_and_ambiguity_is_an_error() {
+    let s = Scratch::new();
+    s.write("src/deep/module.py", "VALUE = 1\n");
+    s.write("a/util.py", "X = 1\n");
+    s.write("b/util.py", "X = 1\n");
+    let turns = [
+        turn(vec![
+            call(
+                "replace",
+                json!({"file_path": "deep/module.py", "instruction": "bump",
+                "old_string": "VALUE = 1", "new_string": "VALUE = 2"}),
+            ),
+            call(
+                "replace",
+                json!({"file_path": "util.py", "instruction": "bump",
+                "old_string": "X = 1", "new_string": "X = 2"}),
+            ),
+        ]),
+        turn(vec![text("done")]),
+    ];
+    let (_, proc) = s.run_json(&turns, &["-p", "go", "--yolo"]);
+    assert!(proc.status.success(), "{}", stderr(&proc));
+    assert_eq!(s.read("src/deep/module.py"), "VALUE = 2\n");
+    assert_eq!(s.read("a/util.py"), "X = 1\n");
+    assert_eq!(s.read("b/util.py"), "X = 1\n");
+    let r = function_responses(&s.requests()[1]);
+    let ok = r[0]["response"]["output"].as_str().unwrap();
+    let target = s.ws().join("src/deep/module.py");
+    assert!(
+        ok.starts_with(&format!("Successfully modified file: {}", target.display())),
+        "{ok}"
+    );
+    let err = r[1]["response"]["error"].as_str().unwrap();
+    assert!(
+        err.starts_with("The file path 'util.py' is ambiguous and matches multiple files."),
+        "{err}"
+    );
+    assert!(
+        err.contains(&s.ws().join("a/util.py").display().to_string()),
+        "{err}"
+    );
+    assert!(
+        err.contains(&s.ws().join("b/util.py").display().to_string()),
+        "{err}"
+    );
+}
