@@ -4,64 +4,30 @@
 //! call of the batch writes wait for it (call order); answers come back in call order,
 //! one per call, whatever happened.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use futures::future::{BoxFuture, FutureExt, Shared};
+use futures::future::FutureExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::content::FunctionCall;
-use crate::engine::policy::{decide, PolicyDecision};
 use crate::engine::responses::{cancelled_parts, error_parts, success_parts};
 use crate::protocol::{
-    ApprovalDecision, ApprovalMode, ApprovalRequest, CallStatus, CompletedCall, Schedule,
-    ToolError, ToolErrorKind, ToolKind, UiEvent,
+    ApprovalRequest, CallStatus, CompletedCall, Schedule, ToolError, ToolErrorKind, UiEvent,
 };
 use crate::tools::registry::{Invocation, ToolHandle};
-use crate::tools::{PolicyHint, Services, ToolContext, ToolRegistry};
+use crate::tools::{Services, ToolContext, ToolRegistry};
 
 use super::tool_host::HostOutcome;
 
-/// Something the user allowed for the rest of the session (or saved).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AllowRule {
-    pub tool: String,
-    /// A file, a command prefix, …; `None` allows the whole tool.
-    pub key: Option<String>,
-    /// `session` or the file it was saved to.
-    pub origin: String,
-}
+mod approval;
+mod conflicts;
 
-/// The approval state shared by the Scheduler and the front ends.
-#[derive(Debug, Default)]
-pub struct PolicyState {
-    pub mode: ApprovalMode,
-    pub rules: Vec<AllowRule>,
-}
-
-impl PolicyState {
-    fn allows(&self, tool: &str, keys: &[String]) -> bool {
-        self.rules.iter().any(|r| {
-            r.tool == tool
-                && match &r.key {
-                    None => true,
-                    Some(k) => {
-                        !keys.is_empty()
-                            && keys
-                                .iter()
-                                .all(|key| key == k || key.starts_with(&format!("{k} ")))
-                    }
-                }
-        })
-    }
-}
-
-/// Shared handle on the approval state.
-pub type SharedPolicy = Arc<Mutex<PolicyState>>;
+use approval::Approval;
+pub use approval::{AllowRule, PolicyState, SharedPolicy};
+use conflicts::{ConflictTracker, DoneSignal};
 
 /// The Scheduler actor.
 pub struct Scheduler {
@@ -112,8 +78,6 @@ impl Handler<Schedule> for Scheduler {
         Box::pin(async move { inner.run_batch(msg).await })
     }
 }
-
-type DoneSignal = Shared<BoxFuture<'static, ()>>;
 
 enum Slot {
     Done(CompletedCall),
@@ -272,129 +236,6 @@ impl Inner {
         results
     }
 
-    async fn approve(
-        &self,
-        tool: &Arc<dyn ToolHandle>,
-        mut invocation: Box<dyn Invocation>,
-        call: &CallInfo,
-        cancel: &CancellationToken,
-    ) -> Approval {
-        let mut args = call.args.clone();
-        loop {
-            let hint = invocation.policy_hint().map(|h| h == PolicyHint::Allow);
-            let (mode, allowed) = match self.policy.lock() {
-                Ok(state) => (
-                    state.mode,
-                    state.allows(tool.name(), invocation.approval_keys()),
-                ),
-                Err(_) => (ApprovalMode::Default, false),
-            };
-            match decide(mode, tool.kind(), hint) {
-                PolicyDecision::Allow => return Approval::Run(invocation),
-                PolicyDecision::Deny(reason) => {
-                    return Approval::Refused(self.failed(
-                        call,
-                        ToolErrorKind::PolicyViolation,
-                        format!("Tool execution denied by policy. {reason}"),
-                    ))
-                }
-                PolicyDecision::Ask if allowed => return Approval::Run(invocation),
-                PolicyDecision::Ask => {}
-            }
-            let ctx = self.context(&call.id, cancel.clone());
-            let Some(details) = invocation.confirmation(&ctx).await else {
-                return Approval::Run(invocation);
-            };
-            self.status(call, CallStatus::AwaitingApproval);
-            let request = ApprovalRequest {
-                call_id: call.id.clone(),
-                tool_name: tool.name().to_string(),
-                args: args.clone(),
-                details,
-            };
-            let decision = tokio::select! {
-                d = self.approver.send(request) => d.unwrap_or(ApprovalDecision::Cancel { feedback: None }),
-                _ = cancel.cancelled() => return Approval::Refused(self.cancelled(call, "Operation cancelled by user")),
-            };
-            match decision {
-                ApprovalDecision::ProceedOnce => return Approval::Run(invocation),
-                ApprovalDecision::ProceedAlways | ApprovalDecision::ProceedAlwaysAndSave => {
-                    let origin = if decision == ApprovalDecision::ProceedAlways {
-                        "session"
-                    } else {
-                        "saved"
-                    };
-                    self.remember(tool.as_ref(), invocation.approval_keys(), origin);
-                    return Approval::Run(invocation);
-                }
-                ApprovalDecision::Modify { edited_content } => {
-                    let Some(new_args) = tool.modified_args(&args, &edited_content) else {
-                        continue;
-                    };
-                    match tool.prepare(&new_args, &self.services) {
-                        Ok(inv) => {
-                            invocation = inv;
-                            args = new_args;
-                        }
-                        Err(msg) => {
-                            return Approval::Refused(self.failed(
-                                call,
-                                ToolErrorKind::InvalidToolParams,
-                                msg,
-                            ))
-                        }
-                    }
-                }
-                ApprovalDecision::Deny { reason } => {
-                    return Approval::Refused(self.failed(
-                        call,
-                        ToolErrorKind::PolicyViolation,
-                        reason,
-                    ))
-                }
-                ApprovalDecision::Cancel { feedback } => {
-                    let reason = match feedback {
-                        Some(f) if !f.trim().is_empty() => {
-                            format!("User denied execution. The user said: {}", f.trim())
-                        }
-                        _ => "User denied execution.".to_string(),
-                    };
-                    return Approval::UserCancelled(self.cancelled(call, &reason));
-                }
-            }
-        }
-    }
-
-    fn remember(&self, tool: &dyn ToolHandle, keys: &[String], origin: &str) {
-        let Ok(mut state) = self.policy.lock() else {
-            return;
-        };
-        if tool.kind() == ToolKind::Edit && state.mode == ApprovalMode::Default {
-            state.mode = ApprovalMode::AutoEdit;
-            self.emit(UiEvent::Notice("Edits will be applied without asking for the rest of this session (approval mode auto_edit).".into()));
-        }
-        let new_rules: Vec<AllowRule> = if keys.is_empty() {
-            vec![AllowRule {
-                tool: tool.name().into(),
-                key: None,
-                origin: origin.into(),
-            }]
-        } else {
-            keys.iter()
-                .map(|k| AllowRule {
-                    tool: tool.name().into(),
-                    key: Some(k.clone()),
-                    origin: origin.into(),
-                })
-                .collect()
-        };
-        for rule in new_rules {
-            if !state.rules.contains(&rule) {
-                state.rules.push(rule);
-            }
-        }
-    }
-
     fn context(&self, call_id: &str, cancel: CancellationToken) -> ToolContext {
         ToolContext::new(
             self.services.clone(),
@@ -530,12 +371,6 @@ impl Inner {
     }
 }
 
-enum Approval {
-    Run(Box<dyn Invocation>),
-    Refused(CompletedCall),
-    UserCancelled(CompletedCall),
-}
-
 fn call_clone(call: &CallInfo) -> CallInfo {
     CallInfo {
         id: call.id.clone(),
@@ -546,47 +381,4 @@ fn call_clone(call: &CallInfo) -> CallInfo {
 
 fn wait_for_previous(args: &Value) -> bool {
     args.get("wait_for_previous").and_then(Value::as_bool) == Some(true)
-}
-
-/// Which earlier calls of the batch a call must wait for: the last writer of every
-/// path it touches, and every reader since, when it writes.
-#[derive(Default)]
-struct ConflictTracker {
-    signals: HashMap<usize, DoneSignal>,
-    last_writer: HashMap<PathBuf, usize>,
-    readers: HashMap<PathBuf, Vec<usize>>,
-}
-
-impl ConflictTracker {
-    fn add(
-        &mut self,
-        index: usize,
-        reads: Vec<PathBuf>,
-        writes: Vec<PathBuf>,
-        after_all: bool,
-    ) -> Vec<DoneSignal> {
-        let mut deps: Vec<usize> = Vec::new();
-        if after_all {
-            deps.extend(0..index);
-        }
-        for path in reads.iter().chain(writes.iter()) {
-            if let Some(&w) = self.last_writer.get(path) {
-                deps.push(w);
-            }
-        }
-        for path in &writes {
-            if let Some(rs) = self.readers.remove(path) {
-                deps.extend(rs);
-            }
-            self.last_writer.insert(path.clone(), index);
-        }
-        for path in reads {
-            self.readers.entry(path).or_default().push(index);
-        }
-        deps.sort_unstable();
-        deps.dedup();
-        deps.into_iter()
-            .filter_map(|i| self.signals.get(&i).cloned())
-            .collect()
-    }
 }
