@@ -79,6 +79,10 @@ pub struct ContextFiles {
     config: ContextConfig,
     /// Real paths of every file already given to the model.
     seen: Mutex<HashSet<PathBuf>>,
+    /// Directories whose ancestors were already searched (JIT tier): each is searched
+    /// once per session (until a reload), so a batch of reads in one directory costs
+    /// one search, not one per call.
+    scanned: Mutex<HashSet<PathBuf>>,
 }
 
 impl ContextFiles {
@@ -86,6 +90,7 @@ impl ContextFiles {
         Self {
             config,
             seen: Mutex::new(HashSet::new()),
+            scanned: Mutex::new(HashSet::new()),
         }
     }
 
@@ -124,6 +129,12 @@ impl ContextFiles {
                 None => return Vec::new(),
             }
         };
+        {
+            let mut scanned = self.scanned.lock().unwrap_or_else(|p| p.into_inner());
+            if !scanned.insert(start.clone()) {
+                return Vec::new();
+            }
+        }
         let start = std::fs::canonicalize(&start).unwrap_or(start);
         let Some(ceiling) = self
             .config
@@ -152,6 +163,10 @@ impl ContextFiles {
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         if reset {
             seen.clear();
+            self.scanned
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clear();
         }
         let mut out = Vec::new();
         for path in candidates {

@@ -19,12 +19,13 @@ const SKIPPED_DIRS: [&str; 2] = [".git", "node_modules"];
 /// literal `@seg` exists under `base`. A path that exists as written is kept.
 pub fn defensive_path(raw: &str, base: &Path) -> String {
     let cleaned = raw.replace('\0', "");
-    if base.join(&cleaned).exists() {
-        return cleaned;
-    }
+    // Only an `@` prefix can change the path; anything else is kept without a stat.
     let Some(rest) = cleaned.strip_prefix('@') else {
         return cleaned;
     };
+    if base.join(&cleaned).exists() {
+        return cleaned;
+    }
     if let Some(after) = rest.strip_prefix('/').or_else(|| rest.strip_prefix('\\')) {
         return after.to_string();
     }

@@ -140,8 +140,7 @@ pub fn read_for_model(ws: &Workspace, raw: &str, window: LineWindow) -> ToolOutp
         Err(e) => return path_error(e),
     };
     if let Some(root) = ws.root_of(&real) {
-        let mut rules = IgnoreRules::new(FilterOptions::default());
-        if rules.is_ignored(root, &real, real.is_dir()) {
+        if is_ignored_cached(root, &real) {
             let msg = format!(
                 "File path '{}' is ignored by configured ignore patterns.",
                 real.display()
@@ -151,6 +150,35 @@ pub fn read_for_model(ws: &Workspace, raw: &str, window: LineWindow) -> ToolOutp
     }
     let rel = ws.display_relative(&real);
     process_file(&real, &rel, window).output
+}
+
+thread_local! {
+    /// Parsed ignore files, per FileSystem pool thread, reused for a short while so a
+    /// batch of reads parses each directory's ignore files once, not once per call.
+    static READ_IGNORE_RULES: std::cell::RefCell<Option<(std::time::Instant, IgnoreRules)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// How long parsed ignore files are reused before they are read again.
+const IGNORE_RULES_TTL: std::time::Duration = std::time::Duration::from_secs(2);
+
+fn is_ignored_cached(root: &std::path::Path, real: &std::path::Path) -> bool {
+    READ_IGNORE_RULES.with(|cell| {
+        let mut cache = cell.borrow_mut();
+        if cache
+            .as_ref()
+            .is_none_or(|(at, _)| at.elapsed() > IGNORE_RULES_TTL)
+        {
+            *cache = Some((
+                std::time::Instant::now(),
+                IgnoreRules::new(FilterOptions::default()),
+            ));
+        }
+        match cache.as_mut() {
+            Some((_, rules)) => rules.is_ignored(root, real, real.is_dir()),
+            None => false,
+        }
+    })
 }
 
 /// The model-facing error of a path the workspace refused.

@@ -40,6 +40,8 @@ pub trait ToolHandle: Send + Sync {
 struct Hosted<T: Tool> {
     tool: Arc<T>,
     addr: Addr<ToolActor<T>>,
+    /// The parameter schema, built once.
+    schema: Value,
 }
 
 struct Prepared<T: Tool> {
@@ -111,7 +113,7 @@ impl<T: Tool> ToolHandle for Hosted<T> {
 
     fn prepare(&self, args: &Value, services: &Services) -> Result<Box<dyn Invocation>, String> {
         let args = apply_aliases(args, self.tool.aliases());
-        schema::validate(&self.tool.schema(), &args)?;
+        schema::validate(&self.schema, &args)?;
         let params: T::Params =
             serde_json::from_value(args).map_err(|e| format!("Invalid parameters: {e}"))?;
         self.tool.validate(&params, services)?;
@@ -161,7 +163,8 @@ impl ToolRegistry {
         });
         self.by_name
             .insert(tool.name().to_string(), self.tools.len());
-        self.tools.push(Arc::new(Hosted { tool, addr }));
+        let schema = tool.schema();
+        self.tools.push(Arc::new(Hosted { tool, addr, schema }));
     }
 
     /// Keeps only the tools `keep` accepts (from `tools.core` / `tools.exclude`).
