@@ -1,11 +1,10 @@
 #!/bin/sh
 # Regenerates confirmation.txt and stats.txt: runs `troupe` (debug build) in a private
 # tmux server on a scripted model and saves the terminal as text. Needs tmux.
-# EDIT_TOOL=test_edit uses the test-only edit tool instead of replace.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 bin=${TROUPE_BIN:-$here/../../target/debug/troupe}
-tool=${EDIT_TOOL:-replace}
+tool=replace
 work=$(mktemp -d)
 trap 'tmux -S "$work/sock" kill-server 2>/dev/null || true; rm -rf "$work"' EXIT
 mkdir -p "$work/ws/src" "$work/home"

@@ -123,7 +123,6 @@ pub fn start_session(
         registry.register(test_tools::TestBarrier);
         registry.register(test_tools::TestPanic);
         registry.register(test_tools::TestSleep);
-        registry.register(test_tools::TestEdit);
     }
     let core = settings.tools.core.clone();
     let exclude = settings.tools.exclude.clone();

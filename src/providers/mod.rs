@@ -87,19 +87,23 @@ pub async fn generate_json(
     request: ModelRequest,
 ) -> Result<Value, ModelError> {
     let provider = client.provider().to_string();
-    let events = client.generate(request).await?;
-    let text: String = events
-        .iter()
-        .filter_map(|e| match e {
-            ModelEvent::Text(t) => Some(t.as_str()),
-            _ => None,
-        })
-        .collect();
+    let text = visible_text(&client.generate(request).await?);
     let trimmed = strip_json_fence(text.trim());
     serde_json::from_str(trimmed).map_err(|e| ModelError::Malformed {
         provider,
         message: format!("expected JSON, got {trimmed:?}: {e}"),
     })
+}
+
+/// The answer's text (thoughts excluded), concatenated.
+pub fn visible_text(events: &[ModelEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            ModelEvent::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect()
 }
 
 fn strip_json_fence(text: &str) -> &str {

@@ -313,49 +313,25 @@ impl Inner {
                     None,
                 )
             }
-            HostOutcome::Panicked(msg) => {
-                let message = format!("Tool \"{}\" crashed: {msg}", tool.name());
-                (
-                    CallStatus::Error,
-                    error_parts(&call.name, &call.id, &message),
-                    message.clone(),
-                    Some(ToolError {
-                        message,
-                        kind: ToolErrorKind::UnhandledException,
-                    }),
-                    None,
-                )
-            }
-            HostOutcome::TimedOut(limit) => {
-                let message = format!(
+            HostOutcome::Panicked(msg) => host_failure(
+                &call,
+                ToolErrorKind::UnhandledException,
+                format!("Tool \"{}\" crashed: {msg}", tool.name()),
+            ),
+            HostOutcome::TimedOut(limit) => host_failure(
+                &call,
+                ToolErrorKind::Timeout,
+                format!(
                     "Tool \"{}\" did not finish within {} s and was stopped.",
                     tool.name(),
                     limit.as_secs()
-                );
-                (
-                    CallStatus::Error,
-                    error_parts(&call.name, &call.id, &message),
-                    message.clone(),
-                    Some(ToolError {
-                        message,
-                        kind: ToolErrorKind::Timeout,
-                    }),
-                    None,
-                )
-            }
-            HostOutcome::Unavailable(msg) => {
-                let message = format!("Tool \"{}\" is unavailable: {msg}", tool.name());
-                (
-                    CallStatus::Error,
-                    error_parts(&call.name, &call.id, &message),
-                    message.clone(),
-                    Some(ToolError {
-                        message,
-                        kind: ToolErrorKind::UnhandledException,
-                    }),
-                    None,
-                )
-            }
+                ),
+            ),
+            HostOutcome::Unavailable(msg) => host_failure(
+                &call,
+                ToolErrorKind::UnhandledException,
+                format!("Tool \"{}\" is unavailable: {msg}", tool.name()),
+            ),
         };
         self.finish(CompletedCall {
             call_id: call.id,
@@ -370,6 +346,27 @@ impl Inner {
         })
     }
 }
+
+/// A call the host could not complete (panic, timeout, unreachable actor), as the
+/// parts of its [`CompletedCall`].
+fn host_failure(call: &CallInfo, kind: ToolErrorKind, message: String) -> Outcome {
+    (
+        CallStatus::Error,
+        error_parts(&call.name, &call.id, &message),
+        message.clone(),
+        Some(ToolError { message, kind }),
+        None,
+    )
+}
+
+/// Status, response parts, display, error and data of a finished call.
+type Outcome = (
+    CallStatus,
+    Vec<crate::engine::content::Part>,
+    String,
+    Option<ToolError>,
+    Option<serde_json::Value>,
+);
 
 fn call_clone(call: &CallInfo) -> CallInfo {
     CallInfo {

@@ -19,7 +19,7 @@ use self::net::{fetch, readable_text, FetchError, FetchLimits};
 use super::shell::format::wrap_untrusted;
 use super::{Services, Tool, ToolContext};
 use crate::engine::content::Content;
-use crate::engine::model::{ModelEvent, ModelRequest};
+use crate::engine::model::ModelRequest;
 use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
 
 /// Characters of fetched text shared among all URLs of one call.
@@ -363,13 +363,7 @@ async fn process_with_model(
         .generate(request)
         .await
         .map_err(|e| e.to_string())?;
-    let text: String = events
-        .iter()
-        .filter_map(|e| match e {
-            ModelEvent::Text(t) => Some(t.as_str()),
-            _ => None,
-        })
-        .collect();
+    let text = crate::providers::visible_text(&events);
     if text.trim().is_empty() {
         return Err("the model returned no text".into());
     }

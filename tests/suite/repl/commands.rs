@@ -35,7 +35,7 @@ fn stats_tools_help_and_suggestions() {
     let cells: Vec<&str> = row.split_whitespace().collect();
     assert_eq!(&cells[..4], ["read_file", "2", "1", "1"], "{row}");
     t.line("/tools");
-    let text = t.wait_for("test_edit ");
+    let text = t.wait_for("test_sleep ");
     assert!(text.contains("[edit]"), "{text}");
     t.line("/stat");
     t.wait_for("Unknown command /stat. Did you mean /stats?");
