@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
-use super::chat::{Chat, ChatConfig};
+use super::chat::{Chat, ChatConfig, ChatTuning};
 use super::filesystem::{FileSystem, FsClient};
 use super::scheduler::{PolicyState, Scheduler, SharedPolicy};
 use crate::engine::prompt::{self, PromptVars};
@@ -106,6 +106,7 @@ pub fn start_session(
     });
     let tools = registry.declarations();
     let system_prompt = system_prompt(&settings, &options.workspace, &tools)?;
+    let tuning = ChatTuning::new(&settings, options.model.provider(), &options.model_name);
     let chat = Chat::new(
         ChatConfig {
             model: options.model,
@@ -114,6 +115,7 @@ pub fn start_session(
             tools,
             max_turns: settings.model.max_turns,
             request_log: options.request_log,
+            tuning,
         },
         scheduler.clone(),
         events.clone(),

@@ -1,7 +1,7 @@
 //! History rules: the curated history sent to the model, the model turn recorded from
 //! a stream, call ids, and the checks on a finished stream.
 
-use super::content::{Content, FunctionCall, Part, Role};
+use super::content::{Content, FunctionCall, Part, Role, Usage};
 use super::model::ModelEvent;
 
 /// Is a recorded model turn valid? Empty turns and turns with empty parts are not.
@@ -53,6 +53,8 @@ pub struct TurnAssembler {
     parts: Vec<Part>,
     pub finish_reason: Option<String>,
     pub saw_thought: bool,
+    /// The last usage reported (Gemini repeats it, cumulative, on every chunk).
+    pub usage: Option<Usage>,
 }
 
 impl TurnAssembler {
@@ -76,7 +78,7 @@ impl TurnAssembler {
                 self.parts.push(part);
             }
             ModelEvent::Finished(reason) => self.finish_reason = Some(reason.clone()),
-            ModelEvent::Usage(_) => {}
+            ModelEvent::Usage(u) => self.usage = Some(*u),
         }
     }
 
