@@ -29,7 +29,7 @@ pub enum ModelError {
         message: String,
         retry_after: Option<Duration>,
     },
-    #[error("cannot reach {provider}: {message}")]
+    #[error("connection to {provider} failed: {message}")]
     Network { provider: String, message: String },
     #[error("{provider} sent an invalid stream ({kind}): {message}")]
     InvalidStream {

@@ -1,1 +1,2 @@
 mod runtime;
+mod gemini_wire;
