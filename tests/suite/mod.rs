@@ -1,2 +1,3 @@
 mod runtime;
 mod gemini_wire;
+mod openai_wire;
