@@ -531,9 +531,12 @@ mod tests {
         assert_eq!(model.compression.token_limit("qwen2.5"), 8192);
         assert_eq!(model.compression.token_limit("other"), 131072);
         assert_eq!(model.retry.max_attempts, 10);
-        let err = load_with(none, none, &[], &["model.compression.threshold=2".into()])
-            .unwrap_err();
-        assert!(err.to_string().contains("model.compression.threshold"), "{err}");
+        let err =
+            load_with(none, none, &[], &["model.compression.threshold=2".into()]).unwrap_err();
+        assert!(
+            err.to_string().contains("model.compression.threshold"),
+            "{err}"
+        );
         let err = load_with(
             none,
             none,

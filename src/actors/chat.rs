@@ -303,15 +303,14 @@ impl Handler<UserInput> for Chat {
             self.begin_turn(msg.text, ctx);
             return;
         }
-        ctx.spawn(
-            self.compress(false, cancel)
-                .map(move |outcome, act, ctx| {
-                    if let CompressionOutcome::Failed { reason } = outcome {
-                        act.emit(UiEvent::Notice(format!("Chat compression failed: {reason}")));
-                    }
-                    act.begin_turn(msg.text, ctx);
-                }),
-        );
+        ctx.spawn(self.compress(false, cancel).map(move |outcome, act, ctx| {
+            if let CompressionOutcome::Failed { reason } = outcome {
+                act.emit(UiEvent::Notice(format!(
+                    "Chat compression failed: {reason}"
+                )));
+            }
+            act.begin_turn(msg.text, ctx);
+        }));
     }
 }
 

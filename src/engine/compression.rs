@@ -137,11 +137,17 @@ pub fn compressed_history(summary: &str, keep: &[Content]) -> Vec<Content> {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Verdict {
     /// Use the new history.
-    Keep { tokens_before: u64, tokens_after: u64 },
+    Keep {
+        tokens_before: u64,
+        tokens_after: u64,
+    },
     /// The model returned nothing.
     Empty,
     /// The new history would be larger than the old one.
-    Inflated { tokens_before: u64, tokens_after: u64 },
+    Inflated {
+        tokens_before: u64,
+        tokens_after: u64,
+    },
 }
 
 /// Keeps a summary only when it is not empty and makes the history smaller.
@@ -232,7 +238,9 @@ mod tests {
         };
         assert_eq!(out(&history[1]).len(), 8_000);
         assert!(out(&history[0]).starts_with(&"x".repeat(1_000)));
-        assert!(out(&history[0]).ends_with("[7000 more characters dropped to compress the history]"));
+        assert!(
+            out(&history[0]).ends_with("[7000 more characters dropped to compress the history]")
+        );
     }
 
     #[test]
@@ -242,10 +250,16 @@ mod tests {
             Content::model_text("a".repeat(400)),
         ];
         let small = compressed_history("short", &[]);
-        assert!(matches!(judge(&original, &small, "short"), Verdict::Keep { .. }));
+        assert!(matches!(
+            judge(&original, &small, "short"),
+            Verdict::Keep { .. }
+        ));
         let big = "s".repeat(2_000);
         let inflated = compressed_history(&big, &[]);
-        assert!(matches!(judge(&original, &inflated, &big), Verdict::Inflated { .. }));
+        assert!(matches!(
+            judge(&original, &inflated, &big),
+            Verdict::Inflated { .. }
+        ));
         assert_eq!(judge(&original, &small, "  "), Verdict::Empty);
     }
 }

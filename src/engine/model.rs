@@ -139,11 +139,7 @@ pub fn ensure_active_loop_has_thought_signatures(contents: &mut [Content]) {
         .iter_mut()
         .filter(|c| c.role == Role::Model)
     {
-        if let Some(part) = content
-            .parts
-            .iter_mut()
-            .find(|p| p.function_call.is_some())
-        {
+        if let Some(part) = content.parts.iter_mut().find(|p| p.function_call.is_some()) {
             part.thought_signature
                 .get_or_insert_with(|| SKIP_THOUGHT_SIGNATURE.to_string());
         }
@@ -273,7 +269,10 @@ mod tests {
             contents[3].parts[0].thought_signature.as_deref(),
             Some(SKIP_THOUGHT_SIGNATURE)
         );
-        assert_eq!(contents[3].parts[1].thought_signature.as_deref(), Some("kept"));
+        assert_eq!(
+            contents[3].parts[1].thought_signature.as_deref(),
+            Some("kept")
+        );
     }
 
     #[test]
@@ -289,9 +288,17 @@ mod tests {
         let body = ModelRequest::new("gemini-3-pro-preview", vec![])
             .with_chat_defaults()
             .gemini_body();
-        assert_eq!(body["generationConfig"]["thinkingConfig"]["thinkingLevel"], "HIGH");
-        let body = ModelRequest::new("m", vec![]).with_utility_defaults().gemini_body();
-        assert_eq!(body["generationConfig"], json!({"temperature": 0.0, "topP": 1.0}));
+        assert_eq!(
+            body["generationConfig"]["thinkingConfig"]["thinkingLevel"],
+            "HIGH"
+        );
+        let body = ModelRequest::new("m", vec![])
+            .with_utility_defaults()
+            .gemini_body();
+        assert_eq!(
+            body["generationConfig"],
+            json!({"temperature": 0.0, "topP": 1.0})
+        );
     }
 
     #[test]

@@ -411,7 +411,10 @@ mod tests {
                 {"role": "tool", "tool_call_id": "c1", "content": "hello"}
             ])
         );
-        assert_eq!(body["tools"][0]["function"]["parameters"], json!({"type": "object"}));
+        assert_eq!(
+            body["tools"][0]["function"]["parameters"],
+            json!({"type": "object"})
+        );
         assert_eq!(body["stream_options"]["include_usage"], true);
     }
 

@@ -159,8 +159,10 @@ mod tests {
 
     #[test]
     fn error_chunk_keeps_code_and_message() {
-        let err = chunk_events(&json!({"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}))
-            .unwrap_err();
+        let err = chunk_events(
+            &json!({"error":{"code":503,"message":"overloaded","status":"UNAVAILABLE"}}),
+        )
+        .unwrap_err();
         assert_eq!(
             err.to_string(),
             "gemini answered HTTP 503: overloaded (UNAVAILABLE)"

@@ -31,14 +31,21 @@ pub fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-fn setting_or_env(setting: &str, env: &dyn Fn(&str) -> Option<String>, var: &str) -> Option<String> {
+fn setting_or_env(
+    setting: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    var: &str,
+) -> Option<String> {
     Some(setting.to_string())
         .filter(|s| !s.is_empty())
         .or_else(|| env(var))
 }
 
 /// Builds the model client of a session.
-pub fn select(settings: &Settings, choice: &ModelChoice) -> Result<Arc<dyn ModelClient>, ModelError> {
+pub fn select(
+    settings: &Settings,
+    choice: &ModelChoice,
+) -> Result<Arc<dyn ModelClient>, ModelError> {
     let model: Arc<dyn ModelClient> = match choice.fake_responses {
         Some(path) => Arc::new(ScriptedModel::from_file(path)?),
         None => network_model(settings, choice.env)?,

@@ -80,29 +80,54 @@ fn parallel_calls_then_answer_send_exact_bodies() {
             ])),
             finish_chunk("STOP"),
         ]),
-        Reply::gemini_sse(&[text_chunk("a is alpha, "), text_chunk("b is beta."), finish_chunk("STOP")]),
+        Reply::gemini_sse(&[
+            text_chunk("a is alpha, "),
+            text_chunk("b is beta."),
+            finish_chunk("STOP"),
+        ]),
     ]);
     let out = gemini(
         &s,
         &server,
-        &["-p", "Read a.txt and b.txt", "--yolo", "-o", "json", "-m", "gemini-2.5-pro", "-c", "tools.core=read_file"],
+        &[
+            "-p",
+            "Read a.txt and b.txt",
+            "--yolo",
+            "-o",
+            "json",
+            "-m",
+            "gemini-2.5-pro",
+            "-c",
+            "tools.core=read_file",
+        ],
     );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     // The response is everything the model said in the turn.
-    assert_eq!(json_out(&out)["response"], "I will read both files.a is alpha, b is beta.");
+    assert_eq!(
+        json_out(&out)["response"],
+        "I will read both files.a is alpha, b is beta."
+    );
 
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
     for r in &requests {
         assert_eq!(r.method, "POST");
-        assert_eq!(r.path, "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse");
+        assert_eq!(
+            r.path,
+            "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+        );
         assert_eq!(r.headers["x-goog-api-key"], "test-key");
     }
     let tools = requests[0].body["tools"].clone();
-    let declarations = tools[0]["functionDeclarations"].as_array().expect("declarations");
+    let declarations = tools[0]["functionDeclarations"]
+        .as_array()
+        .expect("declarations");
     assert_eq!(declarations.len(), 1);
     assert_eq!(declarations[0]["name"], "read_file");
-    assert_eq!(declarations[0]["parametersJsonSchema"]["required"], json!(["file_path"]));
+    assert_eq!(
+        declarations[0]["parametersJsonSchema"]["required"],
+        json!(["file_path"])
+    );
     let config = json!({"temperature": 1.0, "topP": 0.95, "topK": 64,
         "thinkingConfig": {"includeThoughts": true, "thinkingBudget": 8192}});
     let system = json!({"role": "user", "parts": [{"text": "You are a test agent."}]});
@@ -113,10 +138,21 @@ fn parallel_calls_then_answer_send_exact_bodies() {
     );
 
     let model_parts = &requests[1].body["contents"][1]["parts"];
-    let id = |i: usize| model_parts[i]["functionCall"]["id"].as_str().expect("call id").to_string();
+    let id = |i: usize| {
+        model_parts[i]["functionCall"]["id"]
+            .as_str()
+            .expect("call id")
+            .to_string()
+    };
     let (id_a, id_b) = (id(1), id(2));
-    assert!(id_a.starts_with("read_file_") && id_a.ends_with("_0"), "{id_a}");
-    assert!(id_b.starts_with("read_file_") && id_b.ends_with("_1"), "{id_b}");
+    assert!(
+        id_a.starts_with("read_file_") && id_a.ends_with("_0"),
+        "{id_a}"
+    );
+    assert!(
+        id_b.starts_with("read_file_") && id_b.ends_with("_1"),
+        "{id_b}"
+    );
     assert_eq!(
         requests[1].body,
         json!({
@@ -145,7 +181,9 @@ fn unsigned_calls_of_the_active_loop_get_the_skip_signature() {
     s.write("a.txt", "alpha\n");
     let server = Loopback::start(vec![
         Reply::gemini_sse(&[
-            parts_chunk(json!([{"functionCall": {"id": "given-id", "name": "read_file", "args": {"file_path": "a.txt"}}}])),
+            parts_chunk(
+                json!([{"functionCall": {"id": "given-id", "name": "read_file", "args": {"file_path": "a.txt"}}}]),
+            ),
             finish_chunk("STOP"),
         ]),
         answer("done"),
@@ -158,7 +196,10 @@ fn unsigned_calls_of_the_active_loop_get_the_skip_signature() {
         json!({"functionCall": {"id": "given-id", "name": "read_file", "args": {"file_path": "a.txt"}},
                "thoughtSignature": "skip_thought_signature_validator"})
     );
-    assert_eq!(second["contents"][2]["parts"][0]["functionResponse"]["id"], "given-id");
+    assert_eq!(
+        second["contents"][2]["parts"][0]["functionResponse"]["id"],
+        "given-id"
+    );
 }
 
 #[test]
@@ -183,7 +224,10 @@ fn rate_limits_are_retried_after_the_delay_the_server_asks() {
         "{err}"
     );
     assert!(err.contains("(the server asked to wait 1s)"), "{err}");
-    assert!(err.contains("(attempt 3)") && err.contains("(the server asked to wait 0.20s)"), "{err}");
+    assert!(
+        err.contains("(attempt 3)") && err.contains("(the server asked to wait 0.20s)"),
+        "{err}"
+    );
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     assert_eq!(requests[0].body, requests[2].body);
@@ -196,7 +240,11 @@ fn server_errors_every_time_end_in_a_clear_error_after_bounded_attempts() {
         500,
         &json!({"error": {"code": 500, "message": "Internal error encountered.", "status": "INTERNAL"}}),
     ));
-    let out = gemini(&s, &server, &["-p", "hi", "-o", "json", "-c", "model.retry.max_attempts=3"]);
+    let out = gemini(
+        &s,
+        &server,
+        &["-p", "hi", "-o", "json", "-c", "model.retry.max_attempts=3"],
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         json_out(&out)["error"]["message"],
@@ -228,7 +276,8 @@ fn a_stream_cut_mid_event_is_retried_and_its_partial_output_dropped() {
     let s = Scratch::new();
     let server = Loopback::start(vec![
         // The connection drops inside an event.
-        Reply::gemini_sse(&[text_chunk("Partial ")]).then_cut(r#"data: {"candidates":[{"content":{"par"#),
+        Reply::gemini_sse(&[text_chunk("Partial ")])
+            .then_cut(r#"data: {"candidates":[{"content":{"par"#),
         // The body ends cleanly, but inside an event.
         Reply::events([
             format!("data: {}\r\n\r\n", text_chunk("Also partial ")),
@@ -249,10 +298,27 @@ fn a_stream_cut_mid_event_is_retried_and_its_partial_output_dropped() {
     let server = Loopback::always(
         Reply::events([format!("data: {}\r\n\r\n", text_chunk("Partial "))]).then_cut("data: {"),
     );
-    let out = gemini(&s, &server, &["-p", "hi", "-o", "json", "-c", "model.retry.max_stream_attempts=2"]);
+    let out = gemini(
+        &s,
+        &server,
+        &[
+            "-p",
+            "hi",
+            "-o",
+            "json",
+            "-c",
+            "model.retry.max_stream_attempts=2",
+        ],
+    );
     assert_eq!(out.status.code(), Some(1));
-    let message = json_out(&out)["error"]["message"].as_str().unwrap_or_default().to_string();
-    assert!(message.starts_with("connection to gemini failed: "), "{message}");
+    let message = json_out(&out)["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        message.starts_with("connection to gemini failed: "),
+        "{message}"
+    );
     assert!(message.ends_with("(gave up after 2 attempts)"), "{message}");
     assert_eq!(server.requests().len(), 2);
 }
@@ -267,7 +333,11 @@ fn a_body_that_is_not_json_is_a_clear_error() {
         json_out(&out)["error"]["message"],
         "gemini sent a malformed response: expected an event stream, got a body that is not JSON (expected value at line 1 column 1): <html>Bad gateway</html>"
     );
-    assert_eq!(server.requests().len(), 1, "a malformed answer is not retried");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "a malformed answer is not retried"
+    );
 
     let s = Scratch::new();
     let server = Loopback::always(Reply::events(["data: not json\r\n\r\n".to_string()]));
@@ -280,7 +350,11 @@ fn a_body_that_is_not_json_is_a_clear_error() {
 
     let s = Scratch::new();
     let server = Loopback::always(Reply::raw(502, "text/html", "<html>upstream down</html>"));
-    let out = gemini(&s, &server, &["-p", "hi", "-o", "json", "-c", "model.retry.max_attempts=2"]);
+    let out = gemini(
+        &s,
+        &server,
+        &["-p", "hi", "-o", "json", "-c", "model.retry.max_attempts=2"],
+    );
     assert_eq!(
         json_out(&out)["error"]["message"],
         "gemini answered HTTP 502: <html>upstream down</html> (gave up after 2 attempts)"
@@ -316,7 +390,9 @@ fn an_error_chunk_mid_stream_is_retried() {
     let out = gemini(&s, &server, &["-p", "hi"]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert!(
-        stderr(&out).contains("gemini answered HTTP 503: The model is overloaded. (UNAVAILABLE); retrying in"),
+        stderr(&out).contains(
+            "gemini answered HTTP 503: The model is overloaded. (UNAVAILABLE); retrying in"
+        ),
         "{}",
         stderr(&out)
     );

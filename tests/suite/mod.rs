@@ -1,3 +1,5 @@
-mod runtime;
 mod gemini_wire;
+mod history_rules;
 mod openai_wire;
+mod record_replay;
+mod runtime;

@@ -80,7 +80,12 @@ fn parallel_tool_calls_then_answer_send_exact_bodies() {
             chunk(json!({"content": "I'll read both."}), None),
             call(0, Some("call_a"), Some("read_file"), "{"),
             call(0, None, None, "\"file_path\": \"a.txt\"}"),
-            call(1, Some("call_b"), Some("read_file"), "{\n    \"file_path\": \"b.txt\"\n}"),
+            call(
+                1,
+                Some("call_b"),
+                Some("read_file"),
+                "{\n    \"file_path\": \"b.txt\"\n}",
+            ),
             chunk(json!({}), Some("tool_calls")),
             usage_chunk(),
         ]),
@@ -89,10 +94,21 @@ fn parallel_tool_calls_then_answer_send_exact_bodies() {
     let out = openai(
         &s,
         &server,
-        &["-p", "Read a.txt and b.txt", "--yolo", "-o", "json", "-c", "tools.core=read_file"],
+        &[
+            "-p",
+            "Read a.txt and b.txt",
+            "--yolo",
+            "-o",
+            "json",
+            "-c",
+            "tools.core=read_file",
+        ],
     );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
-    assert_eq!(json_out(&out)["response"], "I'll read both.a is alpha, b is beta.");
+    assert_eq!(
+        json_out(&out)["response"],
+        "I'll read both.a is alpha, b is beta."
+    );
     let stats = &json_out(&out)["stats"]["tools"];
     assert_eq!(stats["totalSuccess"], 2);
 
@@ -106,7 +122,10 @@ fn parallel_tool_calls_then_answer_send_exact_bodies() {
     assert_eq!(tools.as_array().map(Vec::len), Some(1));
     assert_eq!(tools[0]["type"], "function");
     assert_eq!(tools[0]["function"]["name"], "read_file");
-    assert_eq!(tools[0]["function"]["parameters"]["required"], json!(["file_path"]));
+    assert_eq!(
+        tools[0]["function"]["parameters"]["required"],
+        json!(["file_path"])
+    );
     let system = json!({"role": "system", "content": "You are a test agent."});
     let user = json!({"role": "user", "content": "Read a.txt and b.txt"});
     let body = |messages: Value| {
@@ -135,8 +154,11 @@ fn parallel_tool_calls_then_answer_send_exact_bodies() {
 fn rate_limits_are_retried_after_retry_after() {
     let s = Scratch::new();
     let server = Loopback::start(vec![
-        Reply::json(429, &json!({"error": {"message": "Rate limit reached", "type": "rate_limit_error"}}))
-            .header("retry-after", "1"),
+        Reply::json(
+            429,
+            &json!({"error": {"message": "Rate limit reached", "type": "rate_limit_error"}}),
+        )
+        .header("retry-after", "1"),
         answer("Made it."),
     ]);
     let out = openai(&s, &server, &["-p", "hi"]);
@@ -158,7 +180,11 @@ fn server_errors_every_time_end_after_bounded_attempts() {
         503,
         &json!({"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}}),
     ));
-    let out = openai(&s, &server, &["-p", "hi", "-o", "json", "-c", "model.retry.max_attempts=4"]);
+    let out = openai(
+        &s,
+        &server,
+        &["-p", "hi", "-o", "json", "-c", "model.retry.max_attempts=4"],
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         error_message(&out),
@@ -167,9 +193,15 @@ fn server_errors_every_time_end_after_bounded_attempts() {
     assert_eq!(server.requests().len(), 4);
 
     let s = Scratch::new();
-    let server = Loopback::always(Reply::json(400, &json!({"error": {"message": "bad tools", "type": "invalid_request_error"}})));
+    let server = Loopback::always(Reply::json(
+        400,
+        &json!({"error": {"message": "bad tools", "type": "invalid_request_error"}}),
+    ));
     let out = openai(&s, &server, &["-p", "hi", "-o", "json"]);
-    assert_eq!(error_message(&out), "openai-compatible answered HTTP 400: bad tools");
+    assert_eq!(
+        error_message(&out),
+        "openai-compatible answered HTTP 400: bad tools"
+    );
     assert_eq!(server.requests().len(), 1, "400 is never retried");
 }
 
@@ -177,10 +209,16 @@ fn server_errors_every_time_end_after_bounded_attempts() {
 fn cut_and_unfinished_streams_are_retried() {
     let s = Scratch::new();
     let server = Loopback::start(vec![
-        Reply::events([format!("data: {}\n\n", chunk(json!({"content": "Partial "}), None))])
-            .then_cut(r#"data: {"choices":[{"delta":{"con"#),
+        Reply::events([format!(
+            "data: {}\n\n",
+            chunk(json!({"content": "Partial "}), None)
+        )])
+        .then_cut(r#"data: {"choices":[{"delta":{"con"#),
         // Ends cleanly, but with neither a finish_reason nor [DONE].
-        Reply::events([format!("data: {}\n\n", chunk(json!({"content": "Also partial"}), None))]),
+        Reply::events([format!(
+            "data: {}\n\n",
+            chunk(json!({"content": "Also partial"}), None)
+        )]),
         answer("Whole answer."),
     ]);
     let out = openai(&s, &server, &["-p", "hi", "-o", "json"]);
@@ -195,12 +233,26 @@ fn cut_and_unfinished_streams_are_retried() {
 fn malformed_tool_arguments_are_retried_then_reported() {
     let s = Scratch::new();
     let bad = Reply::openai_sse(&[
-        chunk(json!({"tool_calls": [{"index": 0, "id": "x", "type": "function",
-            "function": {"name": "read_file", "arguments": "{\"file_path\": "}}]}), None),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": "x", "type": "function",
+            "function": {"name": "read_file", "arguments": "{\"file_path\": "}}]}),
+            None,
+        ),
         chunk(json!({}), Some("tool_calls")),
     ]);
     let server = Loopback::always(bad);
-    let out = openai(&s, &server, &["-p", "hi", "-o", "json", "-c", "model.retry.max_stream_attempts=2"]);
+    let out = openai(
+        &s,
+        &server,
+        &[
+            "-p",
+            "hi",
+            "-o",
+            "json",
+            "-c",
+            "model.retry.max_stream_attempts=2",
+        ],
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         error_message(&out),

@@ -43,11 +43,10 @@ impl Chat {
         let mut shortened = original.clone();
         truncate_function_responses(&mut shortened, FUNCTION_RESPONSE_TOKEN_BUDGET);
         let fraction = 1.0 - self.config.tuning.preserve_fraction;
-        let split = find_split_point(&shortened, fraction).map_err(|e| {
-            CompressionOutcome::Failed {
+        let split =
+            find_split_point(&shortened, fraction).map_err(|e| CompressionOutcome::Failed {
                 reason: e.to_string(),
-            }
-        })?;
+            })?;
         if split == 0 {
             return Err(CompressionOutcome::Noop {
                 reason: "nothing old enough to compress".into(),
@@ -143,8 +142,7 @@ impl Chat {
             Verdict::Empty => {
                 self.compression_failed = true;
                 CompressionOutcome::Failed {
-                    reason: "the model returned an empty summary; the history is unchanged"
-                        .into(),
+                    reason: "the model returned an empty summary; the history is unchanged".into(),
                 }
             }
             Verdict::Inflated {
