@@ -1,5 +1,6 @@
 mod gemini_wire;
 mod history_rules;
+mod local_llm;
 mod openai_wire;
 mod record_replay;
 mod runtime;
