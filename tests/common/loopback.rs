@@ -25,6 +25,8 @@ pub struct Reply {
     pub chunks: Vec<Vec<u8>>,
     /// Cut the connection after the chunks instead of ending the body.
     pub abort: bool,
+    /// Go silent for this long before the last chunk.
+    pub stall: Option<std::time::Duration>,
 }
 
 impl Reply {
@@ -34,6 +36,7 @@ impl Reply {
             headers: vec![("content-type".into(), content_type.into())],
             chunks: vec![body.as_bytes().to_vec()],
             abort: false,
+            stall: None,
         }
     }
 
@@ -63,11 +66,18 @@ impl Reply {
             headers: vec![("content-type".into(), "text/event-stream".into())],
             chunks: pieces.into_iter().map(String::into_bytes).collect(),
             abort: false,
+            stall: None,
         }
     }
 
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Stays silent for `pause` before sending the last chunk.
+    pub fn stall_before_last(mut self, pause: std::time::Duration) -> Self {
+        self.stall = Some(pause);
         self
     }
 
@@ -229,10 +239,17 @@ async fn answer(
         )));
     }
     // Each frame is flushed before the next (and before a cut), as a live server would.
-    let stream = futures::stream::iter(frames).then(|frame| async move {
-        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
-        frame
-    });
+    let last = frames.len().saturating_sub(1);
+    let stall = reply.stall;
+    let stream =
+        futures::stream::iter(frames.into_iter().enumerate()).then(move |(i, frame)| async move {
+            let pause = match stall {
+                Some(pause) if i == last => pause,
+                _ => std::time::Duration::from_millis(2),
+            };
+            tokio::time::sleep(pause).await;
+            frame
+        });
     let mut response = Response::builder().status(reply.status);
     for (k, v) in &reply.headers {
         response = response.header(k, v);

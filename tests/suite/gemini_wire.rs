@@ -398,3 +398,25 @@ fn an_error_chunk_mid_stream_is_retried() {
     );
     assert_eq!(server.requests().len(), 2);
 }
+
+#[test]
+fn a_stalled_stream_times_out_and_is_retried() {
+    let s = Scratch::new();
+    let server = Loopback::start(vec![
+        Reply::gemini_sse(&[text_chunk("Slow "), finish_chunk("STOP")])
+            .stall_before_last(std::time::Duration::from_secs(3)),
+        answer("Fast."),
+    ]);
+    let out = gemini(
+        &s,
+        &server,
+        &["-p", "hi", "-c", "model.network.idle_timeout_secs=1"],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains("connection to gemini failed: the stream stalled: no data for 1 s (model.network.idle_timeout_secs); retrying in"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(server.requests().len(), 2);
+}
