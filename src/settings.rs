@@ -451,13 +451,23 @@ impl LoadedSettings {
         let mut out = String::new();
         for key in leaf_keys(&self.table) {
             let value = lookup(&self.table, &key)
-                .map(Value::to_string)
+                .map(|v| match v {
+                    // Keys are never printed.
+                    Value::String(s) if key.ends_with("api_key") && !s.is_empty() => {
+                        "\"<set>\"".to_string()
+                    }
+                    other => other.to_string(),
+                })
                 .unwrap_or_default();
             let origin = self
                 .origins
                 .get(&key)
                 .map(String::as_str)
                 .unwrap_or("default");
+            let origin = match origin.split_once('=') {
+                Some((flag, _)) if key.ends_with("api_key") => flag,
+                _ => origin,
+            };
             out.push_str(&format!("{key} = {value}  # {origin}\n"));
         }
         out
@@ -531,6 +541,11 @@ mod tests {
         assert_eq!(model.compression.token_limit("qwen2.5"), 8192);
         assert_eq!(model.compression.token_limit("other"), 131072);
         assert_eq!(model.retry.max_attempts, 10);
+        let keyed = load_with(none, none, &[], &["model.gemini.api_key=secret".into()]).unwrap();
+        assert!(keyed
+            .describe()
+            .contains("model.gemini.api_key = \"<set>\""));
+        assert!(!keyed.describe().contains("secret"));
         let err =
             load_with(none, none, &[], &["model.compression.threshold=2".into()]).unwrap_err();
         assert!(
