@@ -211,6 +211,14 @@ struct PendingCall {
     arguments: String,
 }
 
+/// Adds a streamed piece of an id or name. Some servers repeat the whole value in
+/// every delta instead of sending it once; a repeat is not appended.
+fn merge_piece(field: &mut String, piece: &str) {
+    if field != piece {
+        field.push_str(piece);
+    }
+}
+
 /// Turns the chunks of one streamed answer into events.
 #[derive(Debug, Default)]
 pub struct StreamDecoder {
@@ -257,11 +265,11 @@ impl StreamDecoder {
                     .unwrap_or(position as u64);
                 let pending = self.calls.entry(index).or_default();
                 if let Some(id) = call.get("id").and_then(Value::as_str) {
-                    pending.id.push_str(id);
+                    merge_piece(&mut pending.id, id);
                 }
                 if let Some(f) = call.get("function") {
                     if let Some(name) = f.get("name").and_then(Value::as_str) {
-                        pending.name.push_str(name);
+                        merge_piece(&mut pending.name, name);
                     }
                     if let Some(args) = f.get("arguments").and_then(Value::as_str) {
                         pending.arguments.push_str(args);
@@ -425,7 +433,7 @@ mod tests {
             json!({"choices":[{"index":0,"delta":{"role":"assistant","content":null}}],"timings":{}}),
             json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"b","type":"function","function":{"name":"glob","arguments":"{\n  \"pattern\""}}]}}]}),
             json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"ls","arguments":""}}]}}]}),
-            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":": \"*\"\n}"}}]}}]}),
+            json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"b","function":{"name":"glob","arguments":": \"*\"\n}"}}]}}]}),
             json!({"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"tool_calls"}]}),
             json!({"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11}}),
         ];
@@ -440,7 +448,7 @@ mod tests {
             matches!(&events[2], ModelEvent::FunctionCall { call, .. } if call.name == "ls" && call.id.as_deref() == Some("a") && call.args == json!({}))
         );
         assert!(
-            matches!(&events[3], ModelEvent::FunctionCall { call, .. } if call.args == json!({"pattern": "*"}))
+            matches!(&events[3], ModelEvent::FunctionCall { call, .. } if call.args == json!({"pattern": "*"}) && call.id.as_deref() == Some("b") && call.name == "glob")
         );
         assert_eq!(events[4], ModelEvent::Finished("STOP".into()));
     }

@@ -107,6 +107,11 @@ impl Chat {
         self.compressing = false;
         let events = match result {
             Ok(events) => events,
+            Err(ModelError::Cancelled) => {
+                return CompressionOutcome::Noop {
+                    reason: "cancelled".into(),
+                }
+            }
             Err(e) => {
                 self.compression_failed = true;
                 return CompressionOutcome::Failed {
