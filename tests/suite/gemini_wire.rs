@@ -420,3 +420,30 @@ fn a_stalled_stream_times_out_and_is_retried() {
     );
     assert_eq!(server.requests().len(), 2);
 }
+
+#[test]
+fn an_unreachable_server_is_retried_then_named() {
+    let s = Scratch::new();
+    // A port that was just free: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let out = run_against(
+        &s,
+        &[("GOOGLE_GEMINI_BASE_URL", &url), ("GEMINI_API_KEY", "k")],
+        &["-p", "hi", "-o", "json", "-c", "model.retry.max_attempts=2"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let message = json_out(&out)["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        message.starts_with("connection to gemini failed: error sending request for url"),
+        "{message}"
+    );
+    assert!(message.contains("Connection refused"), "{message}");
+    assert!(message.ends_with("(gave up after 2 attempts)"), "{message}");
+}
