@@ -15,20 +15,25 @@ pub fn is_valid_model_turn(content: &Content) -> bool {
         })
 }
 
-/// The history sent to the model: a model turn that is invalid or empty is dropped
-/// together with the user input that led to it; everything else is kept.
+/// The history sent to the model (gemini-cli's `extractCuratedHistory`): user turns
+/// are always kept; a run of consecutive model turns is kept only when every turn in
+/// it is valid. Consecutive turns of one role are then merged.
 pub fn curated(history: &[Content]) -> Vec<Content> {
     let mut out: Vec<Content> = Vec::with_capacity(history.len());
-    for content in history {
-        match content.role {
-            Role::User => out.push(content.clone()),
-            Role::Model => {
-                if is_valid_model_turn(content) {
-                    out.push(content.clone());
-                } else if out.last().is_some_and(|c| c.role == Role::User) {
-                    out.pop();
-                }
-            }
+    let mut i = 0;
+    while i < history.len() {
+        if history[i].role == Role::User {
+            out.push(history[i].clone());
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < history.len() && history[i].role == Role::Model {
+            i += 1;
+        }
+        let run = &history[start..i];
+        if run.iter().all(is_valid_model_turn) {
+            out.extend_from_slice(run);
         }
     }
     coalesce(out)
@@ -169,20 +174,49 @@ mod tests {
     use super::*;
 
     #[test]
-    fn invalid_model_turn_drops_its_user_input() {
+    fn invalid_model_turns_are_dropped_user_turns_kept() {
+        let call = Content {
+            role: Role::Model,
+            parts: vec![Part::function_call(FunctionCall {
+                id: Some("1".into()),
+                name: "ls".into(),
+                args: serde_json::json!({}),
+            })],
+        };
+        let answer = Content {
+            role: Role::User,
+            parts: vec![Part::function_response(
+                crate::engine::content::FunctionResponse {
+                    id: Some("1".into()),
+                    name: "ls".into(),
+                    response: serde_json::json!({"output": "x"}),
+                    parts: None,
+                },
+            )],
+        };
         let history = vec![
             Content::user_text("a"),
-            Content::model_text("ok"),
-            Content::user_text("b"),
+            call.clone(),
+            answer.clone(),
+            // An empty answer after the tool result: dropped, the result stays.
             Content {
                 role: Role::Model,
                 parts: vec![],
             },
-            Content::user_text("c"),
+            Content::user_text("b"),
+            Content::model_text("ok"),
         ];
         let curated = curated(&history);
-        assert_eq!(curated.len(), 3);
-        assert_eq!(curated[2].text(), "c");
+        assert_eq!(curated.len(), 4);
+        assert_eq!(curated[1], call);
+        assert_eq!(
+            curated[2].parts.len(),
+            2,
+            "the result and the next input merge"
+        );
+        assert!(curated[2].has_function_response());
+        assert_eq!(curated[2].parts[1].text.as_deref(), Some("b"));
+        assert_eq!(curated[3].text(), "ok");
     }
 
     #[test]

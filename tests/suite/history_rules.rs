@@ -368,3 +368,36 @@ fn history_is_compressed_past_the_threshold_and_bad_summaries_are_discarded() {
         ])
     );
 }
+
+#[test]
+fn an_empty_answer_after_tool_results_keeps_the_results() {
+    let s = Scratch::new();
+    s.write("a.txt", "alpha\n");
+    let server = Loopback::start(vec![
+        calls(json!([{"functionCall": {"name": "read_file", "args": {"file_path": "a.txt"}}}])),
+        Reply::gemini_sse(&[text_chunk("", 50)]),
+        answer("next"),
+    ]);
+    System::new().block_on(async {
+        let mut h = Harness::start(&s.ws(), &server, &[]);
+        assert_eq!(
+            h.turn("read").await,
+            TurnOutcome::Completed {
+                response: String::new()
+            }
+        );
+        assert_eq!(
+            h.turn("more").await,
+            TurnOutcome::Completed {
+                response: "next".into()
+            }
+        );
+    });
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let sent = contents(&requests[2]);
+    assert_calls_answered_once(&sent);
+    let list = sent.as_array().expect("contents");
+    assert_eq!(list.len(), 3, "{sent}");
+    assert_eq!(list[2]["parts"][1], json!({"text": "more"}));
+}
