@@ -45,7 +45,19 @@ impl From<&RetrySettings> for RetryPolicy {
     }
 }
 
+/// A server asking to wait longer than this (a daily quota, say) is not waited for.
+pub const LONGEST_SERVER_DELAY: Duration = Duration::from_secs(300);
+
 impl RetryPolicy {
+    /// Is `error` worth another attempt at all? Retryable, and the server does not ask
+    /// for a wait longer than [`LONGEST_SERVER_DELAY`].
+    pub fn should_retry(error: &ModelError) -> bool {
+        error.is_retryable()
+            && error
+                .retry_after()
+                .is_none_or(|asked| asked <= LONGEST_SERVER_DELAY)
+    }
+
     /// The wait before retry number `retry` (1 for the first retry): the initial delay
     /// doubled each time up to the maximum, ±30 % jitter; never less than what the
     /// server asked for (plus up to 20 %).
@@ -112,7 +124,7 @@ impl ModelClient for RetryingModel {
             let mut attempt = 1;
             loop {
                 match inner.generate(request.clone()).await {
-                    Err(e) if e.is_retryable() && attempt < policy.max_attempts => {
+                    Err(e) if RetryPolicy::should_retry(&e) && attempt < policy.max_attempts => {
                         let delay = policy.delay(attempt, &e);
                         tracing::warn!(error = %e, attempt, ?delay, "utility call failed; retrying");
                         tokio::time::sleep(delay).await;
@@ -168,6 +180,14 @@ mod tests {
             message: "m".into(),
         };
         assert!(!blocked.is_retryable());
+        assert!(RetryPolicy::should_retry(&http(
+            429,
+            Some(Duration::from_secs(60))
+        )));
+        assert!(!RetryPolicy::should_retry(&http(
+            429,
+            Some(Duration::from_secs(3600))
+        )));
     }
 
     #[test]

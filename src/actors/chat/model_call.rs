@@ -75,7 +75,7 @@ impl ModelCall {
                 Ok(assembled) => return Ok(assembled),
                 Err(error) => error,
             };
-            if !error.is_retryable() {
+            if !RetryPolicy::should_retry(&error) {
                 return Err(CallFailure { error, attempts });
             }
             let mid_stream = received || matches!(error, ModelError::InvalidStream { .. });
