@@ -13,9 +13,7 @@ fn main() {
         Some(Command::Config { overrides }) => config(overrides),
         None => match cli.run.prompt.clone() {
             Some(prompt) => app::run_headless(&cli.run, prompt),
-            None => Err(app::AppError::Usage(
-                "the interactive session is not available in this build; run headless with -p \"PROMPT\"".into(),
-            )),
+            None => app::interactive::run(&cli.run),
         },
     };
     match result {

@@ -46,6 +46,10 @@ pub struct Settings {
     pub model: ModelSettings,
     pub approval: ApprovalSettings,
     pub tools: ToolSettings,
+    pub edit: EditSettings,
+    pub shell: ShellSettings,
+    pub web_fetch: WebFetchSettings,
+    pub context: ContextSettings,
     pub log: LogSettings,
 }
 
@@ -130,6 +134,8 @@ fn parse_token_limit(entry: &str) -> Result<(&str, u64), String> {
 #[serde(deny_unknown_fields)]
 pub struct ApprovalSettings {
     pub mode: String,
+    /// Calls allowed without asking, as `tool` or `tool(key)` ("Always allow").
+    pub allowed: Vec<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -139,6 +145,44 @@ pub struct ToolSettings {
     pub fs_threads: usize,
     pub core: Vec<String>,
     pub exclude: Vec<String>,
+}
+
+/// The `[edit]` section: how failed edits are corrected.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EditSettings {
+    pub correction: bool,
+    pub use_model: bool,
+    pub correction_timeout_secs: u64,
+    pub correction_cache_entries: usize,
+}
+
+/// `run_shell_command` limits.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellSettings {
+    pub inactivity_timeout_secs: u64,
+    pub output_limit_chars: usize,
+}
+
+/// `web_fetch` limits and the test-only loopback switch.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebFetchSettings {
+    pub timeout_secs: u64,
+    pub max_bytes: u64,
+    pub max_redirects: u32,
+    pub allow_loopback: bool,
+}
+
+/// Context files (AGENTS.md, GEMINI.md) and the memory file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextSettings {
+    pub file_names: Vec<String>,
+    pub global_dir: String,
+    pub memory_file: String,
+    pub jit: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -277,6 +321,17 @@ fn check_values(s: &Settings, origins: &BTreeMap<String, Origin>) -> Result<(), 
             ),
         ));
     }
+    if let Some(bad_rule) = s
+        .approval
+        .allowed
+        .iter()
+        .find(|r| crate::engine::policy::parse_rule(r).is_none())
+    {
+        return Err(bad(
+            "approval.allowed",
+            format!("`{bad_rule}` is not `tool` or `tool(key)`"),
+        ));
+    }
     if !["auto", "gemini", "openai", "scripted"].contains(&s.model.provider.as_str()) {
         return Err(bad(
             "model.provider",
@@ -301,6 +356,23 @@ fn check_values(s: &Settings, origins: &BTreeMap<String, Origin>) -> Result<(), 
     }
     for entry in &c.token_limits {
         parse_token_limit(entry).map_err(|m| bad("model.compression.token_limits", m))?;
+    }
+    if s.edit.correction_cache_entries == 0 {
+        return Err(bad(
+            "edit.correction_cache_entries",
+            "must be at least 1".into(),
+        ));
+    }
+    if s.context.file_names.is_empty()
+        || s.context
+            .file_names
+            .iter()
+            .any(|n| n.trim().is_empty() || n.contains('/'))
+    {
+        return Err(bad(
+            "context.file_names",
+            "must list at least one plain file name".into(),
+        ));
     }
     if s.tools.fs_threads == 0 {
         return Err(bad("tools.fs_threads", "must be at least 1".into()));

@@ -24,8 +24,10 @@ use actix::prelude::*;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::content::{Content, FunctionCall, FunctionDeclaration, Role};
+use crate::engine::context_files::ContextFiles;
 use crate::engine::history::{assign_call_ids, curated, TurnAssembler};
 use crate::engine::model::ModelRequest;
+use crate::engine::prompt::SystemPrompt;
 use crate::engine::responses::error_parts;
 use crate::protocol::{
     CallStatus, CancelTurn, CompletedCall, CompressHistory, CompressionOutcome, Memory,
@@ -47,6 +49,16 @@ pub struct ChatConfig {
     pub request_log: Option<PathBuf>,
     /// Retries, sampling and compression.
     pub tuning: ChatTuning,
+    /// The context files behind the system prompt, for `Memory` (show / refresh).
+    pub memory: Option<ChatMemory>,
+}
+
+/// How the system prompt is rebuilt when the context files are read again.
+pub struct ChatMemory {
+    pub prompt: SystemPrompt,
+    pub context: Arc<ContextFiles>,
+    /// What the current system prompt was built from.
+    pub report: MemoryReport,
 }
 
 /// The Chat actor.
@@ -384,9 +396,32 @@ impl Handler<CompressHistory> for Chat {
 }
 
 impl Handler<Memory> for Chat {
-    type Result = MessageResult<Memory>;
+    type Result = ResponseActFuture<Self, MemoryReport>;
 
-    fn handle(&mut self, _: Memory, _: &mut Self::Context) -> Self::Result {
-        MessageResult(MemoryReport::default())
+    fn handle(&mut self, msg: Memory, _: &mut Self::Context) -> Self::Result {
+        let Some(memory) = &self.config.memory else {
+            return Box::pin(fut::ready(MemoryReport::default()));
+        };
+        if !msg.refresh {
+            return Box::pin(fut::ready(memory.report.clone()));
+        }
+        let context = memory.context.clone();
+        let reload = async move { tokio::task::spawn_blocking(move || context.load()).await };
+        Box::pin(reload.into_actor(self).map(|loaded, act, _| {
+            let Some(memory) = act.config.memory.as_mut() else {
+                return MemoryReport::default();
+            };
+            match loaded {
+                Ok(loaded) => {
+                    memory.report = MemoryReport {
+                        files: loaded.paths(),
+                        text: loaded.text(),
+                    };
+                    act.config.system_prompt = Some(memory.prompt.render(&memory.report.text));
+                }
+                Err(e) => tracing::warn!(error = %e, "cannot reload context files"),
+            }
+            memory.report.clone()
+        }))
     }
 }

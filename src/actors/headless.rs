@@ -57,6 +57,8 @@ pub struct HeadlessFront {
     /// Length of `response` when the current model request began (a retry drops the
     /// partial text after it).
     request_start: usize,
+    /// Transcript: whether the last thing printed ended a line.
+    line_open: bool,
 }
 
 impl HeadlessFront {
@@ -78,6 +80,15 @@ impl HeadlessFront {
             done: Some(done),
             mode_name: mode_name.to_string(),
             request_start: 0,
+            line_open: false,
+        }
+    }
+
+    /// Transcript: starts a fresh line for a tool line.
+    fn close_line(&mut self) {
+        if self.line_open {
+            println!();
+            self.line_open = false;
         }
     }
 
@@ -123,6 +134,7 @@ impl Handler<UiEvent> for HeadlessFront {
                         let mut out = std::io::stdout().lock();
                         let _ = out.write_all(text.as_bytes());
                         let _ = out.flush();
+                        self.line_open = !text.ends_with('\n');
                     }
                     OutputFormat::StreamJson => self.json_line(
                         json!({"type": "message", "timestamp": now(), "role": "assistant", "content": text, "delta": true}),
@@ -138,7 +150,10 @@ impl Handler<UiEvent> for HeadlessFront {
                 OutputFormat::StreamJson => self
                     .json_line(json!({"type": "tool_use", "timestamp": now(),
                     "tool_name": name, "tool_id": call_id, "parameters": args})),
-                OutputFormat::Transcript => println!("\n● {name}({})", summarize_args(args)),
+                OutputFormat::Transcript => {
+                    self.close_line();
+                    println!("● {name}({})", summarize_args(args));
+                }
                 _ => {}
             },
             UiEvent::ToolCallCompleted(call) => {
@@ -160,13 +175,14 @@ impl Handler<UiEvent> for HeadlessFront {
                             CallStatus::Cancelled => "⊘",
                             _ => "✗",
                         };
-                        let text = call
-                            .error
-                            .as_ref()
-                            .map(|e| e.message.clone())
-                            .unwrap_or_else(|| call.display.clone());
+                        let text = match (&call.error, call.display.is_empty()) {
+                            (Some(e), _) => e.message.clone(),
+                            (None, false) => call.display.clone(),
+                            (None, true) => output_summary(call),
+                        };
                         let first = text.lines().next().unwrap_or("").to_string();
-                        println!("  {mark} {} [{}] {first}", call.name, call.call_id);
+                        self.close_line();
+                        println!("  {mark} {}: {first}", call.name);
                     }
                     _ => {}
                 }
@@ -216,6 +232,18 @@ impl Handler<ApprovalRequest> for HeadlessFront {
             ),
         })
     }
+}
+
+/// What a successful call returned, in a few words, when it has no display text.
+fn output_summary(call: &CompletedCall) -> String {
+    let output = call
+        .response_parts
+        .first()
+        .and_then(|p| p.function_response.as_ref())
+        .and_then(|fr| fr.response.get("output"))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    format!("{} line(s) returned", output.lines().count())
 }
 
 /// A one-line summary of call arguments for transcripts.

@@ -1,8 +1,10 @@
 //! The actors of a session and the front ends that drive them.
 
 pub mod chat;
+pub mod corrector;
 pub mod filesystem;
 pub mod headless;
+pub mod repl;
 pub mod scheduler;
 pub mod session;
 pub mod tool_host;

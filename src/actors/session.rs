@@ -7,16 +7,19 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
-use super::chat::{Chat, ChatConfig, ChatTuning};
+use super::chat::{Chat, ChatConfig, ChatMemory, ChatTuning};
+use super::corrector::{Corrector, CorrectorConfig};
 use super::filesystem::{FileSystem, FsClient};
-use super::scheduler::{PolicyState, Scheduler, SharedPolicy};
-use crate::engine::prompt::{self, PromptVars};
+use super::scheduler::{AllowRule, PolicyState, Scheduler, SharedPolicy};
+use crate::engine::context_files::{git_root, ContextConfig, ContextFiles};
+use crate::engine::prompt::{self, SystemPrompt};
 use crate::engine::text::iso8601;
 use crate::engine::workspace::Workspace;
-use crate::protocol::{ApprovalMode, ApprovalRequest, UiEvent};
+use crate::protocol::{ApprovalMode, ApprovalRequest, MemoryReport, UiEvent};
 use crate::providers::ModelClient;
 use crate::settings::Settings;
 use crate::tools::registry::register_builtin;
+use crate::tools::shell::background::BackgroundProcesses;
 use crate::tools::{test_tools, Services, ToolRegistry};
 
 /// What a session is started with.
@@ -39,6 +42,14 @@ pub struct Session {
     pub policy: SharedPolicy,
     pub registry: Arc<ToolRegistry>,
     pub services: Arc<Services>,
+}
+
+impl Session {
+    /// Ends what the session started that could outlive it: every background shell
+    /// process group is terminated (SIGTERM, a short grace, then SIGKILL).
+    pub async fn shutdown(&self) {
+        self.services.processes.shutdown().await;
+    }
 }
 
 /// A random id in UUID shape.
@@ -68,6 +79,26 @@ pub fn start_session(
         options.workspace.clone(),
         settings.tools.fs_threads,
     ));
+    let corrector = settings.edit.correction.then(|| {
+        let (model, name, fs, edit) = (
+            options.model.clone(),
+            options.model_name.clone(),
+            fs.clone(),
+            settings.edit.clone(),
+        );
+        Corrector::start_in_arbiter(&Arbiter::new().handle(), move |_| {
+            Corrector::new(
+                model,
+                name,
+                fs,
+                CorrectorConfig {
+                    use_model: edit.use_model,
+                    timeout: Duration::from_secs(edit.correction_timeout_secs.max(1)),
+                    cache_entries: edit.correction_cache_entries,
+                },
+            )
+        })
+    });
     let services = Arc::new(Services {
         workspace: options.workspace.clone(),
         fs,
@@ -75,6 +106,15 @@ pub fn start_session(
         model: options.model.clone(),
         model_name: options.model_name.clone(),
         session_id: session_id.clone(),
+        corrector,
+        processes: Arc::new(BackgroundProcesses::new()),
+        temp_dir: crate::settings::troupe_home()
+            .join("tmp")
+            .join(format!("session-{session_id}")),
+        context: Arc::new(ContextFiles::new(context_config(
+            &settings,
+            &options.workspace,
+        ))),
     });
     let mut registry =
         ToolRegistry::new(Duration::from_secs(settings.tools.call_timeout_secs.max(1)));
@@ -83,6 +123,7 @@ pub fn start_session(
         registry.register(test_tools::TestBarrier);
         registry.register(test_tools::TestPanic);
         registry.register(test_tools::TestSleep);
+        registry.register(test_tools::TestEdit);
     }
     let core = settings.tools.core.clone();
     let exclude = settings.tools.exclude.clone();
@@ -92,7 +133,7 @@ pub fn start_session(
     let registry = Arc::new(registry);
     let policy: SharedPolicy = Arc::new(Mutex::new(PolicyState {
         mode: options.approval_mode,
-        rules: Vec::new(),
+        rules: saved_allow_rules(&settings),
     }));
     let scheduler_arbiter = Arbiter::new();
     let (reg, svc, ev, pol) = (
@@ -105,17 +146,27 @@ pub fn start_session(
         Scheduler::new(reg, svc, approver, ev, pol)
     });
     let tools = registry.declarations();
-    let system_prompt = system_prompt(&settings, &options.workspace, &tools)?;
     let tuning = ChatTuning::new(&settings, options.model.provider(), &options.model_name);
+    let prompt = system_prompt(&settings, &options.workspace, &tools)?;
+    let loaded = services.context.load();
+    let report = MemoryReport {
+        files: loaded.paths(),
+        text: loaded.text(),
+    };
     let chat = Chat::new(
         ChatConfig {
             model: options.model,
             model_name: options.model_name.clone(),
-            system_prompt: Some(system_prompt),
+            system_prompt: Some(prompt.render(&report.text)),
             tools,
             max_turns: settings.model.max_turns,
             request_log: options.request_log,
             tuning,
+            memory: Some(ChatMemory {
+                prompt,
+                context: services.context.clone(),
+                report,
+            }),
         },
         scheduler.clone(),
         events.clone(),
@@ -135,29 +186,81 @@ pub fn start_session(
     })
 }
 
+/// The "Always allow" rules of `approval.allowed`, with origin `saved`.
+pub fn saved_allow_rules(settings: &Settings) -> Vec<AllowRule> {
+    settings
+        .approval
+        .allowed
+        .iter()
+        .filter_map(|text| crate::engine::policy::parse_rule(text))
+        .map(|(tool, key)| AllowRule {
+            tool,
+            key,
+            origin: SAVED_ORIGIN.to_string(),
+        })
+        .collect()
+}
+
+/// The origin of allow rules loaded from (and saved to) `approval.allowed`.
+pub const SAVED_ORIGIN: &str = "saved";
+
+/// The environment variable naming a file that replaces the built-in system prompt
+/// (as gemini-cli's `GEMINI_SYSTEM_MD`): a path, or `1`/`true` for
+/// `<troupe home>/system.md`. It wins over `model.system_prompt_file`.
+pub const SYSTEM_MD_ENV: &str = "TROUPE_SYSTEM_MD";
+
+/// The session's system prompt template and environment (context files come later).
 fn system_prompt(
     settings: &Settings,
     workspace: &Workspace,
     tools: &[crate::engine::content::FunctionDeclaration],
-) -> Result<String, String> {
-    let template = if settings.model.system_prompt_file.is_empty() {
-        prompt::DEFAULT_TEMPLATE.to_string()
-    } else {
-        let path = &settings.model.system_prompt_file;
-        std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read system prompt file {path}: {e}"))?
+) -> Result<SystemPrompt, String> {
+    let from_env = std::env::var(SYSTEM_MD_ENV)
+        .ok()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty() && v != "0" && !v.eq_ignore_ascii_case("false"))
+        .map(|v| {
+            if v == "1" || v.eq_ignore_ascii_case("true") {
+                crate::settings::troupe_home().join("system.md")
+            } else if let Some(rest) = v.strip_prefix("~/") {
+                crate::settings::home_dir().join(rest)
+            } else {
+                PathBuf::from(v)
+            }
+        });
+    let file = from_env.or_else(|| {
+        (!settings.model.system_prompt_file.is_empty())
+            .then(|| PathBuf::from(&settings.model.system_prompt_file))
+    });
+    let template = match file {
+        None => prompt::DEFAULT_TEMPLATE.to_string(),
+        Some(path) => std::fs::read_to_string(&path)
+            .map_err(|e| format!("cannot read system prompt file {}: {e}", path.display()))?,
     };
-    Ok(prompt::render(
-        &template,
-        &PromptVars {
-            tools,
-            date: iso8601(std::time::SystemTime::now())[..10].to_string(),
-            os: std::env::consts::OS.to_string(),
-            roots: workspace
-                .roots()
-                .iter()
-                .map(|r| r.display().to_string())
-                .collect(),
-        },
-    ))
+    Ok(SystemPrompt {
+        template,
+        tools: tools.to_vec(),
+        date: iso8601(std::time::SystemTime::now())[..10].to_string(),
+        os: std::env::consts::OS.to_string(),
+        roots: workspace
+            .roots()
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect(),
+        git: git_root(workspace.primary()).is_some(),
+    })
+}
+
+/// Where the session looks for context files.
+fn context_config(settings: &Settings, workspace: &Workspace) -> ContextConfig {
+    let global_dir = if settings.context.global_dir.is_empty() {
+        crate::settings::troupe_home()
+    } else {
+        PathBuf::from(&settings.context.global_dir)
+    };
+    ContextConfig {
+        file_names: settings.context.file_names.clone(),
+        global_dir,
+        roots: workspace.roots().to_vec(),
+    }
 }

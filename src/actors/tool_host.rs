@@ -99,6 +99,9 @@ pub async fn run_guarded(
     let outcome = tokio::select! {
         biased;
         result = &mut future => match result {
+            // A tool that noticed the cancellation and returned is still cancelled
+            // (gemini-cli: signal aborted after the tool returned); its output is kept.
+            Ok(output) if cancel.is_cancelled() => HostOutcome::Cancelled(Some(output)),
             Ok(output) => HostOutcome::Finished(output),
             Err(payload) => panicked(payload),
         },

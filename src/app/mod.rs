@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod demo;
+pub mod interactive;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -163,8 +164,11 @@ pub fn run_turn(
         )
         .map_err(AppError::Usage)?;
         session.chat.do_send(UserInput { text: prompt });
-        rx.await
-            .map_err(|_| AppError::Usage("the session ended without finishing the turn".into()))
+        let summary = rx
+            .await
+            .map_err(|_| AppError::Usage("the session ended without finishing the turn".into()));
+        session.shutdown().await;
+        summary
     });
     result
 }

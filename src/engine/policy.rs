@@ -44,9 +44,56 @@ pub fn decide(mode: ApprovalMode, kind: ToolKind, hint_allow: Option<bool>) -> P
     }
 }
 
+/// An allow rule as written in `approval.allowed`: `tool` or `tool(key)`.
+pub fn format_rule(tool: &str, key: Option<&str>) -> String {
+    match key {
+        Some(k) => format!("{tool}({k})"),
+        None => tool.to_string(),
+    }
+}
+
+/// Parses `tool` or `tool(key)`; `None` when the text is neither.
+pub fn parse_rule(text: &str) -> Option<(String, Option<String>)> {
+    let text = text.trim();
+    let valid_name = |n: &str| {
+        !n.is_empty()
+            && n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+    };
+    match text.split_once('(') {
+        None => valid_name(text).then(|| (text.to_string(), None)),
+        Some((tool, rest)) => {
+            let key = rest.strip_suffix(')')?;
+            (valid_name(tool) && !key.trim().is_empty())
+                .then(|| (tool.to_string(), Some(key.to_string())))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rule_strings_round_trip() {
+        assert_eq!(
+            parse_rule("run_shell_command(git status)"),
+            Some(("run_shell_command".into(), Some("git status".into())))
+        );
+        assert_eq!(
+            parse_rule("replace(/w/a (1).rs)"),
+            Some(("replace".into(), Some("/w/a (1).rs".into())))
+        );
+        assert_eq!(parse_rule("web_fetch"), Some(("web_fetch".into(), None)));
+        assert_eq!(parse_rule("bad name"), None);
+        assert_eq!(parse_rule("tool()"), None);
+        assert_eq!(parse_rule("tool(x"), None);
+        let text = format_rule("replace", Some("/w/f.rs"));
+        assert_eq!(
+            parse_rule(&text),
+            Some(("replace".into(), Some("/w/f.rs".into())))
+        );
+    }
 
     #[test]
     fn modes() {

@@ -5,6 +5,8 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+pub use super::path_correction::correct_path;
+
 /// Why a path was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {
@@ -73,6 +75,12 @@ impl Workspace {
     pub fn check(&self, path: &Path) -> Result<PathBuf, PathError> {
         validate_path_text(&path.to_string_lossy())?;
         let real = real_path(path)?;
+        self.check_real(path, real)
+    }
+
+    /// Checks an already-resolved real path (e.g. the path of an open file descriptor);
+    /// `attempted` is what the caller asked for, for the message.
+    pub fn check_real(&self, attempted: &Path, real: PathBuf) -> Result<PathBuf, PathError> {
         for root in &self.roots {
             if let Ok(rel) = real.strip_prefix(root) {
                 if rel.components().any(|c| is_blocked(c.as_os_str())) {
@@ -82,9 +90,24 @@ impl Workspace {
             }
         }
         Err(PathError::OutsideWorkspace {
-            attempted: path.display().to_string(),
+            attempted: attempted.display().to_string(),
             roots: self.roots_text(),
         })
+    }
+
+    /// The root a real path lies under (the deepest, when roots nest).
+    pub fn root_of(&self, real: &Path) -> Option<&Path> {
+        self.roots
+            .iter()
+            .filter(|r| real.starts_with(r))
+            .max_by_key(|r| r.components().count())
+            .map(PathBuf::as_path)
+    }
+
+    /// Like [`Workspace::resolve`], after gemini-cli's defensive clean-up of stray NULs
+    /// and `@` prefixes (which looks at the file system).
+    pub fn resolve_defensive(&self, raw: &str) -> PathBuf {
+        self.resolve(&super::path_correction::defensive_path(raw, self.primary()))
     }
 
     /// True when the real path is inside a root (no error detail).
@@ -227,6 +250,25 @@ mod tests {
         ));
         assert!(ws.check(&ws.resolve("new/dir/file.txt")).is_ok());
         assert!(ws.check(&ws.resolve(".git/config")).is_err());
+    }
+
+    #[test]
+    fn second_root_is_part_of_the_workspace() {
+        let outer = tempfile::tempdir().unwrap();
+        let first = outer.path().join("one");
+        let second = outer.path().join("two");
+        std::fs::create_dir_all(&first).unwrap();
+        std::fs::create_dir_all(second.join("sub")).unwrap();
+        std::fs::write(second.join("sub/f.txt"), "x").unwrap();
+        std::fs::write(outer.path().join("elsewhere.txt"), "x").unwrap();
+        let ws = Workspace::new(&first, std::slice::from_ref(&second)).unwrap();
+        let second = second.canonicalize().unwrap();
+        let file = ws.check(&second.join("sub/f.txt")).unwrap();
+        assert_eq!(ws.root_of(&file), Some(second.as_path()));
+        assert_eq!(ws.display_relative(&file), "sub/f.txt");
+        assert!(ws.check(&ws.resolve("../elsewhere.txt")).is_err());
+        assert!(ws.check(&ws.resolve("../two/sub/f.txt")).is_ok());
+        assert!(ws.check(&second.join("node_modules/x.js")).is_err());
     }
 
     #[test]

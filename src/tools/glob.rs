@@ -1,5 +1,6 @@
 //! `glob`: files matching a glob pattern, recently modified first.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
@@ -7,7 +8,11 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use tokio_util::sync::CancellationToken;
+
+use super::file_walk::{glob_matcher, literal_or_glob, walk_files};
 use super::{Services, Tool, ToolContext};
+use crate::engine::ignore_rules::{FilterOptions, IgnoreRules};
 use crate::engine::text::locale_cmp;
 use crate::engine::workspace::Workspace;
 use crate::protocol::{ToolErrorKind, ToolKind, ToolOutput};
@@ -22,6 +27,10 @@ pub struct Params {
     pub dir_path: Option<String>,
     #[serde(default)]
     pub case_sensitive: bool,
+    #[serde(default)]
+    pub respect_git_ignore: Option<bool>,
+    #[serde(default)]
+    pub respect_gemini_ignore: Option<bool>,
 }
 
 const RECENT: Duration = Duration::from_secs(24 * 3600);
@@ -42,9 +51,10 @@ impl Tool for Glob {
     }
 
     fn description(&self) -> String {
-        "Finds files whose paths match a glob pattern (e.g. 'src/**/*.rs'), returning \
-         absolute paths: files changed in the last 24 hours first (newest first), then \
-         the rest alphabetically."
+        "Lists the files whose paths match a glob pattern such as 'src/**/*.rs' or \
+         '*.md', as absolute paths. Files changed during the last day come first, newest \
+         first, followed by the others in alphabetical order. A quick way to locate files \
+         by name or directory layout in a big tree."
             .to_string()
     }
 
@@ -52,11 +62,11 @@ impl Tool for Glob {
         json!({
             "type": "object",
             "properties": {
-                "pattern": {"type": "string", "description": "The glob pattern, e.g. '**/*.py'."},
-                "dir_path": {"type": "string", "description": "Optional: the directory to search in; defaults to the workspace."},
-                "case_sensitive": {"type": "boolean", "description": "Optional: match case-sensitively (default false)."},
-                "respect_git_ignore": {"type": "boolean", "description": "Optional: skip git-ignored files (default true)."},
-                "respect_gemini_ignore": {"type": "boolean", "description": "Optional: skip files listed in .geminiignore (default true)."}
+                "pattern": {"type": "string", "description": "Glob to match against paths, e.g. '**/*.py' or 'docs/*.md'."},
+                "dir_path": {"type": "string", "description": "Optional: directory to search under; when left out, every workspace directory is searched."},
+                "case_sensitive": {"type": "boolean", "description": "Optional: whether letter case must match. Defaults to false."},
+                "respect_git_ignore": {"type": "boolean", "description": "Optional: leave out files matched by .gitignore (inside git repositories). Defaults to true."},
+                "respect_gemini_ignore": {"type": "boolean", "description": "Optional: leave out files matched by .geminiignore / .troupeignore. Defaults to true."}
             },
             "required": ["pattern"]
         })
@@ -75,44 +85,101 @@ impl Tool for Glob {
 
     fn execute(&self, p: Params, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
-            let ws = &ctx.services.workspace;
-            let dir = ws.resolve(p.dir_path.as_deref().unwrap_or("."));
-            let pattern = p.pattern.clone();
-            let result = ctx
-                .services
-                .fs
-                .run(move |ws| search(ws, &dir, &pattern, p.case_sensitive))
-                .await;
-            match result {
-                Ok(out) => out,
-                Err(e) => ToolOutput::error(
-                    ToolErrorKind::GlobExecutionError,
-                    format!("Error during glob search operation: {e}"),
-                    "Error: An unexpected error occurred.",
-                ),
-            }
+            let cancel = ctx.cancel.clone();
+            let result = ctx.services.fs.run(move |ws| search(ws, &p, &cancel)).await;
+            result.unwrap_or_else(|e| unexpected(&e.to_string()))
         })
     }
 }
 
-fn search(
-    ws: &Workspace,
-    dir: &std::path::Path,
-    pattern: &str,
-    case_sensitive: bool,
-) -> ToolOutput {
-    match search_inner(ws, dir, pattern, case_sensitive) {
-        Ok(out) | Err(out) => *out,
-    }
+fn unexpected(message: &str) -> ToolOutput {
+    ToolOutput::error(
+        ToolErrorKind::GlobExecutionError,
+        format!("Error during glob search operation: {message}"),
+        "Error: An unexpected error occurred.",
+    )
 }
 
-fn search_inner(
-    ws: &Workspace,
-    dir: &std::path::Path,
-    pattern: &str,
-    case_sensitive: bool,
-) -> Result<Box<ToolOutput>, Box<ToolOutput>> {
-    let real = ws.check(dir).map_err(|e| {
+/// Validates the directory, then matches every workspace file under it (on the pool).
+fn search(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> ToolOutput {
+    let dirs: Vec<PathBuf> = match &p.dir_path {
+        Some(dir) => match checked_dir(ws, dir) {
+            Ok(real) => vec![real],
+            Err(out) => return *out,
+        },
+        None => ws.roots().to_vec(),
+    };
+    let options = FilterOptions {
+        respect_git_ignore: p.respect_git_ignore.unwrap_or(true),
+        respect_gemini_ignore: p.respect_gemini_ignore.unwrap_or(true),
+    };
+    let mut rules = IgnoreRules::new(options);
+    let mut found: Vec<(PathBuf, SystemTime)> = Vec::new();
+    let mut seen: HashSet<PathBuf> = HashSet::new();
+    let mut ignored = 0usize;
+    for dir in &dirs {
+        let pattern = literal_or_glob(dir, &p.pattern);
+        let matcher = match glob_matcher(&pattern, p.case_sensitive) {
+            Ok(m) => m,
+            Err(e) => return unexpected(&e),
+        };
+        let Some(files) = walk_files(dir, Some(cancel)) else {
+            return unexpected("the search was cancelled");
+        };
+        let root = ws.root_of(dir).unwrap_or(dir).to_path_buf();
+        for file in files {
+            if !matcher.is_match(&file.rel) {
+                continue;
+            }
+            if rules.is_ignored(&root, &file.path, false) {
+                ignored += 1;
+                continue;
+            }
+            if seen.insert(file.path.clone()) {
+                found.push((file.path, file.modified));
+            }
+        }
+    }
+    let place = match dirs.as_slice() {
+        [one] => format!("within {}", one.display()),
+        many => format!("across {} workspace directories", many.len()),
+    };
+    let pattern = &p.pattern;
+    if found.is_empty() {
+        let place = match dirs.as_slice() {
+            [one] => format!("within {}", one.display()),
+            many => format!("within {} workspace directories", many.len()),
+        };
+        let note = if ignored > 0 {
+            format!(" ({ignored} files were ignored)")
+        } else {
+            String::new()
+        };
+        return ToolOutput::text(
+            format!("No files found matching pattern \"{pattern}\" {place}{note}"),
+            "No files found",
+        );
+    }
+    sort_entries(&mut found, SystemTime::now());
+    let paths: Vec<String> = found.iter().map(|(p, _)| p.display().to_string()).collect();
+    let note = if ignored > 0 {
+        format!(" ({ignored} additional files were ignored)")
+    } else {
+        String::new()
+    };
+    ToolOutput::text(
+        format!(
+            "Found {} file(s) matching \"{pattern}\" {place}{note}, sorted by modification time (newest first):\n{}",
+            found.len(),
+            paths.join("\n")
+        ),
+        format!("Found {} matching file(s)", found.len()),
+    )
+}
+
+/// The real path of `dir_path` if it is a workspace directory, else the error result.
+fn checked_dir(ws: &Workspace, dir: &str) -> Result<PathBuf, Box<ToolOutput>> {
+    let real = ws.check(&ws.resolve(dir)).map_err(|e| {
         Box::new(ToolOutput::error(
             ToolErrorKind::PathNotInWorkspace,
             e.to_string(),
@@ -135,57 +202,7 @@ fn search_inner(
             msg,
         )));
     }
-    let matcher = globset::GlobBuilder::new(pattern)
-        .case_insensitive(!case_sensitive)
-        .literal_separator(true)
-        .build()
-        .map_err(|e| {
-            Box::new(ToolOutput::error(
-                ToolErrorKind::GlobExecutionError,
-                format!("Error during glob search operation: {e}"),
-                "Error: An unexpected error occurred.",
-            ))
-        })?
-        .compile_matcher();
-    let mut found: Vec<(PathBuf, SystemTime)> = Vec::new();
-    let walker = ignore::WalkBuilder::new(&real)
-        .standard_filters(false)
-        .follow_links(false)
-        .filter_entry(|e| e.file_name() != ".git")
-        .build();
-    for entry in walker.flatten() {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let Ok(rel) = entry.path().strip_prefix(&real) else {
-            continue;
-        };
-        if matcher.is_match(rel) {
-            let mtime = entry
-                .metadata()
-                .ok()
-                .and_then(|m| m.modified().ok())
-                .unwrap_or(SystemTime::UNIX_EPOCH);
-            found.push((entry.path().to_path_buf(), mtime));
-        }
-    }
-    let shown = real.display().to_string();
-    if found.is_empty() {
-        return Ok(Box::new(ToolOutput::text(
-            format!("No files found matching pattern \"{pattern}\" within {shown}"),
-            "No files found",
-        )));
-    }
-    sort_entries(&mut found, SystemTime::now());
-    let paths: Vec<String> = found.iter().map(|(p, _)| p.display().to_string()).collect();
-    Ok(Box::new(ToolOutput::text(
-        format!(
-            "Found {} file(s) matching \"{pattern}\" within {shown}, sorted by modification time (newest first):\n{}",
-            found.len(),
-            paths.join("\n")
-        ),
-        format!("Found {} matching file(s)", found.len()),
-    )))
+    Ok(real)
 }
 
 /// Recently modified files first (newest first), then the rest by path.

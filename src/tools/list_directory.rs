@@ -4,9 +4,12 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::{Services, Tool, ToolContext, Touched};
-use crate::actors::filesystem::FsError;
+use std::path::Path;
+
+use super::{FileFilteringOptions, Services, Tool, ToolContext, Touched};
+use crate::engine::ignore_rules::{FilterOptions, IgnoreRules};
 use crate::engine::text::locale_cmp;
+use crate::engine::workspace::Workspace;
 use crate::protocol::{ToolErrorKind, ToolKind, ToolOutput};
 
 /// The `list_directory` tool.
@@ -17,6 +20,8 @@ pub struct Params {
     pub dir_path: String,
     #[serde(default)]
     pub ignore: Vec<String>,
+    #[serde(default)]
+    pub file_filtering_options: Option<FileFilteringOptions>,
 }
 
 impl Tool for ListDirectory {
@@ -35,9 +40,9 @@ impl Tool for ListDirectory {
     }
 
     fn description(&self) -> String {
-        "Lists the files and subdirectories directly inside a directory of the workspace, \
-         directories first, with file sizes. Entries can be left out with 'ignore' glob \
-         patterns."
+        "Shows what a directory directly contains: subdirectories first, then files with \
+         their sizes in bytes. Entries hidden by the project's ignore files are counted, \
+         and further entries can be dropped with 'ignore' glob patterns."
             .to_string()
     }
 
@@ -45,8 +50,16 @@ impl Tool for ListDirectory {
         json!({
             "type": "object",
             "properties": {
-                "dir_path": {"type": "string", "description": "The directory to list, absolute or relative to the workspace root."},
-                "ignore": {"type": "array", "items": {"type": "string"}, "description": "Optional glob patterns; matching entry names are left out."}
+                "dir_path": {"type": "string", "description": "Directory whose entries to list: absolute, or relative to the workspace root."},
+                "ignore": {"type": "array", "items": {"type": "string"}, "description": "Glob patterns (matched against entry names) of entries to leave out."},
+                "file_filtering_options": {
+                    "type": "object",
+                    "description": "Optional: whether the project's ignore files hide entries.",
+                    "properties": {
+                        "respect_git_ignore": {"type": "boolean", "description": "Optional: hide entries matched by .gitignore (inside git repositories). Defaults to true."},
+                        "respect_gemini_ignore": {"type": "boolean", "description": "Optional: hide entries matched by .geminiignore / .troupeignore. Defaults to true."}
+                    }
+                }
             },
             "required": ["dir_path"]
         })
@@ -65,82 +78,152 @@ impl Tool for ListDirectory {
 
     fn execute(&self, p: Params, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
-            let ws = &ctx.services.workspace;
-            let dir = ws.resolve(&p.dir_path);
-            let shown = dir.display().to_string();
-            let entries = match ctx.services.fs.list_dir(dir.clone()).await {
-                Ok(entries) => entries,
-                Err(FsError::Path(e)) => {
-                    return ToolOutput::error(
-                        ToolErrorKind::PathNotInWorkspace,
-                        e.to_string(),
-                        "Path not in workspace.",
-                    )
-                }
-                Err(FsError::NotDirectory(_)) => {
-                    return ToolOutput::error(
-                        ToolErrorKind::PathIsNotADirectory,
-                        format!("Error: Path is not a directory: {shown}"),
-                        "Error: Path is not a directory.",
-                    )
-                }
-                Err(FsError::NotFound(_)) => {
-                    return ToolOutput::error(
-                        ToolErrorKind::LsExecutionError,
-                        format!("Error listing directory: ENOENT: no such file or directory, stat '{shown}'"),
-                        "Error: Failed to list directory.",
-                    )
-                }
-                Err(e) => {
-                    return ToolOutput::error(
-                        ToolErrorKind::LsExecutionError,
-                        format!("Error listing directory: {e}"),
-                        "Error: Failed to list directory.",
-                    )
-                }
-            };
-            if entries.is_empty() {
-                return ToolOutput::text(
-                    format!("Directory {shown} is empty."),
-                    "Directory is empty.",
-                );
-            }
-            let patterns: Vec<regex::Regex> =
-                p.ignore.iter().filter_map(|g| glob_to_regex(g)).collect();
-            let mut ignored = 0usize;
-            let mut kept: Vec<_> = entries
-                .into_iter()
-                .filter(|e| {
-                    if e.name == ".git" {
-                        ignored += 1;
-                        return false;
-                    }
-                    !patterns.iter().any(|re| re.is_match(&e.name))
-                })
-                .collect();
-            kept.sort_by(|a, b| {
-                b.is_dir
-                    .cmp(&a.is_dir)
-                    .then_with(|| locale_cmp(&a.name, &b.name))
-            });
-            let lines: Vec<String> = kept
-                .iter()
-                .map(|e| {
-                    if e.is_dir {
-                        format!("[DIR] {}", e.name)
-                    } else {
-                        format!("{} ({} bytes)", e.name, e.size)
-                    }
-                })
-                .collect();
-            let mut llm = format!("Directory listing for {shown}:\n{}", lines.join("\n"));
-            let mut summary = format!("Found {} item(s).", kept.len());
-            if ignored > 0 {
-                llm.push_str(&format!("\n\n({ignored} ignored)"));
-                summary.push_str(&format!(" ({ignored} ignored)"));
-            }
-            ToolOutput::text(llm, summary)
+            let dir = ctx.services.workspace.resolve(&p.dir_path);
+            let options = p.file_filtering_options.unwrap_or_default().resolve();
+            let ignore = p.ignore.clone();
+            let result = ctx
+                .services
+                .fs
+                .run(move |ws| list(ws, &dir, &ignore, options))
+                .await;
+            result.unwrap_or_else(|e| {
+                ToolOutput::error(
+                    ToolErrorKind::LsExecutionError,
+                    format!("Error listing directory: {e}"),
+                    "Error: Failed to list directory.",
+                )
+            })
         })
+    }
+}
+
+/// One entry kept for the listing.
+struct Entry {
+    name: String,
+    is_dir: bool,
+    size: u64,
+}
+
+/// Lists `dir` (on the pool): ignore files first (counted), then `ignore` globs.
+fn list(ws: &Workspace, dir: &Path, ignore: &[String], options: FilterOptions) -> ToolOutput {
+    let shown = dir.display().to_string();
+    let real = match ws.check(dir) {
+        Ok(real) => real,
+        Err(e) => {
+            return ToolOutput::error(
+                ToolErrorKind::PathNotInWorkspace,
+                e.to_string(),
+                "Path not in workspace.",
+            )
+        }
+    };
+    let meta = match std::fs::metadata(&real) {
+        Ok(meta) => meta,
+        Err(e) => {
+            return ToolOutput::error(
+                ToolErrorKind::LsExecutionError,
+                format!(
+                    "Error listing directory: {}",
+                    node_error(&e, "stat", &shown)
+                ),
+                "Error: Failed to list directory.",
+            )
+        }
+    };
+    if !meta.is_dir() {
+        return ToolOutput::error(
+            ToolErrorKind::PathIsNotADirectory,
+            format!("Error: Path is not a directory: {shown}"),
+            "Error: Path is not a directory.",
+        );
+    }
+    let read = match std::fs::read_dir(&real) {
+        Ok(read) => read,
+        Err(e) => {
+            return ToolOutput::error(
+                ToolErrorKind::LsExecutionError,
+                format!(
+                    "Error listing directory: {}",
+                    node_error(&e, "scandir", &shown)
+                ),
+                "Error: Failed to list directory.",
+            )
+        }
+    };
+    let names: Vec<String> = read
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    if names.is_empty() {
+        return ToolOutput::text(
+            format!("Directory {shown} is empty."),
+            "Directory is empty.",
+        );
+    }
+    let patterns: Vec<regex::Regex> = ignore.iter().filter_map(|g| glob_to_regex(g)).collect();
+    let root = ws.root_of(&real).map(Path::to_path_buf);
+    let mut rules = IgnoreRules::new(options);
+    let mut ignored = 0usize;
+    let mut kept = Vec::new();
+    for name in names {
+        let path = real.join(&name);
+        // Entries whose stat fails (dangling links, races) are skipped, as gemini-cli does.
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        let is_ignored = match &root {
+            Some(root) => rules.is_ignored(root, &path, meta.is_dir()),
+            None => name == ".git",
+        };
+        if is_ignored {
+            ignored += 1;
+            continue;
+        }
+        // Entries the workspace refuses (.git, .env, node_modules, links leading out)
+        // are dropped without being counted, as gemini-cli does.
+        if ws.check(&path).is_err() || patterns.iter().any(|re| re.is_match(&name)) {
+            continue;
+        }
+        kept.push(Entry {
+            name,
+            is_dir: meta.is_dir(),
+            size: meta.len(),
+        });
+    }
+    kept.sort_by(|a, b| {
+        b.is_dir
+            .cmp(&a.is_dir)
+            .then_with(|| locale_cmp(&a.name, &b.name))
+    });
+    let lines: Vec<String> = kept
+        .iter()
+        .map(|e| {
+            if e.is_dir {
+                format!("[DIR] {}", e.name)
+            } else {
+                format!("{} ({} bytes)", e.name, e.size)
+            }
+        })
+        .collect();
+    let mut llm = format!("Directory listing for {shown}:\n{}", lines.join("\n"));
+    let mut summary = format!("Found {} item(s).", kept.len());
+    if ignored > 0 {
+        llm.push_str(&format!("\n\n({ignored} ignored)"));
+        summary.push_str(&format!(" ({ignored} ignored)"));
+    }
+    ToolOutput::text(llm, summary)
+}
+
+/// Node's wording of a failed system call, which gemini-cli passes on.
+fn node_error(e: &std::io::Error, call: &str, path: &str) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            format!("ENOENT: no such file or directory, {call} '{path}'")
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            format!("EACCES: permission denied, {call} '{path}'")
+        }
+        _ => format!("{e}, {call} '{path}'"),
     }
 }
 

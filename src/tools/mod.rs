@@ -2,23 +2,38 @@
 //! handle the Scheduler uses, and the registry. Each registered tool gets its own
 //! [`ToolActor`](crate::actors::tool_host::ToolActor) on its own arbiter.
 
+pub mod background_tools;
+pub mod file_edit;
+pub mod file_reader;
+pub mod file_walk;
 pub mod glob;
+pub mod grep;
+pub mod jit;
 pub mod list_directory;
 pub mod read_file;
+pub mod read_many_files;
 pub mod registry;
+pub mod replace;
+pub mod save_memory;
+pub mod shell;
 pub mod test_tools;
+pub mod web_fetch;
+pub mod write_file;
+pub mod write_todos;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use actix::Recipient;
+use actix::{Addr, Recipient};
 use futures::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::actors::corrector::Corrector;
 use crate::actors::filesystem::FsClient;
 use crate::engine::content::FunctionDeclaration;
+use crate::engine::context_files::ContextFiles;
 use crate::engine::workspace::Workspace;
 use crate::protocol::{ConfirmationDetails, ToolKind, ToolOutput, UiEvent};
 use crate::providers::ModelClient;
@@ -34,6 +49,14 @@ pub struct Services {
     pub model: Arc<dyn ModelClient>,
     pub model_name: String,
     pub session_id: String,
+    /// Repairs failed edits; `None` when `edit.correction` is off.
+    pub corrector: Option<Addr<Corrector>>,
+    /// Background shell processes of the session (killed when it ends).
+    pub processes: Arc<shell::background::BackgroundProcesses>,
+    /// The session's scratch directory (saved tool outputs, ...), outside the workspace.
+    pub temp_dir: PathBuf,
+    /// The context files (AGENTS.md, ...): loaded at start, found later near touched paths.
+    pub context: Arc<ContextFiles>,
 }
 
 /// The context of one call.
@@ -162,6 +185,25 @@ pub fn apply_aliases(args: &Value, aliases: &[(&str, &str)]) -> Value {
         }
     }
     args
+}
+
+/// `file_filtering_options` of list_directory and read_many_files.
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
+pub struct FileFilteringOptions {
+    #[serde(default)]
+    pub respect_git_ignore: Option<bool>,
+    #[serde(default)]
+    pub respect_gemini_ignore: Option<bool>,
+}
+
+impl FileFilteringOptions {
+    /// Unset options default to true.
+    pub fn resolve(self) -> crate::engine::ignore_rules::FilterOptions {
+        crate::engine::ignore_rules::FilterOptions {
+            respect_git_ignore: self.respect_git_ignore.unwrap_or(true),
+            respect_gemini_ignore: self.respect_gemini_ignore.unwrap_or(true),
+        }
+    }
 }
 
 /// The declaration of a tool as sent to the model.

@@ -1,17 +1,20 @@
-//! `read_file`: a text file's lines (a range of them on request), with gemini-cli's
-//! truncation notice; binary files are reported, not dumped.
+//! `read_file`: one file for the model — a window of a text file's lines with
+//! gemini-cli's truncation notice, images/PDF/audio/video as inline data, SVG as
+//! text, binary files reported rather than dumped. Ignored files are refused.
 
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::file_reader::{process_file, LineWindow};
 use super::{Services, Tool, ToolContext, Touched};
 use crate::actors::filesystem::FsError;
-use crate::engine::text::{utf16_len, utf16_prefix};
+use crate::engine::file_kind;
+use crate::engine::ignore_rules::{FilterOptions, IgnoreRules};
+use crate::engine::workspace::{PathError, Workspace};
 use crate::protocol::{ToolErrorKind, ToolKind, ToolOutput};
 
-pub const MAX_LINES: usize = 2000;
-pub const MAX_LINE_LENGTH: usize = 2000;
+pub use super::file_reader::{split_lines, MAX_LINES, MAX_LINE_LENGTH};
 
 /// The `read_file` tool.
 pub struct ReadFile;
@@ -47,10 +50,12 @@ impl Tool for ReadFile {
     }
 
     fn description(&self) -> String {
-        "Reads a file from the workspace and returns its text. For large files, read a \
-         window with 'start_line' and 'end_line' (1-based, inclusive); by default the first \
-         2000 lines are returned and the output says how to read on. Binary files are \
-         reported rather than shown."
+        "Returns the content of one file of the workspace. Text files longer than 2000 \
+         lines (or with very long lines) come back shortened, with a note saying so and \
+         telling you which 'start_line'/'end_line' values read the next part; use those \
+         two parameters to read any window of lines. Images (PNG, JPG, GIF, WEBP, SVG, \
+         BMP), PDF files and audio (MP3, WAV, AIFF, AAC, OGG, FLAC) are handed to you \
+         as media; other binary files are reported, not shown."
             .to_string()
     }
 
@@ -58,9 +63,9 @@ impl Tool for ReadFile {
         json!({
             "type": "object",
             "properties": {
-                "file_path": {"type": "string", "description": "The path of the file to read, absolute or relative to the workspace root."},
-                "start_line": {"type": "integer", "minimum": 1, "description": "Optional: the 1-based line to start reading from."},
-                "end_line": {"type": "integer", "minimum": 1, "description": "Optional: the 1-based line to stop at (inclusive)."}
+                "file_path": {"type": "string", "description": "Path of the file to read: absolute, or relative to the workspace root."},
+                "start_line": {"type": "integer", "minimum": 1, "description": "Optional: first line to return, counting from 1."},
+                "end_line": {"type": "integer", "minimum": 1, "description": "Optional: last line to return (inclusive), counting from 1."}
             },
             "required": ["file_path"]
         })
@@ -91,22 +96,79 @@ impl Tool for ReadFile {
 
     fn execute(&self, p: Params, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
-            let services = &ctx.services;
-            let path = services.workspace.resolve(&p.file_path);
-            let read = match services.fs.read(path.clone()).await {
-                Ok(read) => read,
-                Err(e) => return read_error(e),
-            };
-            let rel = services.workspace.display_relative(&read.real_path);
-            if looks_binary(&read.bytes) {
-                return ToolOutput::text(
-                    format!("Cannot display content of binary file: {rel}"),
-                    format!("Skipped binary file: {rel}"),
-                );
-            }
-            let text = decode_text(&read.bytes);
-            render_text(&text, &p, &rel)
+            let window = window_of(&p);
+            let raw = p.file_path.clone();
+            let result = ctx
+                .services
+                .fs
+                .run(move |ws| read_for_model(ws, &raw, window))
+                .await;
+            result.unwrap_or_else(|e| {
+                ToolOutput::error(
+                    ToolErrorKind::ReadContentFailure,
+                    format!("Error reading file {}: {e}", p.file_path),
+                    format!("Error reading file {}: {e}", p.file_path),
+                )
+            })
         })
+    }
+}
+
+/// The window the parameters ask for: 0.61's 1-based lines win over the seed
+/// documents' offset/limit.
+fn window_of(p: &Params) -> LineWindow {
+    if p.start_line.is_some() || p.end_line.is_some() {
+        LineWindow::Lines {
+            start: p.start_line,
+            end: p.end_line,
+        }
+    } else if p.offset.is_some() || p.limit.is_some() {
+        LineWindow::OffsetLimit {
+            offset: p.offset,
+            limit: p.limit,
+        }
+    } else {
+        LineWindow::Default
+    }
+}
+
+/// Resolves, checks (workspace, ignore files) and reads one file; runs on the pool.
+pub fn read_for_model(ws: &Workspace, raw: &str, window: LineWindow) -> ToolOutput {
+    let path = ws.resolve_defensive(raw);
+    let real = match ws.check(&path) {
+        Ok(real) => real,
+        Err(e) => return path_error(e),
+    };
+    if let Some(root) = ws.root_of(&real) {
+        let mut rules = IgnoreRules::new(FilterOptions::default());
+        if rules.is_ignored(root, &real, real.is_dir()) {
+            let msg = format!(
+                "File path '{}' is ignored by configured ignore patterns.",
+                real.display()
+            );
+            return ToolOutput::error(ToolErrorKind::InvalidToolParams, msg.clone(), msg);
+        }
+    }
+    let rel = ws.display_relative(&real);
+    process_file(&real, &rel, window).output
+}
+
+/// The model-facing error of a path the workspace refused.
+pub fn path_error(e: PathError) -> ToolOutput {
+    match e {
+        // gemini-cli refuses these while validating the parameters.
+        PathError::OutsideWorkspace { .. } | PathError::Invalid(_) => ToolOutput::error(
+            ToolErrorKind::InvalidToolParams,
+            e.to_string(),
+            "Path not in workspace.",
+        ),
+        PathError::SymlinkLoop(_) | PathError::Unresolvable(_) => {
+            let msg = match &e {
+                PathError::SymlinkLoop(_) => format!("Failed to resolve path: {e}"),
+                _ => e.to_string(),
+            };
+            ToolOutput::error(ToolErrorKind::InvalidToolParams, msg.clone(), msg)
+        }
     }
 }
 
@@ -136,139 +198,12 @@ pub fn read_error(e: FsError) -> ToolOutput {
     }
 }
 
-/// A NUL byte in the first 8 KiB (the usual heuristic; UTF-16 files carry a BOM and
-/// are decoded before this matters).
+/// A content sniff for binary files (see [`file_kind::looks_binary`]).
 pub fn looks_binary(bytes: &[u8]) -> bool {
-    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
-        return false;
-    }
-    bytes.iter().take(8192).any(|&b| b == 0)
+    file_kind::looks_binary(bytes)
 }
 
-/// UTF-8 with the BOM stripped; invalid sequences replaced.
+/// BOM-aware decoding (see [`file_kind::decode_text`]).
 pub fn decode_text(bytes: &[u8]) -> String {
-    let bytes = bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]).unwrap_or(bytes);
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Splits like JavaScript's `split(/\r?\n/)`.
-pub fn split_lines(text: &str) -> Vec<&str> {
-    text.split('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .collect()
-}
-
-fn render_text(text: &str, p: &Params, rel: &str) -> ToolOutput {
-    if text.is_empty() {
-        return ToolOutput::text("", "");
-    }
-    let lines = split_lines(text);
-    let total = lines.len();
-    let legacy =
-        p.start_line.is_none() && p.end_line.is_none() && (p.offset.is_some() || p.limit.is_some());
-    let (start, end) = if legacy {
-        let start = p.offset.unwrap_or(0).min(total);
-        let end = p.limit.map_or(start + MAX_LINES, |l| start + l).min(total);
-        (start, end)
-    } else {
-        let start = p.start_line.map_or(0, |s| s - 1).min(total);
-        let end = match p.end_line {
-            Some(e) => e.min(total),
-            None => (start + MAX_LINES).min(total),
-        };
-        (start, end.max(start))
-    };
-    let mut cut = false;
-    let selected: Vec<String> = lines[start..end]
-        .iter()
-        .map(|line| {
-            if line.len() > MAX_LINE_LENGTH && utf16_len(line) > MAX_LINE_LENGTH {
-                cut = true;
-                format!("{}... [truncated]", utf16_prefix(line, MAX_LINE_LENGTH))
-            } else {
-                (*line).to_string()
-            }
-        })
-        .collect();
-    let content = selected.join("\n");
-    let partial = start > 0 || end < total;
-    let shortened = if cut {
-        " (some lines were shortened)"
-    } else {
-        ""
-    };
-    let display = if partial {
-        format!(
-            "Read lines {}-{end} of {total} from {rel}{shortened}",
-            start + 1
-        )
-    } else if cut {
-        format!("Read all {total} lines from {rel}{shortened}")
-    } else {
-        String::new()
-    };
-    if !(partial || cut) {
-        return ToolOutput::text(content, display);
-    }
-    let action = if legacy {
-        format!("use the 'offset' and 'limit' parameters in a subsequent 'read_file' call. For example, to read the next section of the file, use offset: {end}.")
-    } else {
-        format!("use the 'start_line' and 'end_line' parameters in a subsequent 'read_file' call. For example, to read the next section of the file, use start_line: {}.", end + 1)
-    };
-    let llm = format!(
-        "\nIMPORTANT: The file content has been truncated.\nStatus: Showing lines {}-{end} of {total} total lines.\nAction: To read more of the file, you can {action}\n\n--- FILE CONTENT (truncated) ---\n{content}",
-        start + 1
-    );
-    ToolOutput::text(llm, display)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::LlmContent;
-
-    fn params(start: Option<usize>, end: Option<usize>) -> Params {
-        Params {
-            file_path: "f".into(),
-            start_line: start,
-            end_line: end,
-            offset: None,
-            limit: None,
-        }
-    }
-
-    fn llm(out: &ToolOutput) -> &str {
-        match &out.llm_content {
-            LlmContent::Text(t) => t,
-            LlmContent::Parts(_) => panic!("parts"),
-        }
-    }
-
-    #[test]
-    fn whole_small_file_is_plain() {
-        let out = render_text("a\r\nb\n", &params(None, None), "f");
-        assert_eq!(llm(&out), "a\nb\n");
-        assert_eq!(out.display, "");
-    }
-
-    #[test]
-    fn range_has_truncation_notice() {
-        let text: String = (1..=10).map(|i| format!("l{i}\n")).collect();
-        let out = render_text(&text, &params(Some(3), Some(4)), "f");
-        assert!(llm(&out).contains("Status: Showing lines 3-4 of 11 total lines."));
-        assert!(llm(&out).contains("use start_line: 5."));
-        assert!(llm(&out).ends_with("l3\nl4"));
-        assert_eq!(out.display, "Read lines 3-4 of 11 from f");
-    }
-
-    #[test]
-    fn long_lines_are_cut() {
-        let text = "x".repeat(2100);
-        let out = render_text(&text, &params(None, None), "f");
-        assert!(llm(&out).ends_with("... [truncated]"));
-        assert_eq!(
-            out.display,
-            "Read all 1 lines from f (some lines were shortened)"
-        );
-    }
+    file_kind::decode_text(bytes)
 }

@@ -71,11 +71,19 @@ impl<T: Tool> Invocation for Prepared<T> {
     fn execute(self: Box<Self>, ctx: ToolContext) -> BoxFuture<'static, HostOutcome> {
         let addr = self.addr;
         let params = self.params;
+        let jit_paths = if super::jit::JIT_TOOLS.contains(&self.tool.name()) {
+            let Touched { reads, writes } = self.touched;
+            reads.into_iter().chain(writes).collect()
+        } else {
+            Vec::new()
+        };
+        let services = ctx.services.clone();
         Box::pin(async move {
-            match addr.send(Invoke::<T> { params, ctx }).await {
+            let outcome = match addr.send(Invoke::<T> { params, ctx }).await {
                 Ok(outcome) => outcome,
                 Err(e) => HostOutcome::Unavailable(e.to_string()),
-            }
+            };
+            super::jit::with_jit_context(outcome, &services, jit_paths).await
         })
     }
 }
@@ -211,5 +219,15 @@ impl ToolRegistry {
 pub fn register_builtin(registry: &mut ToolRegistry) {
     registry.register(super::list_directory::ListDirectory);
     registry.register(super::read_file::ReadFile);
+    registry.register(super::grep::GrepSearch);
     registry.register(super::glob::Glob);
+    registry.register(super::replace::Replace::default());
+    registry.register(super::write_file::WriteFile);
+    registry.register(super::web_fetch::WebFetch::new());
+    registry.register(super::shell::RunShellCommand);
+    registry.register(super::background_tools::ListBackgroundProcesses);
+    registry.register(super::background_tools::ReadBackgroundOutput);
+    registry.register(super::save_memory::SaveMemory);
+    registry.register(super::write_todos::WriteTodos);
+    registry.register(super::read_many_files::ReadManyFiles);
 }

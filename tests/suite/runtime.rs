@@ -347,3 +347,48 @@ fn settings_errors_name_key_and_file() {
         "{text}"
     );
 }
+
+#[test]
+fn calls_writing_the_same_path_run_in_call_order() {
+    // Two barrier calls of two parties: on different paths they meet and pass; on the
+    // same path the second waits for the first, so the first times out alone.
+    let s = Scratch::new();
+    let different = vec![
+        call(
+            "test_barrier",
+            json!({"group": "d", "parties": 2, "writes": "a.txt"}),
+        ),
+        call(
+            "test_barrier",
+            json!({"group": "d", "parties": 2, "writes": "b.txt"}),
+        ),
+    ];
+    let same = vec![
+        call(
+            "test_barrier",
+            json!({"group": "s", "parties": 2, "writes": "c.txt", "timeout_secs": 1}),
+        ),
+        call(
+            "test_barrier",
+            json!({"group": "s", "parties": 2, "writes": "./c.txt", "timeout_secs": 1}),
+        ),
+    ];
+    let (out, proc) = s.run_json(
+        &[turn(different), turn(same), turn(vec![text("ok")])],
+        &["-p", "go"],
+    );
+    assert!(proc.status.success(), "{}", stderr(&proc));
+    let requests = s.requests();
+    for r in function_responses(&requests[1]) {
+        assert_eq!(r["response"]["output"], "barrier d passed");
+    }
+    let serial = function_responses(&requests[2]);
+    assert_eq!(
+        serial[0]["response"]["error"],
+        "barrier s timed out: the calls did not run at the same time"
+    );
+    // The second ran only after the first had given up (it then finds the first's
+    // arrival still counted by the barrier and passes).
+    assert_eq!(serial[1]["response"]["output"], "barrier s passed");
+    assert_eq!(out["stats"]["tools"]["totalFail"], 1);
+}

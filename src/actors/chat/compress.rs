@@ -95,7 +95,7 @@ impl Chat {
         };
         Box::pin(
             call.into_actor(self)
-                .map(move |result, act, _| act.finish_compression(plan, result)),
+                .map(move |result, act, _| act.finish_compression(plan, result, force)),
         )
     }
 
@@ -103,6 +103,7 @@ impl Chat {
         &mut self,
         plan: Plan,
         result: Result<Vec<ModelEvent>, ModelError>,
+        forced: bool,
     ) -> CompressionOutcome {
         self.compressing = false;
         let events = match result {
@@ -136,9 +137,12 @@ impl Chat {
                 self.history = new_history;
                 self.compression_failed = false;
                 self.last_prompt_tokens = estimate_tokens(&self.history);
-                self.emit(UiEvent::Notice(format!(
-                    "Chat history compressed from {tokens_before} to {tokens_after} tokens."
-                )));
+                // A forced compression is reported by whoever asked for it.
+                if !forced {
+                    self.emit(UiEvent::Notice(format!(
+                        "Chat history compressed from {tokens_before} to {tokens_after} tokens."
+                    )));
+                }
                 CompressionOutcome::Compressed {
                     tokens_before,
                     tokens_after,

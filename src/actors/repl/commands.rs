@@ -1,0 +1,317 @@
+//! Slash commands: `/help`, `/clear`, `/stats`, `/tools`, `/memory show|refresh`,
+//! `/compress`, `/approval-mode [mode]`, `/approvals [revoke N]`, `/quit`. An unknown
+//! command gets the closest known one as a suggestion.
+
+use futures::executor::block_on;
+
+use crate::actors::chat::SetHistory;
+use crate::actors::session::SAVED_ORIGIN;
+use crate::protocol::{ApprovalMode, CompressHistory, CompressionOutcome, Memory};
+
+use super::render::duration_text;
+use super::terminal::Palette;
+use super::SessionLink;
+
+/// Every command with its arguments and what it does, for `/help` and suggestions.
+pub const COMMANDS: &[(&str, &str, &str)] = &[
+    ("help", "", "show this help"),
+    (
+        "clear",
+        "",
+        "clear the screen and start the conversation afresh",
+    ),
+    ("stats", "", "tokens, tool calls by tool, edits"),
+    ("tools", "", "the tools the model can call"),
+    (
+        "memory",
+        "show|refresh",
+        "show or re-read the context files (AGENTS.md, GEMINI.md)",
+    ),
+    (
+        "compress",
+        "",
+        "summarise the conversation so far to save tokens",
+    ),
+    (
+        "approval-mode",
+        "[plan|default|auto_edit|yolo]",
+        "show or set what runs without asking",
+    ),
+    (
+        "approvals",
+        "[revoke N]",
+        "what is allowed without asking, and where it came from",
+    ),
+    ("quit", "", "leave (also /exit, Ctrl+D)"),
+];
+
+/// What the REPL does after a command.
+#[derive(Debug, PartialEq, Eq)]
+pub enum After {
+    Continue,
+    Quit,
+    /// Clear the screen before printing.
+    ClearScreen,
+}
+
+/// Runs one slash command line (starting with `/`); returns its output.
+pub fn run(line: &str, link: &SessionLink, p: Palette) -> (Vec<String>, After) {
+    let mut words = line.trim_start_matches('/').split_whitespace();
+    let name = words.next().unwrap_or("");
+    let args: Vec<&str> = words.collect();
+    let output = match name {
+        "help" | "?" => help(p),
+        "quit" | "exit" => return (Vec::new(), After::Quit),
+        "clear" => {
+            link.chat.do_send(SetHistory(Vec::new()));
+            return (vec![p.dim("Conversation cleared.")], After::ClearScreen);
+        }
+        "stats" => stats(link, p),
+        "tools" => tools(link, p),
+        "memory" => memory(link, &args, p),
+        "compress" => compress(link, p),
+        "approval-mode" => approval_mode(link, &args, p),
+        "approvals" => approvals(link, &args, p),
+        "" => help(p),
+        other => vec![unknown(other, p)],
+    };
+    (output, After::Continue)
+}
+
+fn help(p: Palette) -> Vec<String> {
+    let mut out = vec![p.bold("Commands")];
+    for (name, args, what) in COMMANDS {
+        let usage = if args.is_empty() {
+            format!("/{name}")
+        } else {
+            format!("/{name} {args}")
+        };
+        out.push(format!("  {} {what}", p.cyan(&format!("{usage:<44}"))));
+    }
+    out.push(p.bold("Keys"));
+    out.push("  Enter send · Alt+Enter or a trailing \\ for a new line · Shift+Tab cycle default/auto_edit/plan · Ctrl+Y toggle yolo".into());
+    out.push(
+        "  Ctrl+C cancel the running turn; at an empty prompt press it twice (or Ctrl+D) to leave"
+            .into(),
+    );
+    out
+}
+
+/// "Unknown command" with the closest command name.
+pub fn unknown(name: &str, p: Palette) -> String {
+    let best = COMMANDS
+        .iter()
+        .map(|(c, _, _)| (strsim::damerau_levenshtein(name, c), *c))
+        .min();
+    match best {
+        Some((d, c)) if d <= 3 || c.starts_with(name) => p.yellow(&format!(
+            "Unknown command /{name}. Did you mean /{c}? (/help lists the commands)"
+        )),
+        _ => p.yellow(&format!(
+            "Unknown command /{name}. /help lists the commands."
+        )),
+    }
+}
+
+fn stats(link: &SessionLink, p: Palette) -> Vec<String> {
+    let s = match link.stats.lock() {
+        Ok(s) => s.settled(),
+        Err(_) => return vec![p.red("statistics unavailable")],
+    };
+    let mut out = vec![p.bold(&format!(
+        "Session {} · model {}",
+        link.session_id, link.model
+    ))];
+    out.push(format!("  Model requests   {}", s.requests));
+    out.push(format!(
+        "  Tokens           prompt {} · output {} · total {} · cached {} · thoughts {}",
+        s.prompt_tokens, s.output_tokens, s.total_tokens, s.cached_tokens, s.thought_tokens
+    ));
+    let ok: u64 = s.by_tool.values().map(|t| t.success).sum();
+    let failed: u64 = s.by_tool.values().map(|t| t.fail).sum();
+    out.push(format!(
+        "  Tool calls       {} ({} {ok}, {} {failed})",
+        s.total_calls(),
+        p.green("✓"),
+        p.red("✗")
+    ));
+    if !s.by_tool.is_empty() {
+        out.push(p.dim(&format!(
+            "    {:<22} {:>6} {:>6} {:>7} {:>10}",
+            "tool", "calls", "ok", "failed", "avg time"
+        )));
+        for (name, t) in &s.by_tool {
+            let avg = if t.count == 0 {
+                0.0
+            } else {
+                t.duration_ms / t.count as f64
+            };
+            out.push(format!(
+                "    {:<22} {:>6} {:>6} {:>7} {:>10}",
+                name,
+                t.count,
+                t.success,
+                t.fail,
+                duration_text(std::time::Duration::from_secs_f64(avg / 1000.0))
+            ));
+        }
+    }
+    out.push(format!(
+        "  Lines changed    {} {}",
+        p.green(&format!("+{}", s.lines_added)),
+        p.red(&format!("-{}", s.lines_removed))
+    ));
+    let counts = |m: &std::collections::BTreeMap<String, u64>| {
+        if m.is_empty() {
+            "none".to_string()
+        } else {
+            m.iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect::<Vec<_>>()
+                .join(" · ")
+        }
+    };
+    out.push(format!("  Edit strategies  {}", counts(&s.edit_strategies)));
+    out.push(format!("  Corrections      {}", counts(&s.corrections)));
+    out
+}
+
+fn tools(link: &SessionLink, p: Palette) -> Vec<String> {
+    let mut out = vec![p.bold(&format!("{} tools", link.tools.len()))];
+    let width = super::terminal::width();
+    for tool in &link.tools {
+        let first = tool.description.lines().next().unwrap_or("");
+        let head = format!("  {:<16} {:<8} ", tool.name, format!("[{}]", tool.kind));
+        let room = width.saturating_sub(head.chars().count()).max(10);
+        out.push(format!(
+            "  {} {} {}",
+            p.cyan(&format!("{:<16}", tool.name)),
+            p.dim(&format!("{:<8}", format!("[{}]", tool.kind))),
+            super::terminal::fit(first, room)
+        ));
+    }
+    out
+}
+
+fn memory(link: &SessionLink, args: &[&str], p: Palette) -> Vec<String> {
+    let refresh = match args.first().copied() {
+        None | Some("show") => false,
+        Some("refresh") => true,
+        Some(other) => {
+            return vec![p.yellow(&format!("Usage: /memory show|refresh (not `{other}`)"))]
+        }
+    };
+    match block_on(link.chat.send(Memory { refresh })) {
+        Ok(report) if report.files.is_empty() => vec![p.dim(if refresh {
+            "Memory refreshed: no context files found."
+        } else {
+            "No context files are loaded."
+        })],
+        Ok(report) => {
+            let mut out = vec![p.bold(&format!(
+                "{} context file(s){}",
+                report.files.len(),
+                if refresh { " (refreshed)" } else { "" }
+            ))];
+            out.extend(report.files.iter().map(|f| format!("  {f}")));
+            out.push(String::new());
+            out.extend(report.text.lines().map(str::to_string));
+            out
+        }
+        Err(e) => vec![p.red(&format!("The chat is unavailable: {e}"))],
+    }
+}
+
+fn compress(link: &SessionLink, p: Palette) -> Vec<String> {
+    match block_on(link.chat.send(CompressHistory { force: true })) {
+        Ok(CompressionOutcome::Compressed {
+            tokens_before,
+            tokens_after,
+        }) => vec![p.green(&format!(
+            "Conversation compressed from {tokens_before} to {tokens_after} tokens."
+        ))],
+        Ok(CompressionOutcome::Noop { reason }) => {
+            vec![p.dim(&format!("Nothing compressed: {reason}"))]
+        }
+        Ok(CompressionOutcome::Failed { reason }) => {
+            vec![p.red(&format!("Compression failed: {reason}"))]
+        }
+        Err(e) => vec![p.red(&format!("The chat is unavailable: {e}"))],
+    }
+}
+
+fn approval_mode(link: &SessionLink, args: &[&str], p: Palette) -> Vec<String> {
+    let Some(arg) = args.first() else {
+        return vec![format!(
+            "Approval mode: {} (plan, default, auto_edit, yolo)",
+            p.bold(link.mode().as_str())
+        )];
+    };
+    match ApprovalMode::parse(arg) {
+        Some(mode) => {
+            link.set_mode(mode);
+            vec![format!("Approval mode set to {}.", p.bold(mode.as_str()))]
+        }
+        None => vec![p.yellow(&format!(
+            "Unknown approval mode `{arg}`: use plan, default, auto_edit or yolo."
+        ))],
+    }
+}
+
+fn approvals(link: &SessionLink, args: &[&str], p: Palette) -> Vec<String> {
+    if let ["revoke", n] = args {
+        return match n.parse::<usize>().ok().and_then(|n| link.revoke(n)) {
+            Some(Ok(text)) => vec![format!("Revoked {text}.")],
+            Some(Err(e)) => vec![p.red(&format!("Revoked for this session, but {e}"))],
+            None => vec![p.yellow(&format!("There is no entry {n}; /approvals lists them."))],
+        };
+    }
+    if !args.is_empty() {
+        return vec![p.yellow("Usage: /approvals, or /approvals revoke N")];
+    }
+    let Ok(state) = link.policy.lock() else {
+        return vec![p.red("approval state unavailable")];
+    };
+    let mut out = vec![format!("Approval mode: {}", p.bold(state.mode.as_str()))];
+    if state.rules.is_empty() {
+        out.push(p.dim("Nothing else is allowed without asking."));
+        return out;
+    }
+    out.push("Allowed without asking:".into());
+    for (i, rule) in state.rules.iter().enumerate() {
+        let scope = rule.key.clone().unwrap_or_else(|| "(every call)".into());
+        let origin = if rule.origin == SAVED_ORIGIN {
+            format!("saved in {}", link.user_config.display())
+        } else {
+            "this session".to_string()
+        };
+        out.push(format!(
+            "  {:>2}. {} {}  {}",
+            i + 1,
+            p.cyan(&rule.tool),
+            scope,
+            p.dim(&format!("({origin})"))
+        ));
+    }
+    out.push(p.dim("/approvals revoke N removes an entry."));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_commands_get_the_closest_name() {
+        let p = Palette { color: false };
+        assert_eq!(
+            unknown("stat", p),
+            "Unknown command /stat. Did you mean /stats? (/help lists the commands)"
+        );
+        assert_eq!(
+            unknown("approval", p),
+            "Unknown command /approval. Did you mean /approvals? (/help lists the commands)"
+        );
+        assert!(unknown("zzzzzzzzzzzz", p).ends_with("/help lists the commands."));
+    }
+}

@@ -1,0 +1,333 @@
+//! The confirmation of one call: what will happen (the diff of *this* call, the shell
+//! command and its directory, the URLs), then a menu — arrows or j/k and Enter, or the
+//! option's number; Esc or Ctrl+C answer No — and, for No, a line to tell the model
+//! what to do instead.
+
+use std::io::{BufRead, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::{cursor, queue, terminal};
+
+use crate::protocol::{ApprovalDecision, ApprovalRequest, ConfirmationDetails};
+
+use super::diff_view::render_edit;
+use super::editor::edit_proposal;
+use super::terminal::{Palette, TurnMode};
+
+/// An answer in the menu.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    Once,
+    Session,
+    Save,
+    Modify,
+    No,
+    /// Esc or Ctrl+C: No without asking for feedback.
+    Escape,
+}
+
+/// What the confirmation needs besides the request.
+pub struct ConfirmContext<'a> {
+    pub palette: Palette,
+    /// Where "Always allow" saves the rule (shown in the option).
+    pub saved_to: String,
+    pub workspace: &'a Path,
+}
+
+/// The lines describing the call.
+pub fn describe(request: &ApprovalRequest, ctx: &ConfirmContext) -> Vec<String> {
+    let p = ctx.palette;
+    let max_diff = terminal::size()
+        .map(|(_, rows)| usize::from(rows).saturating_sub(14).max(12))
+        .unwrap_or(60);
+    let mut lines = Vec::new();
+    match &request.details {
+        ConfirmationDetails::Edit {
+            title,
+            file_path,
+            original,
+            proposed,
+            ..
+        } => {
+            lines.push(p.bold(&format!("? {title}")));
+            let label = Path::new(file_path)
+                .strip_prefix(ctx.workspace)
+                .map(|r| r.display().to_string())
+                .unwrap_or_else(|_| file_path.clone());
+            lines.extend(render_edit(&label, original, proposed, p, max_diff));
+        }
+        ConfirmationDetails::Exec {
+            title,
+            command,
+            dir,
+            ..
+        } => {
+            lines.push(p.bold(&format!("? {title}")));
+            for (i, line) in command.lines().enumerate() {
+                let lead = if i == 0 { "$" } else { " " };
+                lines.push(format!("  {} {}", p.dim(lead), p.cyan(line)));
+            }
+            lines.push(p.dim(&format!("  in {dir}")));
+        }
+        ConfirmationDetails::Fetch {
+            title,
+            prompt,
+            urls,
+        } => {
+            lines.push(p.bold(&format!("? {title}")));
+            lines.extend(prompt.lines().map(|l| format!("  {l}")));
+            lines.push(p.dim("  URLs to fetch:"));
+            lines.extend(urls.iter().map(|u| format!("   - {}", p.cyan(u))));
+        }
+        ConfirmationDetails::Info { title, prompt } => {
+            lines.push(p.bold(&format!("? {title}")));
+            lines.extend(prompt.lines().map(|l| format!("  {l}")));
+        }
+    }
+    lines
+}
+
+/// The menu for these details.
+pub fn options(details: &ConfirmationDetails, saved_to: &str) -> Vec<(Choice, String)> {
+    let session = match details {
+        ConfirmationDetails::Exec { root_commands, .. } if !root_commands.is_empty() => {
+            format!("Allow for this session: {}", root_commands.join(", "))
+        }
+        _ => "Allow for this session".to_string(),
+    };
+    let mut list = vec![
+        (Choice::Once, "Allow once".to_string()),
+        (Choice::Session, session),
+        (Choice::Save, format!("Always allow (saved to {saved_to})")),
+    ];
+    if matches!(details, ConfirmationDetails::Edit { .. }) {
+        list.push((Choice::Modify, "Modify with external editor".to_string()));
+    }
+    list.push((
+        Choice::No,
+        "No, tell the model what to do differently (esc)".to_string(),
+    ));
+    list
+}
+
+/// Asks about one call until the user decides. `ask_line` reads the feedback for No.
+pub fn confirm(
+    request: &ApprovalRequest,
+    ctx: &ConfirmContext,
+    quiet: &TurnMode,
+    ask_line: &mut dyn FnMut(&str) -> Option<String>,
+) -> ApprovalDecision {
+    let p = ctx.palette;
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "{}", describe(request, ctx).join("\n"));
+    let menu = options(&request.details, &ctx.saved_to);
+    loop {
+        let choice = choose(&menu, p);
+        match choice {
+            Choice::Once => return ApprovalDecision::ProceedOnce,
+            Choice::Session => return ApprovalDecision::ProceedAlways,
+            Choice::Save => return ApprovalDecision::ProceedAlwaysAndSave,
+            Choice::Escape => return ApprovalDecision::Cancel { feedback: None },
+            Choice::No => {
+                quiet.suspend();
+                let feedback = ask_line("Tell the model what to do differently (Enter to skip): ");
+                quiet.resume();
+                return ApprovalDecision::Cancel {
+                    feedback: feedback.filter(|f| !f.trim().is_empty()),
+                };
+            }
+            Choice::Modify => {
+                let ConfirmationDetails::Edit {
+                    file_path,
+                    original,
+                    proposed,
+                    ..
+                } = &request.details
+                else {
+                    continue;
+                };
+                let name = Path::new(file_path)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "proposal".into());
+                quiet.suspend();
+                let edited = edit_proposal(&name, original, proposed);
+                quiet.resume();
+                match edited {
+                    Ok(text) => {
+                        let _ =
+                            writeln!(out, "{}", p.dim("  Proposal edited; showing the new diff."));
+                        return ApprovalDecision::Modify {
+                            edited_content: text,
+                        };
+                    }
+                    Err(e) => {
+                        let _ = writeln!(out, "{}", p.red(&format!("  ✗ {e}")));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Shows the menu and returns the answer; falls back to a numbered question when the
+/// terminal cannot be put in raw mode.
+pub fn choose(menu: &[(Choice, String)], p: Palette) -> Choice {
+    if terminal::enable_raw_mode().is_err() {
+        return choose_by_line(menu);
+    }
+    // Keys typed before the question appeared must not answer it.
+    while event::poll(Duration::ZERO).unwrap_or(false) {
+        let _ = event::read();
+    }
+    let mut selected = 0usize;
+    draw(menu, selected, p, false);
+    let choice = loop {
+        let Ok(Event::Key(KeyEvent {
+            code,
+            modifiers,
+            kind: KeyEventKind::Press,
+            ..
+        })) = event::read()
+        else {
+            continue;
+        };
+        let n = menu.len();
+        match code {
+            KeyCode::Up | KeyCode::Char('k') | KeyCode::BackTab => {
+                selected = (selected + n - 1) % n
+            }
+            KeyCode::Down | KeyCode::Char('j') | KeyCode::Tab => selected = (selected + 1) % n,
+            KeyCode::Enter => break menu[selected].0,
+            KeyCode::Esc => break Choice::Escape,
+            KeyCode::Char('c') if modifiers.contains(KeyModifiers::CONTROL) => {
+                break Choice::Escape
+            }
+            KeyCode::Char(c) if c.is_ascii_digit() => {
+                let index = (c as usize).wrapping_sub('1' as usize);
+                if index < n {
+                    selected = index;
+                    draw(menu, selected, p, true);
+                    break menu[index].0;
+                }
+            }
+            _ => {}
+        }
+        draw(menu, selected, p, true);
+    };
+    if choice == Choice::Escape {
+        if let Some(no) = menu.iter().position(|(c, _)| *c == Choice::No) {
+            draw(menu, no, p, true);
+        }
+    }
+    let _ = terminal::disable_raw_mode();
+    choice
+}
+
+fn draw(menu: &[(Choice, String)], selected: usize, p: Palette, redraw: bool) {
+    let mut out = std::io::stdout();
+    if redraw {
+        let _ = queue!(out, cursor::MoveUp(menu.len() as u16));
+    }
+    for (i, (_, label)) in menu.iter().enumerate() {
+        let line = if i == selected {
+            p.cyan(&format!(" ❯ {}. {label}", i + 1))
+        } else {
+            format!("   {}. {label}", i + 1)
+        };
+        let _ = queue!(out, terminal::Clear(terminal::ClearType::CurrentLine));
+        let _ = write!(out, "\r{line}\r\n");
+    }
+    let _ = out.flush();
+}
+
+fn choose_by_line(menu: &[(Choice, String)]) -> Choice {
+    let mut out = std::io::stdout();
+    for (i, (_, label)) in menu.iter().enumerate() {
+        let _ = writeln!(out, "   {}. {label}", i + 1);
+    }
+    let _ = write!(out, "Choose 1-{}: ", menu.len());
+    let _ = out.flush();
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line).unwrap_or(0) == 0 {
+        return Choice::Escape;
+    }
+    line.trim()
+        .parse::<usize>()
+        .ok()
+        .and_then(|n| menu.get(n.wrapping_sub(1)))
+        .map(|(c, _)| *c)
+        .unwrap_or(Choice::Escape)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edits_offer_the_editor_and_shell_names_its_root_commands() {
+        let edit = ConfirmationDetails::Edit {
+            title: "Confirm Edit: a".into(),
+            file_path: "/w/a".into(),
+            diff: String::new(),
+            original: "a\n".into(),
+            proposed: "b\n".into(),
+            lines_added: 1,
+            lines_removed: 1,
+        };
+        let labels: Vec<Choice> = options(&edit, "~/.troupe/config.toml")
+            .iter()
+            .map(|o| o.0)
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                Choice::Once,
+                Choice::Session,
+                Choice::Save,
+                Choice::Modify,
+                Choice::No
+            ]
+        );
+        let exec = ConfirmationDetails::Exec {
+            title: "Shell".into(),
+            command: "git status && ls".into(),
+            root_commands: vec!["git".into(), "ls".into()],
+            dir: "/w".into(),
+        };
+        let ctx = ConfirmContext {
+            palette: Palette { color: false },
+            saved_to: "x".into(),
+            workspace: Path::new("/w"),
+        };
+        let request = |details: ConfirmationDetails| ApprovalRequest {
+            call_id: "c1".into(),
+            tool_name: "t".into(),
+            args: serde_json::Value::Null,
+            details,
+        };
+        assert_eq!(
+            describe(&request(exec.clone()), &ctx),
+            ["? Shell", "  $ git status && ls", "  in /w"]
+        );
+        let fetch = ConfirmationDetails::Fetch {
+            title: "Confirm Web Fetch".into(),
+            prompt: "Summarise".into(),
+            urls: vec!["https://example.com/a".into()],
+        };
+        assert_eq!(
+            describe(&request(fetch), &ctx),
+            [
+                "? Confirm Web Fetch",
+                "  Summarise",
+                "  URLs to fetch:",
+                "   - https://example.com/a"
+            ]
+        );
+        let menu = options(&exec, "x");
+        assert_eq!(menu.len(), 4);
+        assert_eq!(menu[1].1, "Allow for this session: git, ls");
+    }
+}

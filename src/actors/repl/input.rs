@@ -1,0 +1,169 @@
+//! The line editor's behaviour: multi-line input (a trailing `\`, an unclosed code
+//! fence, or Alt+Enter continue the prompt), completion of slash commands, and the
+//! approval-mode chords (Shift+Tab cycles default → auto_edit → plan, Ctrl+Y toggles
+//! yolo), which report the new mode through the idle printer.
+
+use crossbeam_channel::Sender;
+use rustyline::completion::Completer;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::history::FileHistory;
+use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::{
+    Cmd, ConditionalEventHandler, Config, Editor, Event, EventContext, EventHandler, Helper,
+    KeyCode, KeyEvent, Modifiers, RepeatCount,
+};
+
+use crate::actors::scheduler::SharedPolicy;
+use crate::protocol::ApprovalMode;
+
+use super::commands::COMMANDS;
+
+/// The REPL's line editor.
+pub type LineEditor = Editor<InputHelper, FileHistory>;
+
+/// Completion and multi-line validation for the prompt.
+pub struct InputHelper;
+
+impl Completer for InputHelper {
+    type Candidate = String;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<String>)> {
+        let head = &line[..pos];
+        if !head.starts_with('/') || head.contains(char::is_whitespace) {
+            return Ok((0, Vec::new()));
+        }
+        let typed = &head[1..];
+        let found = COMMANDS
+            .iter()
+            .filter(|(name, _, _)| name.starts_with(typed))
+            .map(|(name, _, _)| format!("/{name}"))
+            .collect();
+        Ok((0, found))
+    }
+}
+
+impl Hinter for InputHelper {
+    type Hint = String;
+}
+
+impl Highlighter for InputHelper {}
+
+impl Validator for InputHelper {
+    fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
+        Ok(if needs_more(ctx.input()) {
+            ValidationResult::Incomplete
+        } else {
+            ValidationResult::Valid(None)
+        })
+    }
+}
+
+impl Helper for InputHelper {}
+
+/// Whether the input continues on another line.
+pub fn needs_more(input: &str) -> bool {
+    let fences = input
+        .lines()
+        .filter(|l| l.trim_start().starts_with("```"))
+        .count();
+    input.ends_with('\\') || !fences.is_multiple_of(2)
+}
+
+/// The prompt text as the model gets it: `\`-newline continuations joined.
+pub fn prompt_text(input: &str) -> String {
+    input.replace("\\\n", "\n")
+}
+
+/// Switches the approval mode from a key chord.
+struct ModeChord {
+    policy: SharedPolicy,
+    notices: Sender<String>,
+    next: fn(ApprovalMode) -> ApprovalMode,
+}
+
+impl ConditionalEventHandler for ModeChord {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, _: &EventContext) -> Option<Cmd> {
+        let mode = match self.policy.lock() {
+            Ok(mut state) => {
+                state.mode = (self.next)(state.mode);
+                state.mode
+            }
+            Err(_) => return Some(Cmd::Noop),
+        };
+        let _ = self
+            .notices
+            .send(format!("Approval mode: {}", mode.as_str()));
+        Some(Cmd::Noop)
+    }
+}
+
+/// Shift+Tab: default → auto_edit → plan → default (yolo goes back to default).
+pub fn cycle_mode(mode: ApprovalMode) -> ApprovalMode {
+    match mode {
+        ApprovalMode::Default => ApprovalMode::AutoEdit,
+        ApprovalMode::AutoEdit => ApprovalMode::Plan,
+        ApprovalMode::Plan | ApprovalMode::Yolo => ApprovalMode::Default,
+    }
+}
+
+/// Ctrl+Y: yolo on and off.
+pub fn toggle_yolo(mode: ApprovalMode) -> ApprovalMode {
+    if mode == ApprovalMode::Yolo {
+        ApprovalMode::Default
+    } else {
+        ApprovalMode::Yolo
+    }
+}
+
+/// Builds the line editor with its helper and key bindings.
+pub fn line_editor(
+    policy: &SharedPolicy,
+    notices: Sender<String>,
+) -> rustyline::Result<LineEditor> {
+    let config = Config::builder()
+        .auto_add_history(false)
+        .max_history_size(2000)?
+        .build();
+    let mut editor = LineEditor::with_config(config)?;
+    editor.set_helper(Some(InputHelper));
+    editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
+    editor.bind_sequence(
+        KeyEvent(KeyCode::BackTab, Modifiers::NONE),
+        EventHandler::Conditional(Box::new(ModeChord {
+            policy: policy.clone(),
+            notices: notices.clone(),
+            next: cycle_mode,
+        })),
+    );
+    editor.bind_sequence(
+        KeyEvent::ctrl('Y'),
+        EventHandler::Conditional(Box::new(ModeChord {
+            policy: policy.clone(),
+            notices,
+            next: toggle_yolo,
+        })),
+    );
+    Ok(editor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continuation_and_fences() {
+        assert!(needs_more("first line\\"));
+        assert!(needs_more("```rust\nfn main() {}"));
+        assert!(!needs_more("```rust\nfn main() {}\n```"));
+        assert!(!needs_more("plain"));
+        assert_eq!(prompt_text("a\\\nb"), "a\nb");
+        assert_eq!(cycle_mode(ApprovalMode::Default), ApprovalMode::AutoEdit);
+        assert_eq!(toggle_yolo(ApprovalMode::Yolo), ApprovalMode::Default);
+    }
+}

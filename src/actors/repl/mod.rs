@@ -1,0 +1,365 @@
+//! The interactive front end (`troupe` without `-p`). Rustyline owns the terminal on
+//! the main thread; the actix system runs on a second thread. They talk over
+//! crossbeam channels: the [`ReplBridge`] actor forwards events and approval requests
+//! to the REPL thread, and the REPL sends `UserInput`/`CancelTurn` to the Chat actor
+//! (an `Addr` needs no runtime to send). While the prompt waits, events are printed
+//! above it through rustyline's external printer; while a turn runs, the REPL thread
+//! prints them itself under a spinner and asks the confirmations.
+
+pub mod bridge;
+mod commands;
+mod confirm;
+mod diff_view;
+mod editor;
+mod input;
+mod render;
+mod saved_rules;
+mod terminal;
+mod turn;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use actix::prelude::*;
+use crossbeam_channel::{select, Receiver};
+use rustyline::error::ReadlineError;
+use rustyline::ExternalPrinter;
+
+pub use bridge::{FrontMsg, ReplBridge, SharedStats};
+
+use crate::actors::chat::Chat;
+use crate::actors::scheduler::SharedPolicy;
+use crate::actors::session::{start_session, SessionOptions};
+use crate::engine::stats::SessionStats;
+use crate::protocol::{ApprovalDecision, ApprovalMode};
+use crate::tools::shell::background::BackgroundProcesses;
+
+use self::commands::After;
+use self::input::{line_editor, prompt_text, LineEditor};
+use self::render::EventRenderer;
+use self::saved_rules::{save_allowed, saved_rule_texts, SaveError};
+use self::terminal::Palette;
+use self::turn::{run_turn, TurnParts};
+
+/// A tool as `/tools` lists it.
+#[derive(Debug, Clone)]
+pub struct ToolInfo {
+    pub name: String,
+    pub kind: String,
+    pub description: String,
+}
+
+/// What the REPL thread holds of the running session.
+pub struct SessionLink {
+    pub chat: Addr<Chat>,
+    pub policy: SharedPolicy,
+    pub stats: SharedStats,
+    pub tools: Vec<ToolInfo>,
+    pub session_id: String,
+    pub model: String,
+    pub workspace: PathBuf,
+    /// The user's config file, where "Always allow" saves rules.
+    pub user_config: PathBuf,
+    /// The saved rules as last written (or loaded).
+    persisted: Mutex<Vec<String>>,
+    /// Background shell processes, ended when the user leaves.
+    processes: Arc<BackgroundProcesses>,
+}
+
+impl SessionLink {
+    pub fn mode(&self) -> ApprovalMode {
+        self.policy.lock().map(|s| s.mode).unwrap_or_default()
+    }
+
+    pub fn set_mode(&self, mode: ApprovalMode) {
+        if let Ok(mut state) = self.policy.lock() {
+            state.mode = mode;
+        }
+    }
+
+    /// The config path with the home directory shown as `~`.
+    pub fn user_config_label(&self) -> String {
+        let home = crate::settings::home_dir();
+        match self.user_config.strip_prefix(&home) {
+            Ok(rest) if home != std::path::Path::new("/") => format!("~/{}", rest.display()),
+            _ => self.user_config.display().to_string(),
+        }
+    }
+
+    /// Removes allow rule `n` (1-based); saved rules are removed from the config too.
+    pub fn revoke(&self, n: usize) -> Option<Result<String, SaveError>> {
+        let removed = {
+            let mut state = self.policy.lock().ok()?;
+            if n == 0 || n > state.rules.len() {
+                return None;
+            }
+            state.rules.remove(n - 1)
+        };
+        let text = crate::engine::policy::format_rule(&removed.tool, removed.key.as_deref());
+        Some(match self.sync_saved() {
+            Some(Err(e)) => Err(e),
+            _ => Ok(text),
+        })
+    }
+
+    /// Writes the saved rules to the user's config when they changed.
+    pub fn sync_saved(&self) -> Option<Result<(), SaveError>> {
+        let current = saved_rule_texts(&self.policy.lock().ok()?.rules);
+        let mut persisted = self.persisted.lock().ok()?;
+        if *persisted == current {
+            return None;
+        }
+        let result = save_allowed(&self.user_config, &current);
+        if result.is_ok() {
+            *persisted = current;
+        }
+        Some(result)
+    }
+}
+
+/// Starts the actix system and the session on a thread of their own.
+pub fn start_actors(
+    options: SessionOptions,
+    user_config: PathBuf,
+) -> Result<(SessionLink, Receiver<FrontMsg>), String> {
+    let (events_tx, events_rx) = crossbeam_channel::unbounded();
+    let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
+    let stats: SharedStats = Arc::new(Mutex::new(SessionStats::default()));
+    let bridge_stats = stats.clone();
+    let workspace = options.workspace.primary().to_path_buf();
+    let model = options.model_name.clone();
+    let initial_saved = options.settings.approval.allowed.clone();
+    std::thread::Builder::new()
+        .name("troupe-actors".into())
+        .spawn(move || {
+            let system = System::new();
+            let started = system.block_on(async move {
+                let bridge = ReplBridge::new(events_tx, bridge_stats).start();
+                start_session(options, bridge.clone().recipient(), bridge.recipient()).map(|s| {
+                    let tools = s
+                        .registry
+                        .tools()
+                        .iter()
+                        .map(|t| ToolInfo {
+                            name: t.name().to_string(),
+                            kind: format!("{:?}", t.kind()).to_lowercase(),
+                            description: t.description(),
+                        })
+                        .collect::<Vec<_>>();
+                    let processes = s.services.processes.clone();
+                    (s.chat, s.policy, tools, s.session_id, processes)
+                })
+            });
+            let ok = started.is_ok();
+            let _ = ready_tx.send(started);
+            if ok {
+                let _ = system.run();
+            }
+        })
+        .map_err(|e| format!("cannot start the actor thread: {e}"))?;
+    let (chat, policy, tools, session_id, processes) = ready_rx
+        .recv()
+        .map_err(|_| "the actor thread stopped while starting".to_string())??;
+    Ok((
+        SessionLink {
+            chat,
+            policy,
+            stats,
+            tools,
+            session_id,
+            model,
+            workspace,
+            user_config,
+            persisted: Mutex::new(initial_saved),
+            processes,
+        },
+        events_rx,
+    ))
+}
+
+/// The interactive session's front end.
+pub struct Repl {
+    editor: LineEditor,
+    link: SessionLink,
+    events: Receiver<FrontMsg>,
+    sigint: Receiver<()>,
+    notices: Receiver<String>,
+    palette: Palette,
+    history: PathBuf,
+}
+
+impl Repl {
+    /// Sets up the line editor (history in `history`) and the Ctrl+C handler.
+    pub fn new(
+        link: SessionLink,
+        events: Receiver<FrontMsg>,
+        history: PathBuf,
+    ) -> Result<Self, String> {
+        let (notice_tx, notices) = crossbeam_channel::unbounded();
+        let mut editor = line_editor(&link.policy, notice_tx)
+            .map_err(|e| format!("cannot start the line editor: {e}"))?;
+        if let Some(dir) = history.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = editor.load_history(&history);
+        let (sigint_tx, sigint) = crossbeam_channel::unbounded();
+        ctrlc::set_handler(move || {
+            let _ = sigint_tx.send(());
+        })
+        .map_err(|e| format!("cannot install the Ctrl+C handler: {e}"))?;
+        Ok(Self {
+            editor,
+            link,
+            events,
+            sigint,
+            notices,
+            palette: Palette::detect(),
+            history,
+        })
+    }
+
+    /// Runs until the user leaves; returns the exit code.
+    pub fn run(mut self, first_prompt: Option<String>) -> i32 {
+        let p = self.palette;
+        println!(
+            "{} {} · {}\n{}",
+            p.bold("Troupe"),
+            p.dim(&format!("model {}", self.link.model)),
+            p.dim(&self.link.workspace.display().to_string()),
+            p.dim("Type a request, /help for commands. Ctrl+C cancels a turn; Ctrl+D leaves.")
+        );
+        if let Some(prompt) = first_prompt.filter(|q| !q.trim().is_empty()) {
+            println!("> {prompt}");
+            self.turn(prompt);
+        }
+        let mut interrupted = false;
+        loop {
+            let mode = self.link.mode();
+            let prompt = if mode == ApprovalMode::Default {
+                "> ".to_string()
+            } else {
+                format!("[{}] > ", mode.as_str())
+            };
+            match self.read_line(&prompt) {
+                Ok(line) => {
+                    interrupted = false;
+                    let text = prompt_text(&line);
+                    if text.trim().is_empty() {
+                        continue;
+                    }
+                    let _ = self.editor.add_history_entry(line.as_str());
+                    let _ = self.editor.save_history(&self.history);
+                    if text.trim_start().starts_with('/') {
+                        if self.command(text.trim()) == After::Quit {
+                            break;
+                        }
+                    } else {
+                        self.turn(text);
+                    }
+                }
+                Err(ReadlineError::Interrupted) if !interrupted => {
+                    interrupted = true;
+                    println!("{}", p.dim("Press Ctrl+C again (or Ctrl+D) to leave."));
+                }
+                Err(ReadlineError::Interrupted) | Err(ReadlineError::Eof) => break,
+                Err(e) => {
+                    eprintln!("troupe: cannot read input: {e}");
+                    break;
+                }
+            }
+        }
+        if let Some(Err(e)) = self.link.sync_saved() {
+            eprintln!("troupe: could not save allow rules: {e}");
+        }
+        // Background commands started by the model end with the session.
+        self.link.processes.kill_all_now();
+        println!("{}", p.dim("Goodbye."));
+        0
+    }
+
+    fn command(&mut self, line: &str) -> After {
+        let (lines, after) = commands::run(line, &self.link, self.palette);
+        let mut out = std::io::stdout();
+        if after == After::ClearScreen && out.is_terminal() {
+            let _ = write!(out, "\x1b[2J\x1b[H");
+        }
+        if !lines.is_empty() {
+            let _ = writeln!(out, "{}", lines.join("\n"));
+        }
+        let _ = out.flush();
+        after
+    }
+
+    fn turn(&mut self, prompt: String) {
+        run_turn(
+            TurnParts {
+                editor: &mut self.editor,
+                link: &self.link,
+                events: &self.events,
+                sigint: &self.sigint,
+                palette: self.palette,
+                spinner: std::io::stdout().is_terminal(),
+            },
+            prompt,
+        );
+    }
+
+    /// Reads a line while a helper thread prints whatever arrives meanwhile above the
+    /// prompt.
+    fn read_line(&mut self, prompt: &str) -> rustyline::Result<String> {
+        let printer = self.editor.create_external_printer().ok();
+        let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(0);
+        let events = self.events.clone();
+        let notices = self.notices.clone();
+        let palette = self.palette;
+        let editor = &mut self.editor;
+        std::thread::scope(|scope| {
+            scope.spawn(move || idle_printer(printer, &events, &notices, &stop_rx, palette));
+            let line = editor.readline(prompt);
+            drop(stop_tx);
+            line
+        })
+    }
+}
+
+/// Prints events and notices that arrive while the prompt waits.
+fn idle_printer(
+    mut printer: Option<impl ExternalPrinter>,
+    events: &Receiver<FrontMsg>,
+    notices: &Receiver<String>,
+    stop: &Receiver<()>,
+    palette: Palette,
+) {
+    let mut renderer = EventRenderer::new(palette);
+    let mut print = |lines: Vec<String>| {
+        if lines.is_empty() {
+            return;
+        }
+        let text = format!("{}\n", lines.join("\n"));
+        match printer.as_mut() {
+            Some(printer) => {
+                let _ = printer.print(text);
+            }
+            None => {
+                let _ = std::io::stdout().write_all(text.as_bytes());
+            }
+        }
+    };
+    loop {
+        select! {
+            recv(events) -> msg => match msg {
+                Ok(FrontMsg::Event(event)) => print(renderer.render(&event)),
+                Ok(FrontMsg::Approval { reply, .. }) => {
+                    let _ = reply.send(ApprovalDecision::Cancel { feedback: None });
+                }
+                Err(_) => return,
+            },
+            recv(notices) -> notice => match notice {
+                Ok(text) => print(vec![palette.yellow(&format!("  ℹ {text}"))]),
+                Err(_) => return,
+            },
+            recv(stop) -> _ => return,
+        }
+    }
+}

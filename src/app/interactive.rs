@@ -1,0 +1,35 @@
+//! `troupe` without `-p`: the interactive session in the current directory.
+
+use std::sync::Arc;
+
+use crate::actors::repl::{start_actors, Repl};
+use crate::actors::session::SessionOptions;
+use crate::cli::RunArgs;
+use crate::protocol::ApprovalMode;
+use crate::settings;
+
+use super::{init_logging, load_settings, select_model, workspace, AppError};
+
+/// Runs the interactive session until the user leaves; returns the exit code.
+pub fn run(args: &RunArgs) -> Result<i32, AppError> {
+    let ws = workspace(args)?;
+    let loaded = load_settings(&ws, args)?;
+    let _guard = init_logging(&loaded.settings, args.log_file.as_deref());
+    let model = select_model(args, &loaded.settings)?;
+    let settings = Arc::new(loaded.settings);
+    let options = SessionOptions {
+        workspace: ws,
+        settings: settings.clone(),
+        model,
+        model_name: settings.model.name.clone(),
+        approval_mode: ApprovalMode::parse(&settings.approval.mode).unwrap_or_default(),
+        request_log: args.log_requests.clone(),
+        test_tools: std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1"),
+    };
+    let home = settings::troupe_home();
+    let (link, events) =
+        start_actors(options, home.join("config.toml")).map_err(AppError::Usage)?;
+    let repl = Repl::new(link, events, home.join("history")).map_err(AppError::Usage)?;
+    let first = (!args.query.is_empty()).then(|| args.query.join(" "));
+    Ok(repl.run(first))
+}

@@ -1,0 +1,131 @@
+//! Unified diffs of a file change (via `similar`): the patch text shown in a
+//! confirmation and returned to front ends, line-numbered rows a REPL can colour, and
+//! the lines added/removed.
+
+use similar::{ChangeTag, TextDiff};
+
+/// Lines of context around each hunk, as gemini-cli's `DEFAULT_DIFF_OPTIONS`.
+pub const CONTEXT_LINES: usize = 3;
+
+/// A unified diff and its counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDiff {
+    /// `--- name\tCurrent` / `+++ name\tProposed` then the hunks.
+    pub text: String,
+    pub lines_added: usize,
+    pub lines_removed: usize,
+}
+
+/// What one row of a rendered diff is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowKind {
+    /// `@@ -a,b +c,d @@`
+    Hunk,
+    Context,
+    Added,
+    Removed,
+}
+
+/// One row of a diff with its line numbers in the old and the new text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffRow {
+    pub kind: RowKind,
+    pub old_line: Option<usize>,
+    pub new_line: Option<usize>,
+    /// The line without its newline (for a hunk row, the `@@ … @@` header).
+    pub text: String,
+}
+
+/// The unified diff from `old` to `new` for the file `name`.
+pub fn unified(name: &str, old: &str, new: &str) -> FileDiff {
+    let diff = TextDiff::from_lines(old, new);
+    let text = diff
+        .unified_diff()
+        .context_radius(CONTEXT_LINES)
+        .header(&format!("{name}\tCurrent"), &format!("{name}\tProposed"))
+        .to_string();
+    let (mut lines_added, mut lines_removed) = (0, 0);
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            ChangeTag::Insert => lines_added += 1,
+            ChangeTag::Delete => lines_removed += 1,
+            ChangeTag::Equal => {}
+        }
+    }
+    FileDiff {
+        text,
+        lines_added,
+        lines_removed,
+    }
+}
+
+/// The hunks of the diff from `old` to `new` as numbered rows (1-based line numbers).
+pub fn rows(old: &str, new: &str) -> Vec<DiffRow> {
+    let diff = TextDiff::from_lines(old, new);
+    let mut out = Vec::new();
+    for hunk in diff
+        .unified_diff()
+        .context_radius(CONTEXT_LINES)
+        .iter_hunks()
+    {
+        out.push(DiffRow {
+            kind: RowKind::Hunk,
+            old_line: None,
+            new_line: None,
+            text: hunk.header().to_string(),
+        });
+        for change in hunk.iter_changes() {
+            let kind = match change.tag() {
+                ChangeTag::Equal => RowKind::Context,
+                ChangeTag::Insert => RowKind::Added,
+                ChangeTag::Delete => RowKind::Removed,
+            };
+            let text = change.value();
+            out.push(DiffRow {
+                kind,
+                old_line: change.old_index().map(|i| i + 1),
+                new_line: change.new_index().map(|i| i + 1),
+                text: text
+                    .strip_suffix('\n')
+                    .map(|t| t.strip_suffix('\r').unwrap_or(t))
+                    .unwrap_or(text)
+                    .to_string(),
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unified_text_and_stats() {
+        let d = unified("a.py", "one\ntwo\nthree\n", "one\n2\nthree\nfour\n");
+        assert!(d
+            .text
+            .starts_with("--- a.py\tCurrent\n+++ a.py\tProposed\n@@ -1,3 +1,4 @@\n"));
+        assert!(d.text.contains("-two\n+2\n"), "{}", d.text);
+        assert_eq!((d.lines_added, d.lines_removed), (2, 1));
+    }
+
+    #[test]
+    fn rows_carry_line_numbers() {
+        let rows = rows("a\nb\nc\n", "a\nB\nc\n");
+        assert_eq!(rows[0].kind, RowKind::Hunk);
+        let removed = rows.iter().find(|r| r.kind == RowKind::Removed).unwrap();
+        assert_eq!(
+            (removed.old_line, removed.new_line, removed.text.as_str()),
+            (Some(2), None, "b")
+        );
+        let added = rows.iter().find(|r| r.kind == RowKind::Added).unwrap();
+        assert_eq!((added.old_line, added.new_line), (None, Some(2)));
+    }
+
+    #[test]
+    fn new_file_diff_counts_every_line() {
+        let d = unified("n.txt", "", "x\ny\n");
+        assert_eq!((d.lines_added, d.lines_removed), (2, 0));
+    }
+}

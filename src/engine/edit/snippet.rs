@@ -1,0 +1,94 @@
+//! gemini-cli's `getDiffContextSnippet`: the changed lines of the new text with a few
+//! lines of context, so the model sees the result without reading the file again.
+
+use similar::{DiffOp, TextDiff};
+
+/// The changed regions of `new` with `context` lines around each, gaps shown as `...`.
+/// An empty `original` (a new file) gives the whole new text.
+pub fn diff_context_snippet(original: &str, new: &str, context: usize) -> String {
+    if original.is_empty() {
+        return new.to_string();
+    }
+    let new_lines = split_lines(new);
+    let diff = TextDiff::from_lines(original, new);
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    let mut at = 0;
+    for op in diff.ops() {
+        match *op {
+            DiffOp::Equal { len, .. } => at += len,
+            DiffOp::Delete { .. } => ranges.push((at, at)),
+            DiffOp::Insert { new_len, .. } => {
+                ranges.push((at, at + new_len));
+                at += new_len;
+            }
+            DiffOp::Replace { new_len, .. } => {
+                ranges.push((at, at));
+                ranges.push((at, at + new_len));
+                at += new_len;
+            }
+        }
+    }
+    if ranges.is_empty() {
+        return new.to_string();
+    }
+    let mut expanded: Vec<(usize, usize)> = ranges
+        .into_iter()
+        .map(|(s, e)| {
+            (
+                s.saturating_sub(context),
+                (e + context).min(new_lines.len()),
+            )
+        })
+        .collect();
+    expanded.sort_unstable();
+    let mut merged: Vec<(usize, usize)> = Vec::new();
+    for (s, e) in expanded {
+        match merged.last_mut() {
+            Some(cur) if s <= cur.1 => cur.1 = cur.1.max(e),
+            _ => merged.push((s, e)),
+        }
+    }
+    let mut parts: Vec<String> = Vec::new();
+    let mut last_end = 0;
+    for (s, e) in merged {
+        if s > last_end {
+            parts.push("...".into());
+        }
+        parts.push(new_lines[s..e].join("\n"));
+        last_end = e;
+    }
+    if last_end < new_lines.len() {
+        parts.push("...".into());
+    }
+    parts.join("\n")
+}
+
+/// `text.split(/\r?\n/)`.
+fn split_lines(text: &str) -> Vec<&str> {
+    text.split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_file_is_shown_whole() {
+        assert_eq!(diff_context_snippet("", "a\nb\n", 5), "a\nb\n");
+    }
+
+    #[test]
+    fn change_in_the_middle_has_context_and_gaps() {
+        let old: String = (1..=20).map(|i| format!("l{i}\n")).collect();
+        let new = old.replace("l10\n", "ten\n");
+        let snippet = diff_context_snippet(&old, &new, 2);
+        assert_eq!(snippet, "...\nl8\nl9\nten\nl11\nl12\n...");
+    }
+
+    #[test]
+    fn identical_text_is_returned_whole() {
+        assert_eq!(diff_context_snippet("a\n", "a\n", 5), "a\n");
+    }
+}

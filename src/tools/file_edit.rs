@@ -1,0 +1,170 @@
+//! What `replace` and `write_file` share: reading the file an edit starts from, the
+//! result data (strategy, diff, diff stats, correction), write errors in gemini-cli's
+//! words, and the test-only pause between computing and writing.
+//!
+//! Test hook: when `TROUPE_TEST_TOOLS=1` and `TROUPE_TEST_PAUSE_BEFORE_WRITE=<file>` are
+//! both set, an edit that has computed its new content creates `<file>.paused`, then
+//! waits (asynchronously, at most 30 s) until `<file>` exists before it writes. A
+//! black-box test waits for `<file>.paused`, changes the file on disk, then creates
+//! `<file>`: the change lands exactly between computing and writing.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+use super::Services;
+use crate::actors::filesystem::FsError;
+use crate::engine::diff::FileDiff;
+use crate::engine::edit::snapshot::FileSnapshot;
+use crate::protocol::{ToolErrorKind, ToolOutput};
+
+/// The environment variable of the test-only pause.
+pub const PAUSE_ENV: &str = "TROUPE_TEST_PAUSE_BEFORE_WRITE";
+const PAUSE_LIMIT: Duration = Duration::from_secs(30);
+
+/// Waits for the test-only flag file, if the hook is on.
+pub async fn pause_before_write() {
+    if std::env::var("TROUPE_TEST_TOOLS").as_deref() != Ok("1") {
+        return;
+    }
+    let Some(flag) = std::env::var_os(PAUSE_ENV).map(PathBuf::from) else {
+        return;
+    };
+    let mut paused = flag.clone().into_os_string();
+    paused.push(".paused");
+    if let Err(e) = tokio::fs::write(&paused, b"").await {
+        tracing::warn!(error = %e, "cannot create the test pause marker");
+    }
+    let waited = tokio::time::timeout(PAUSE_LIMIT, async {
+        while !tokio::fs::try_exists(&flag).await.unwrap_or(false) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    if waited.is_err() {
+        tracing::warn!(flag = %flag.display(), "test pause flag never appeared");
+    }
+}
+
+/// A file as an edit found it.
+pub enum Existing {
+    Missing {
+        path: PathBuf,
+    },
+    Text {
+        path: PathBuf,
+        snapshot: FileSnapshot,
+    },
+}
+
+/// Reads the file an edit starts from (a missing file is not an error).
+pub async fn read_existing(services: &Services, path: PathBuf) -> Result<Existing, ReadFailure> {
+    match services.fs.read(path.clone()).await {
+        Ok(read) => match FileSnapshot::from_bytes(&read.bytes) {
+            Ok(snapshot) => Ok(Existing::Text {
+                path: read.real_path,
+                snapshot,
+            }),
+            Err(e) => Err(ReadFailure::NotText(read.real_path, e.to_string())),
+        },
+        Err(FsError::NotFound(_)) => {
+            let meta = services.fs.stat(path).await.map_err(ReadFailure::Fs)?;
+            Ok(Existing::Missing {
+                path: meta.real_path,
+            })
+        }
+        Err(e) => Err(ReadFailure::Fs(e)),
+    }
+}
+
+/// Why the starting content could not be read.
+pub enum ReadFailure {
+    Fs(FsError),
+    NotText(PathBuf, String),
+}
+
+/// gemini-cli skips correction for these.
+pub fn is_json_like(path: &Path) -> bool {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    matches!(ext.as_deref(), Some("json" | "ipynb" | "jsonc" | "json5"))
+}
+
+/// The data of an edit result: read by stats (`strategy`, `diff_stat`, `correction`)
+/// and by front ends (`diff`).
+pub fn edit_data(
+    strategy: Option<&str>,
+    diff: Option<&FileDiff>,
+    correction: Option<&str>,
+    method: Option<&str>,
+) -> Value {
+    let mut map = Map::new();
+    if let Some(s) = strategy {
+        map.insert("strategy".into(), json!(s));
+    }
+    if let Some(d) = diff {
+        map.insert(
+            "diff_stat".into(),
+            json!({"lines_added": d.lines_added, "lines_removed": d.lines_removed}),
+        );
+        map.insert("diff".into(), json!(d.text));
+    }
+    if let Some(c) = correction {
+        map.insert("correction".into(), json!(c));
+    }
+    if let Some(m) = method {
+        map.insert("correction_method".into(), json!(m));
+    }
+    Value::Object(map)
+}
+
+/// A failed write in gemini-cli's words; `other` words anything else.
+pub fn write_error(e: FsError, other: impl FnOnce(String) -> String) -> ToolOutput {
+    match e {
+        FsError::ChangedOnDisk(p) => {
+            let msg = format!("The file {} was changed on disk after this edit was computed, so the edit was not written and the other change was kept. Read the file again and retry the edit against its current content.", p.display());
+            ToolOutput::error(
+                ToolErrorKind::FileChangedOnDisk,
+                msg,
+                "Error: the file changed on disk; the edit was not written.",
+            )
+        }
+        FsError::PermissionDenied(p) => {
+            let msg = format!(
+                "Permission denied writing to file: {} (EACCES)",
+                p.display()
+            );
+            ToolOutput::error(ToolErrorKind::PermissionDenied, msg.clone(), msg)
+        }
+        FsError::NoSpace(p) => {
+            let msg = format!("No space left on device: {} (ENOSPC)", p.display());
+            ToolOutput::error(ToolErrorKind::NoSpaceLeft, msg.clone(), msg)
+        }
+        FsError::IsDirectory(p) => {
+            let msg = format!(
+                "Target is a directory, not a file: {} (EISDIR)",
+                p.display()
+            );
+            ToolOutput::error(ToolErrorKind::TargetIsDirectory, msg.clone(), msg)
+        }
+        FsError::Path(p) => ToolOutput::error(
+            ToolErrorKind::PathNotInWorkspace,
+            p.to_string(),
+            "Error: Path not in workspace.",
+        ),
+        other_error => {
+            let msg = other(other_error.to_string());
+            ToolOutput::error(ToolErrorKind::FileWriteFailure, msg.clone(), msg)
+        }
+    }
+}
+
+/// The file name shown in diff headers.
+pub fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}

@@ -1,0 +1,439 @@
+//! `replace` (display `Edit`): replaces `old_string` by `new_string` in a file with the
+//! four-stage matcher, repairs a miss through the Corrector actor, shows the unified
+//! diff for approval, and writes atomically only if the file still holds the bytes the
+//! edit was computed from.
+
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use lru::LruCache;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::file_edit::{self, edit_data, is_json_like, Existing, ReadFailure};
+use super::{Services, Tool, ToolContext, Touched};
+use crate::actors::corrector::{CorrectEdit, Correction};
+use crate::actors::filesystem::WriteExpect;
+use crate::engine::diff;
+use crate::engine::edit::snapshot::FileSnapshot;
+use crate::engine::edit::snippet::diff_context_snippet;
+use crate::engine::edit::{self, placeholders, EditError, EditPlan, EditRequest, Occurrences};
+use crate::engine::path_correction::{correct_path, PathCorrectionError};
+use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
+
+/// The `replace` tool. Remembers the file content each confirmation showed, so that
+/// "modify with external editor" can turn the user's edited file into a whole-file edit.
+pub struct Replace {
+    shown: Arc<Mutex<LruCache<String, String>>>,
+}
+
+impl Default for Replace {
+    fn default() -> Self {
+        let entries = NonZeroUsize::new(32).unwrap_or(NonZeroUsize::MIN);
+        Self {
+            shown: Arc::new(Mutex::new(LruCache::new(entries))),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Params {
+    pub file_path: String,
+    #[serde(default)]
+    pub instruction: Option<String>,
+    pub old_string: String,
+    pub new_string: String,
+    #[serde(default)]
+    pub allow_multiple: Option<bool>,
+    /// The seed documents' form: exactly this many occurrences.
+    #[serde(default)]
+    pub expected_replacements: Option<u64>,
+    #[serde(default)]
+    pub modified_by_user: bool,
+    #[serde(default)]
+    pub ai_proposed_content: Option<String>,
+}
+
+impl Params {
+    fn want(&self) -> Occurrences {
+        Occurrences::from_params(self.allow_multiple, self.expected_replacements)
+    }
+}
+
+/// An edit ready to show and write.
+struct Computed {
+    path: PathBuf,
+    /// `None` for a new file.
+    snapshot: Option<FileSnapshot>,
+    plan: EditPlan,
+    correction: Option<(&'static str, Option<&'static str>)>,
+}
+
+impl Computed {
+    fn original(&self) -> &str {
+        self.snapshot.as_ref().map_or("", |s| s.text.as_str())
+    }
+}
+
+fn error_output(e: EditError, correction: Option<&'static str>) -> ToolOutput {
+    let out = ToolOutput::error(e.kind, e.raw, format!("Error: {}", e.display));
+    match correction {
+        Some(c) => out.with_data(edit_data(None, None, Some(c), None)),
+        None => out,
+    }
+}
+
+/// The file meant: an absolute path as given; a relative one corrected as gemini-cli
+/// does (a unique file of the workspace whose path ends with it), else resolved against
+/// the first root. Several candidates are an error that lists them.
+async fn requested_path(p: &Params, ctx: &ToolContext) -> Result<std::path::PathBuf, ToolOutput> {
+    let services = &ctx.services;
+    if std::path::Path::new(&p.file_path).is_absolute() {
+        return Ok(services.workspace.resolve(&p.file_path));
+    }
+    let raw = p.file_path.clone();
+    match services.fs.run(move |ws| correct_path(ws, &raw)).await {
+        Ok(Ok(path)) => Ok(path),
+        Ok(Err(PathCorrectionError::Ambiguous(msg))) => Err(ToolOutput::error(
+            ToolErrorKind::InvalidToolParams,
+            msg.clone(),
+            format!("Error: {msg}"),
+        )),
+        Ok(Err(PathCorrectionError::NotFound(_))) | Err(_) => {
+            Ok(services.workspace.resolve(&p.file_path))
+        }
+    }
+}
+
+/// Reads the file and computes the edit, asking the Corrector when the strings miss.
+async fn compute(p: &Params, ctx: &ToolContext) -> Result<Computed, ToolOutput> {
+    let services = &ctx.services;
+    let requested = requested_path(p, ctx).await?;
+    let (path, snapshot) = match file_edit::read_existing(services, requested).await {
+        Ok(Existing::Text { path, snapshot }) => (path, Some(snapshot)),
+        Ok(Existing::Missing { path }) => (path, None),
+        Err(ReadFailure::Fs(crate::actors::filesystem::FsError::Path(e))) => {
+            return Err(ToolOutput::error(
+                ToolErrorKind::PathNotInWorkspace,
+                e.to_string(),
+                "Error: Path not in workspace.",
+            ))
+        }
+        Err(ReadFailure::Fs(e)) => {
+            let msg = e.to_string();
+            return Err(ToolOutput::error(
+                ToolErrorKind::EditPreparationFailure,
+                msg.clone(),
+                format!("Error preparing edit: {msg}"),
+            ));
+        }
+        Err(ReadFailure::NotText(path, why)) => {
+            let msg = format!("{}: {why}", path.display());
+            return Err(ToolOutput::error(
+                ToolErrorKind::EditPreparationFailure,
+                msg.clone(),
+                format!("Error preparing edit: {msg}"),
+            ));
+        }
+    };
+    let want = p.want();
+    let request = EditRequest {
+        file_path: &p.file_path,
+        old_string: &p.old_string,
+        new_string: &p.new_string,
+        want,
+    };
+    let resolved = path.display().to_string();
+    let first = edit::compute_edit(
+        snapshot.as_ref().map(|s| s.text.as_str()),
+        &request,
+        &resolved,
+    );
+    let error = match first {
+        Ok(plan) => {
+            return Ok(Computed {
+                path,
+                snapshot,
+                plan,
+                correction: None,
+            })
+        }
+        Err(e) => e,
+    };
+    let (Some(corrector), Some(current)) = (&services.corrector, &snapshot) else {
+        return Err(error_output(error, None));
+    };
+    if !error.is_correctable() || is_json_like(&path) {
+        return Err(error_output(error, None));
+    }
+    let asked = corrector
+        .send(CorrectEdit {
+            path: path.clone(),
+            snapshot: current.clone(),
+            old_string: p.old_string.clone(),
+            new_string: p.new_string.clone(),
+            instruction: p.instruction.clone(),
+            want,
+            error: error.raw.clone(),
+            cancel: ctx.cancel.clone(),
+        })
+        .await;
+    match asked {
+        Ok(Correction::Fixed {
+            old_string,
+            new_string,
+            snapshot: latest,
+            method,
+            ..
+        }) => {
+            let fixed = EditRequest {
+                old_string: &old_string,
+                new_string: &new_string,
+                ..request
+            };
+            match edit::compute_edit(Some(&latest.text), &fixed, &resolved) {
+                Ok(plan) => Ok(Computed {
+                    path,
+                    snapshot: Some(latest),
+                    plan,
+                    correction: Some(("success", Some(method.as_str()))),
+                }),
+                Err(_) => Err(error_output(error, Some("failure"))),
+            }
+        }
+        Ok(Correction::NoChangeRequired { explanation }) => Err(error_output(
+            EditError {
+                kind: ToolErrorKind::EditNoChangeLlmJudgement,
+                raw: format!("A secondary check by an LLM determined that no changes were necessary to fulfill the instruction. Explanation: {explanation}. Original error with the parameters given: {}", error.raw),
+                display: "No changes required. The file already meets the specified conditions.".into(),
+            },
+            Some("no_change"),
+        )),
+        Ok(Correction::Failed { reason }) => {
+            tracing::debug!(%reason, "edit correction failed");
+            Err(error_output(error, Some("failure")))
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "corrector unavailable");
+            Err(error_output(error, None))
+        }
+    }
+}
+
+impl Tool for Replace {
+    type Params = Params;
+
+    fn name(&self) -> &'static str {
+        "replace"
+    }
+
+    fn display_name(&self) -> &'static str {
+        "Edit"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn description(&self) -> String {
+        "Replaces text within a file. By default exactly ONE occurrence of `old_string` must be found; set `allow_multiple` to true to replace every occurrence (or `expected_replacements` to the exact number expected). Give `old_string` as the exact literal text of the file with enough surrounding lines to identify the place uniquely, and `new_string` as the exact literal replacement; never escape them. An empty `old_string` creates a new file. Read the file first. The user may modify `new_string`; if so, the response says so.".to_string()
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "file_path": {"type": "string", "description": "The path to the file to modify."},
+                "instruction": {"type": "string", "description": "A clear, self-contained instruction for the change: why it is needed, where it goes, what changes and the desired outcome."},
+                "old_string": {"type": "string", "description": "The exact literal text to replace, unescaped, with enough context to match only the intended place."},
+                "new_string": {"type": "string", "description": "The exact literal text to replace `old_string` with, unescaped. Do not use omission placeholders like '(rest of methods ...)'; provide exact literal code."},
+                "allow_multiple": {"type": "boolean", "description": "If true, every occurrence of `old_string` is replaced. If false (default), exactly one occurrence must be found."},
+                "expected_replacements": {"type": "integer", "minimum": 1, "description": "Optional: the exact number of occurrences to replace (older form of `allow_multiple`)."}
+            },
+            "required": ["file_path", "old_string", "new_string"]
+        })
+    }
+
+    fn validate(&self, p: &Params, _: &Services) -> Result<(), String> {
+        if p.file_path.trim().is_empty() {
+            return Err("The 'file_path' parameter must be non-empty.".into());
+        }
+        if !placeholders::introduced(&p.old_string, &p.new_string).is_empty() {
+            return Err("`new_string` contains an omission placeholder (for example 'rest of methods ...'). Provide exact literal replacement text.".into());
+        }
+        Ok(())
+    }
+
+    fn touched(&self, p: &Params, services: &Services) -> Touched {
+        Touched {
+            reads: vec![],
+            writes: vec![services.workspace.resolve(&p.file_path)],
+        }
+    }
+
+    fn approval_keys(&self, p: &Params, services: &Services) -> Vec<String> {
+        vec![services
+            .workspace
+            .resolve(&p.file_path)
+            .display()
+            .to_string()]
+    }
+
+    fn confirmation(
+        &self,
+        p: &Params,
+        ctx: &ToolContext,
+    ) -> BoxFuture<'static, Option<ConfirmationDetails>> {
+        let (p, ctx) = (p.clone(), ctx.clone());
+        let shown = self.shown.clone();
+        Box::pin(async move {
+            let computed = compute(&p, &ctx).await.ok()?;
+            let rel = ctx.services.workspace.display_relative(&computed.path);
+            let d = diff::unified(
+                &file_edit::file_name(&computed.path),
+                computed.original(),
+                &computed.plan.new_content,
+            );
+            if let Ok(mut cache) = shown.lock() {
+                cache.put(p.file_path.clone(), computed.original().to_string());
+            }
+            Some(ConfirmationDetails::Edit {
+                title: format!("Confirm Edit: {rel}"),
+                file_path: computed.path.display().to_string(),
+                diff: d.text,
+                original: computed.original().to_string(),
+                proposed: computed.plan.new_content.clone(),
+                lines_added: d.lines_added,
+                lines_removed: d.lines_removed,
+            })
+        })
+    }
+
+    fn modified_args(&self, args: &Value, edited_content: &str) -> Option<Value> {
+        let file_path = args.get("file_path")?.as_str()?;
+        let original = self.shown.lock().ok()?.get(file_path)?.clone();
+        let mut out = args.as_object()?.clone();
+        let proposed = out.get("new_string").cloned().unwrap_or(Value::Null);
+        out.insert("old_string".into(), json!(original));
+        out.insert("new_string".into(), json!(edited_content));
+        out.insert("modified_by_user".into(), json!(true));
+        out.insert("ai_proposed_content".into(), proposed);
+        out.remove("allow_multiple");
+        out.remove("expected_replacements");
+        Some(Value::Object(out))
+    }
+
+    fn execute(&self, p: Params, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(async move {
+            let computed = match compute(&p, &ctx).await {
+                Ok(c) => c,
+                Err(out) => return out,
+            };
+            file_edit::pause_before_write().await;
+            write(p, ctx, computed).await
+        })
+    }
+}
+
+async fn write(p: Params, ctx: ToolContext, computed: Computed) -> ToolOutput {
+    let Computed {
+        path,
+        snapshot,
+        plan,
+        correction,
+    } = computed;
+    let (bytes, expect) = match &snapshot {
+        Some(s) => (
+            s.encode(&plan.new_content),
+            WriteExpect::Unchanged(Some(s.hash)),
+        ),
+        None => (
+            plan.new_content.clone().into_bytes(),
+            WriteExpect::Unchanged(None),
+        ),
+    };
+    let written = ctx
+        .services
+        .fs
+        .write_atomic(path.clone(), bytes, expect)
+        .await;
+    let (method, correction) = match correction {
+        Some((c, m)) => (m, Some(c)),
+        None => (None, None),
+    };
+    let strategy = plan.strategy.map(|s| s.as_str());
+    let outcome = match written {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            let out = file_edit::write_error(e, |m| format!("Error executing edit: {m}"));
+            return out.with_data(edit_data(strategy, None, correction, method));
+        }
+    };
+    let real = outcome.real_path.display().to_string();
+    let original = snapshot.as_ref().map_or("", |s| s.text.as_str());
+    let d = diff::unified(
+        &file_edit::file_name(&outcome.real_path),
+        original,
+        &plan.new_content,
+    );
+    let mut parts = vec![if plan.is_new_file {
+        format!("Created new file: {real} with provided content.")
+    } else {
+        format!(
+            "Successfully modified file: {real} ({} replacements).",
+            plan.occurrences
+        )
+    }];
+    parts.push(format!(
+        "Here is the updated code:\n{}",
+        diff_context_snippet(original, &plan.new_content, 5)
+    ));
+    if let Some(feedback) = edit::fuzzy_feedback(&plan) {
+        parts.push(feedback);
+    }
+    if p.modified_by_user {
+        parts.push(format!(
+            "The confirmation step modified the `new_string` content to be: {}.",
+            p.new_string
+        ));
+    }
+    let rel = ctx.services.workspace.display_relative(&outcome.real_path);
+    let display = if plan.is_new_file {
+        format!("Created {rel}")
+    } else {
+        format!("{} added, {} removed", d.lines_added, d.lines_removed)
+    };
+    ToolOutput::text(parts.join(" "), display).with_data(edit_data(
+        strategy,
+        Some(&d),
+        correction,
+        method,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modified_args_turn_the_edited_file_into_a_whole_file_edit() {
+        let tool = Replace::default();
+        let args = json!({"file_path": "a.py", "instruction": "i", "old_string": "x", "new_string": "y", "allow_multiple": true});
+        assert_eq!(
+            tool.modified_args(&args, "edited\n"),
+            None,
+            "nothing shown yet"
+        );
+        if let Ok(mut shown) = tool.shown.lock() {
+            shown.put("a.py".into(), "x = 1\n".into());
+        }
+        let out = tool.modified_args(&args, "edited\n").unwrap();
+        assert_eq!(
+            out,
+            json!({"file_path": "a.py", "instruction": "i", "old_string": "x = 1\n",
+                   "new_string": "edited\n", "modified_by_user": true, "ai_proposed_content": "y"})
+        );
+    }
+}

@@ -1,0 +1,183 @@
+//! The session's background processes: commands started with `is_background` (and
+//! jobs a foreground command left running), their output as it keeps coming, and their
+//! end. Everything still running is killed, group by group, when the session ends.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use nix::sys::signal::Signal;
+use tokio_util::sync::CancellationToken;
+
+use super::process::{
+    group_alive, kill_group, signal_name, OutputBuffer, RunningCommand, Stop, TERM_GRACE,
+};
+
+/// Where a background process is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProcessStatus {
+    Running,
+    Exited {
+        code: Option<i32>,
+        signal: Option<String>,
+    },
+}
+
+/// One line of `list_background_processes`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessSnapshot {
+    pub pid: i32,
+    pub command: String,
+    pub status: ProcessStatus,
+}
+
+struct Entry {
+    pid: i32,
+    command: String,
+    state: Mutex<EntryState>,
+}
+
+struct EntryState {
+    output: OutputBuffer,
+    status: ProcessStatus,
+}
+
+impl Entry {
+    fn state(&self) -> MutexGuard<'_, EntryState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The table of a session's background processes (shared through `Services`).
+#[derive(Default)]
+pub struct BackgroundProcesses {
+    entries: Mutex<Vec<Arc<Entry>>>,
+    /// Process groups whose leader exited while members kept running.
+    leftovers: Mutex<Vec<i32>>,
+    shutdown: CancellationToken,
+}
+
+impl BackgroundProcesses {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn entries(&self) -> MutexGuard<'_, Vec<Arc<Entry>>> {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn leftovers(&self) -> MutexGuard<'_, Vec<i32>> {
+        self.leftovers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes over a running command: its output keeps being collected by a task of
+    /// its own until it exits or the session ends. Returns its pid.
+    pub fn adopt(self: &Arc<Self>, mut run: RunningCommand, command: String) -> i32 {
+        let pid = run.pid;
+        let entry = Arc::new(Entry {
+            pid,
+            command,
+            state: Mutex::new(EntryState {
+                output: std::mem::take(&mut run.output),
+                status: ProcessStatus::Running,
+            }),
+        });
+        self.entries().push(entry.clone());
+        let table = self.clone();
+        let shutdown = self.shutdown.clone();
+        tokio::spawn(async move {
+            let sink = entry.clone();
+            let mut on_chunk = move |chunk: &[u8]| sink.state().output.push(chunk);
+            let stop = run.wait(&shutdown, None, None, &mut on_chunk).await;
+            let status = match stop {
+                Stop::Exited(status) => {
+                    use std::os::unix::process::ExitStatusExt;
+                    if group_alive(pid) {
+                        table.add_leftover(pid);
+                    }
+                    run.disarm();
+                    ProcessStatus::Exited {
+                        code: status.code(),
+                        signal: status.signal().map(signal_name),
+                    }
+                }
+                _ => ProcessStatus::Exited {
+                    code: None,
+                    signal: Some("SIGKILL".into()),
+                },
+            };
+            entry.state().status = status;
+        });
+        pid
+    }
+
+    /// Remembers a process group to kill at session end.
+    pub fn add_leftover(&self, pgid: i32) {
+        let mut leftovers = self.leftovers();
+        if !leftovers.contains(&pgid) {
+            leftovers.push(pgid);
+        }
+    }
+
+    /// Every background process of the session, oldest first.
+    pub fn list(&self) -> Vec<ProcessSnapshot> {
+        self.entries()
+            .iter()
+            .map(|e| ProcessSnapshot {
+                pid: e.pid,
+                command: e.command.clone(),
+                status: e.state().status.clone(),
+            })
+            .collect()
+    }
+
+    /// The output collected from `pid` so far; `None` when it is not in the table.
+    pub fn output(&self, pid: i32) -> Option<String> {
+        let entries = self.entries();
+        let entry = entries.iter().find(|e| e.pid == pid)?;
+        let text = entry.state().output.text();
+        Some(text)
+    }
+
+    fn live_groups(&self) -> Vec<i32> {
+        // Exited entries are left out: their pid may since have been reused.
+        let mut groups: Vec<i32> = self
+            .entries()
+            .iter()
+            .filter(|e| e.state().status == ProcessStatus::Running)
+            .map(|e| e.pid)
+            .chain(self.leftovers().iter().copied())
+            .filter(|&pgid| group_alive(pgid))
+            .collect();
+        groups.sort_unstable();
+        groups.dedup();
+        groups
+    }
+
+    /// Ends every process the session started in the background: SIGTERM to each
+    /// group, a short grace, then SIGKILL to whatever is left.
+    pub async fn shutdown(&self) {
+        let groups = self.live_groups();
+        for &pgid in &groups {
+            kill_group(pgid, Signal::SIGTERM);
+        }
+        if !groups.is_empty() {
+            tokio::time::sleep(TERM_GRACE).await;
+        }
+        self.kill_all_now();
+        // Let the reader tasks record the ends.
+        tokio::task::yield_now().await;
+    }
+
+    /// SIGKILL to every group still alive (no waiting).
+    pub fn kill_all_now(&self) {
+        self.shutdown.cancel();
+        for pgid in self.live_groups() {
+            kill_group(pgid, Signal::SIGKILL);
+        }
+    }
+}
+
+impl Drop for BackgroundProcesses {
+    fn drop(&mut self) {
+        self.kill_all_now();
+    }
+}

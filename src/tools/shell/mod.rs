@@ -1,0 +1,323 @@
+//! `run_shell_command`: a `bash -c` command in the workspace, its combined output
+//! streamed live to the front end and returned to the model in gemini-cli's format.
+//! Commands containing command substitution are refused before they run; known-safe
+//! read-only commands run without asking; "allow always" remembers root commands.
+
+pub mod background;
+pub mod format;
+pub mod process;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use self::format::{aborted_text, head_tail_excerpt, result_text, wrap_untrusted, ShellResult};
+use self::process::{
+    clean_text, group_alive, group_members, signal_name, RunningCommand, ShellSpec, Stop,
+};
+use super::{PolicyHint, Services, Tool, ToolContext};
+use crate::actors::filesystem::FsError;
+use crate::engine::shell_syntax;
+use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
+
+/// What the model reads when a command is refused for command substitution.
+pub const SUBSTITUTION_BLOCKED: &str = "Command injection detected: command substitution syntax ($(), backticks, <() or >()) found in command arguments. On PowerShell, @() array subexpressions and $() subexpressions are also blocked. This is a security risk and the command was blocked.";
+
+/// How long a background command runs before its initial output is returned.
+const DEFAULT_BACKGROUND_DELAY_MS: u64 = 200;
+
+/// The `run_shell_command` tool.
+pub struct RunShellCommand;
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Params {
+    pub command: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub dir_path: Option<String>,
+    #[serde(default)]
+    pub is_background: Option<bool>,
+    #[serde(default)]
+    pub delay_ms: Option<u64>,
+}
+
+impl Tool for RunShellCommand {
+    type Params = Params;
+
+    fn name(&self) -> &'static str {
+        "run_shell_command"
+    }
+
+    fn display_name(&self) -> &'static str {
+        "Shell"
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Execute
+    }
+
+    fn description(&self) -> String {
+        "Runs a command as `bash -c <command>` in the workspace and returns its output. \
+         The command leads its own process group (stop it with `kill -- -PGID`). For \
+         long-running servers or watchers set `is_background` to true instead of using \
+         `&`; follow them with list_background_processes and read_background_output. \
+         Prefer quiet flags and disable pagers (e.g. `git --no-pager`).\n\n\
+         The result has these lines:\n\
+         Output: combined stdout and stderr, `(empty)` if none.\n\
+         Error: only when the command could not be run at all.\n\
+         Exit Code: only when non-zero.\n\
+         Signal: only when the command was ended by a signal.\n\
+         Background PIDs: only when it left background processes running.\n\
+         Process Group PGID: the process group of the command.\n\
+         Command substitution ($(), backticks, <(), >()) is refused."
+            .to_string()
+    }
+
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "Exact bash command to execute as `bash -c <command>`"},
+                "description": {"type": "string", "description": "Brief description of the command for the user. Be specific and concise. Ideally a single sentence. No line breaks."},
+                "dir_path": {"type": "string", "description": "(OPTIONAL) The directory to run the command in, absolute or relative to the workspace root. Must be a directory within the workspace and must already exist."},
+                "is_background": {"type": "boolean", "description": "Set to true for long-running commands (servers, watchers): the command is started, given a moment to show its first output, and then left running in the background."},
+                "delay_ms": {"type": "integer", "minimum": 0, "description": "Optional. With is_background: how long to wait for initial output before returning (default 200)."}
+            },
+            "required": ["command"]
+        })
+    }
+
+    fn aliases(&self) -> &'static [(&'static str, &'static str)] {
+        &[("directory", "dir_path")]
+    }
+
+    fn validate(&self, p: &Params, _: &Services) -> Result<(), String> {
+        if p.command.trim().is_empty() {
+            return Err("Command cannot be empty.".into());
+        }
+        Ok(())
+    }
+
+    fn policy_hint(&self, p: &Params) -> Option<PolicyHint> {
+        shell_syntax::is_known_safe(&p.command).then_some(PolicyHint::Allow)
+    }
+
+    fn approval_keys(&self, p: &Params, _: &Services) -> Vec<String> {
+        shell_syntax::approval_keys(&p.command)
+    }
+
+    fn confirmation(
+        &self,
+        p: &Params,
+        ctx: &ToolContext,
+    ) -> BoxFuture<'static, Option<ConfirmationDetails>> {
+        let stripped = shell_syntax::strip_shell_wrapper(&p.command);
+        let dir = working_dir(p, &ctx.services).display().to_string();
+        let details = ConfirmationDetails::Exec {
+            title: "Confirm Shell Command".into(),
+            command: p.command.clone(),
+            root_commands: shell_syntax::command_roots(&stripped),
+            dir,
+        };
+        Box::pin(async move { Some(details) })
+    }
+
+    fn execute(&self, p: Params, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+        Box::pin(run(p, ctx))
+    }
+}
+
+fn working_dir(p: &Params, services: &Services) -> PathBuf {
+    match p.dir_path.as_deref().filter(|d| !d.trim().is_empty()) {
+        Some(dir) => services.workspace.resolve(dir),
+        None => services.workspace.primary().to_path_buf(),
+    }
+}
+
+async fn run(p: Params, ctx: ToolContext) -> ToolOutput {
+    let stripped = shell_syntax::strip_shell_wrapper(&p.command);
+    if shell_syntax::has_command_substitution(&stripped) {
+        return ToolOutput::text(
+            SUBSTITUTION_BLOCKED,
+            "Blocked: command substitution detected in shell command.",
+        );
+    }
+    if ctx.cancel.is_cancelled() {
+        return ToolOutput::text(
+            "Command was cancelled by user before it could start.",
+            "Command cancelled by user.",
+        );
+    }
+    let services = ctx.services.clone();
+    let cwd = match checked_dir(&working_dir(&p, &services), &services).await {
+        Ok(dir) => dir,
+        Err(out) => return out,
+    };
+    let settings = &services.settings.shell;
+    let inactivity = (settings.inactivity_timeout_secs > 0)
+        .then(|| Duration::from_secs(settings.inactivity_timeout_secs));
+    let spec = ShellSpec {
+        script: shell_script(&stripped),
+        cwd,
+    };
+    let mut running = match RunningCommand::spawn(&spec) {
+        Ok(r) => r,
+        Err(e) => {
+            let message = e.to_string();
+            return ToolOutput::error(ToolErrorKind::ShellExecuteError, message.clone(), message);
+        }
+    };
+    let pid = running.pid;
+    let background = p.is_background == Some(true);
+    let deadline = background.then(|| {
+        let delay = p.delay_ms.unwrap_or(DEFAULT_BACKGROUND_DELAY_MS);
+        tokio::time::Instant::now() + Duration::from_millis(delay)
+    });
+    let live = ctx.clone();
+    let mut on_chunk = move |chunk: &[u8]| {
+        if !background {
+            live.live_output(clean_text(chunk));
+        }
+    };
+    let stop = running
+        .wait(&ctx.cancel, inactivity, deadline, &mut on_chunk)
+        .await;
+    let output = running.output.text().trim().to_string();
+    let text = match stop {
+        Stop::Deadline => {
+            services.processes.adopt(running, p.command.clone());
+            let llm =
+                format!("Command is running in background. PID: {pid}. Initial output:\n{output}");
+            let display = format!("Command moved to background (PID: {pid}).");
+            return ToolOutput::text(wrap_untrusted(&llm), display)
+                .with_data(json!({"pid": pid, "background": true}));
+        }
+        Stop::Cancelled => {
+            let llm = aborted_text(None, &output);
+            return ToolOutput::text(wrap_untrusted(&llm), "Command cancelled by user.");
+        }
+        Stop::Inactive => {
+            let llm = aborted_text(inactivity, &output);
+            let display = llm.clone();
+            return ToolOutput::text(wrap_untrusted(&llm), display);
+        }
+        Stop::Exited(status) => {
+            use std::os::unix::process::ExitStatusExt;
+            let background_pids = if group_alive(pid) {
+                services.processes.add_leftover(pid);
+                leftover_members(pid).await
+            } else {
+                Vec::new()
+            };
+            running.disarm();
+            ShellResult {
+                output: output.clone(),
+                error: None,
+                exit_code: status.code(),
+                signal: status.signal().map(signal_name),
+                background_pids,
+                pgid: Some(pid),
+            }
+        }
+    };
+    let display = display_text(&text);
+    let llm = wrap_untrusted(&result_text(&text));
+    let llm = cap_output(llm, &services, &ctx.call_id).await;
+    ToolOutput::text(llm, display).with_data(json!({
+        "exit_code": text.exit_code,
+        "pgid": pid,
+    }))
+}
+
+/// The script bash runs: the command, with a space after a trailing backslash so the
+/// line continuation cannot swallow anything.
+fn shell_script(command: &str) -> String {
+    if command.ends_with('\\') {
+        format!("{command} ")
+    } else {
+        command.to_string()
+    }
+}
+
+/// Members of the command's process group still running after bash exited.
+async fn leftover_members(pgid: i32) -> Vec<i32> {
+    tokio::task::spawn_blocking(move || group_members(pgid, pgid))
+        .await
+        .unwrap_or_default()
+}
+
+async fn checked_dir(dir: &std::path::Path, services: &Services) -> Result<PathBuf, ToolOutput> {
+    match services.fs.stat(dir.to_path_buf()).await {
+        Ok(meta) if meta.exists && meta.is_dir => Ok(meta.real_path),
+        Ok(meta) if meta.exists => Err(ToolOutput::error(
+            ToolErrorKind::PathIsNotADirectory,
+            format!("Path is not a directory: {}", meta.real_path.display()),
+            "Path is not a directory.",
+        )),
+        Ok(meta) => Err(ToolOutput::error(
+            ToolErrorKind::SearchPathNotFound,
+            format!("Directory does not exist: {}", meta.real_path.display()),
+            "Directory does not exist.",
+        )),
+        Err(FsError::Path(e)) => Err(ToolOutput::error(
+            ToolErrorKind::PathNotInWorkspace,
+            e.to_string(),
+            "Path not in workspace.",
+        )),
+        Err(e) => Err(ToolOutput::error(
+            ToolErrorKind::ShellExecuteError,
+            e.to_string(),
+            e.to_string(),
+        )),
+    }
+}
+
+/// What the user sees: the output, else why there is none.
+fn display_text(r: &ShellResult) -> String {
+    if !r.output.trim().is_empty() {
+        return r.output.clone();
+    }
+    if let Some(signal) = &r.signal {
+        return format!("Command terminated by signal: {signal}");
+    }
+    match r.exit_code {
+        Some(code) if code != 0 => format!("Command exited with code: {code}"),
+        _ => String::new(),
+    }
+}
+
+/// Output over the configured limit: the whole text is saved under the session's temp
+/// directory and the model gets a head/tail excerpt naming the file.
+async fn cap_output(llm: String, services: &Services, call_id: &str) -> String {
+    let max = services.settings.shell.output_limit_chars;
+    if max == 0 || llm.chars().count() <= max {
+        return llm;
+    }
+    let dir = services.temp_dir.join("tool-outputs");
+    let file = dir.join(format!("run_shell_command_{}.txt", safe_file_part(call_id)));
+    let saved = async {
+        tokio::fs::create_dir_all(&dir).await?;
+        tokio::fs::write(&file, llm.as_bytes()).await
+    }
+    .await;
+    if let Err(e) = saved {
+        tracing::warn!(error = %e, file = %file.display(), "cannot save full shell output");
+    }
+    head_tail_excerpt(&llm, max, &file)
+}
+
+fn safe_file_part(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}

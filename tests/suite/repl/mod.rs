@@ -1,0 +1,11 @@
+//! The interactive session driven through a real pseudo-terminal: `troupe` runs in a
+//! private tmux server, keys go in with `send-keys`, and the screen comes back with
+//! `capture-pane`. The model is scripted; every request it got is logged.
+
+mod cancel;
+mod commands;
+mod confirm;
+mod term;
+
+/// The edit tool the confirmation tests drive. `replace` once it is on this branch.
+pub const EDIT_TOOL: &str = "replace";

@@ -1,0 +1,520 @@
+//! Sessions run in this process through the library, for what a script cannot do: a
+//! model that reacts to a value only known at run time (a PID), and the `Memory`
+//! message a front end sends for `/memory show|refresh`.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use actix::prelude::*;
+use futures::stream;
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+
+use troupe::actors::chat::GetHistory;
+use troupe::actors::headless::{HeadlessFront, OutputFormat};
+use troupe::actors::session::{start_session, SessionOptions};
+use troupe::app::run_turn;
+use troupe::engine::content::{FunctionCall, Part};
+use troupe::engine::model::{ModelEvent, ModelRequest};
+use troupe::engine::workspace::Workspace;
+use troupe::protocol::{
+    ApprovalDecision, ApprovalMode, ApprovalRequest, CancelTurn, ConfirmationDetails, Memory,
+    UiEvent, UserInput,
+};
+use troupe::providers::{ModelClient, ModelStream};
+use troupe::settings::{load_with, Settings};
+
+use crate::common::Scratch;
+
+/// Settings for an in-process session whose global context files live in the scratch
+/// home (never the real one).
+fn settings(s: &Scratch, extra: &[&str]) -> Arc<Settings> {
+    let mut overrides = vec![format!(
+        "context.global_dir=\"{}\"",
+        s.home().join(".troupe").display()
+    )];
+    overrides.extend(extra.iter().map(|o| o.to_string()));
+    let loaded = load_with(
+        Path::new("/nonexistent/user.toml"),
+        Path::new("/nonexistent/project.toml"),
+        &[],
+        &overrides,
+    )
+    .expect("settings");
+    Arc::new(loaded.settings)
+}
+
+/// The text of every functionResponse output in the request's last content.
+fn last_outputs(request: &ModelRequest) -> Vec<String> {
+    request
+        .contents
+        .last()
+        .map(|c| c.parts.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|p: &Part| p.function_response.as_ref())
+        .map(|fr| {
+            fr.response["output"]
+                .as_str()
+                .or_else(|| fr.response["error"].as_str())
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
+}
+
+fn call(name: &str, args: Value) -> ModelEvent {
+    ModelEvent::FunctionCall {
+        call: FunctionCall {
+            id: None,
+            name: name.into(),
+            args,
+        },
+        thought_signature: None,
+    }
+}
+
+/// Starts a background server, then lists it and reads its output by the PID it was
+/// given, then answers with what it saw.
+struct FollowsBackground {
+    step: Mutex<usize>,
+    seen: Mutex<Vec<String>>,
+}
+
+impl ModelClient for FollowsBackground {
+    fn provider(&self) -> &str {
+        "reactive-test"
+    }
+
+    fn stream(&self, request: ModelRequest) -> ModelStream {
+        let mut step = self.step.lock().unwrap();
+        let outputs = last_outputs(&request);
+        self.seen.lock().unwrap().extend(outputs.iter().cloned());
+        let events = match *step {
+            0 => vec![call(
+                "run_shell_command",
+                json!({
+                    "command": "echo server-ready; echo listening on 8080; exec sleep 321.5",
+                    "is_background": true,
+                    "delay_ms": 1500
+                }),
+            )],
+            1 => {
+                let started = outputs.first().cloned().unwrap_or_default();
+                let pid: i64 = started
+                    .split("PID: ")
+                    .nth(1)
+                    .and_then(|rest| rest.split('.').next())
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(-1);
+                vec![
+                    call("list_background_processes", json!({})),
+                    call("read_background_output", json!({"pid": pid, "lines": 1})),
+                    call("read_background_output", json!({"pid": 1})),
+                ]
+            }
+            _ => vec![ModelEvent::Text("followed it".into())],
+        };
+        *step += 1;
+        let mut events = events;
+        events.push(ModelEvent::Finished("STOP".into()));
+        Box::pin(stream::iter(events.into_iter().map(Ok)))
+    }
+}
+
+#[test]
+fn background_output_is_read_by_pid_and_the_server_dies_with_the_session() {
+    let s = Scratch::new();
+    let model = Arc::new(FollowsBackground {
+        step: Mutex::new(0),
+        seen: Mutex::new(Vec::new()),
+    });
+    let ws = Arc::new(Workspace::new(&s.ws(), &[]).unwrap());
+    let summary = run_turn(
+        ws,
+        settings(&s, &["approval.mode=yolo"]),
+        model.clone(),
+        "start the server".into(),
+        OutputFormat::Silent,
+        None,
+        true,
+    )
+    .expect("run");
+    assert_eq!(summary.response, "followed it");
+    let seen = model.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 4, "{seen:?}");
+    let pid = seen[0]
+        .split("PID: ")
+        .nth(1)
+        .and_then(|rest| rest.split('.').next())
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        seen[1],
+        format!(
+            "- [PID {pid}] RUNNING: `echo server-ready; echo listening on 8080; exec sleep 321.5`"
+        )
+    );
+    assert_eq!(seen[2], "Showing last 1 of 2 lines:\nlistening on 8080");
+    assert_eq!(
+        seen[3],
+        "Access denied. Background process ID 1 not found in this session's history."
+    );
+    // The session ended: the server's process group is gone.
+    let mut alive = true;
+    for _ in 0..50 {
+        let ps = std::process::Command::new("ps")
+            .args(["-eo", "pgid=,stat=,args="])
+            .output()
+            .expect("ps");
+        alive = String::from_utf8_lossy(&ps.stdout).lines().any(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.first() == Some(&pid.as_str()) || l.contains("sleep 321.5"))
+                && !f.get(1).is_some_and(|st| st.starts_with('Z'))
+        });
+        if !alive {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(!alive, "the background server outlived its session");
+}
+
+/// Answers every request with text, keeping the system prompts it was sent.
+struct RecordsPrompts {
+    prompts: Mutex<Vec<String>>,
+}
+
+impl ModelClient for RecordsPrompts {
+    fn provider(&self) -> &str {
+        "recording-test"
+    }
+
+    fn stream(&self, request: ModelRequest) -> ModelStream {
+        self.prompts
+            .lock()
+            .unwrap()
+            .push(request.system_instruction.clone().unwrap_or_default());
+        Box::pin(stream::iter(vec![
+            Ok(ModelEvent::Text("ok".into())),
+            Ok(ModelEvent::Finished("STOP".into())),
+        ]))
+    }
+}
+
+#[test]
+fn memory_show_and_refresh_update_the_system_prompt() {
+    let s = Scratch::new();
+    let agents = s.write("AGENTS.md", "First version.\n");
+    let model = Arc::new(RecordsPrompts {
+        prompts: Mutex::new(Vec::new()),
+    });
+    let ws = Arc::new(Workspace::new(&s.ws(), &[]).unwrap());
+    let settings = settings(&s, &[]);
+    let system = System::new();
+    let recorded = model.clone();
+    let file = agents.clone();
+    let reports = system.block_on(async move {
+        let (tx, rx) = oneshot::channel();
+        let front = HeadlessFront::new(OutputFormat::Silent, "default", false, tx).start();
+        let session = start_session(
+            SessionOptions {
+                workspace: ws,
+                settings,
+                model: recorded,
+                model_name: "test-model".into(),
+                approval_mode: ApprovalMode::Default,
+                request_log: None,
+                test_tools: false,
+            },
+            front.clone().recipient(),
+            front.recipient(),
+        )
+        .expect("session");
+        let shown = session.chat.send(Memory { refresh: false }).await.unwrap();
+        std::fs::write(&file, "Second version.\n").unwrap();
+        let unchanged = session.chat.send(Memory { refresh: false }).await.unwrap();
+        let refreshed = session.chat.send(Memory { refresh: true }).await.unwrap();
+        session.chat.do_send(UserInput { text: "hi".into() });
+        rx.await.expect("turn");
+        session.shutdown().await;
+        (shown, unchanged, refreshed)
+    });
+    let (shown, unchanged, refreshed) = reports;
+    let path = agents.display().to_string();
+    assert_eq!(shown.files, vec![path.clone()]);
+    assert_eq!(
+        shown.text,
+        format!(
+            "--- Context from: {path} ---\nFirst version.\n--- End of Context from: {path} ---"
+        )
+    );
+    assert_eq!(unchanged, shown);
+    assert_eq!(refreshed.files, vec![path.clone()]);
+    assert!(refreshed.text.contains("Second version."));
+    let prompts = model.prompts.lock().unwrap();
+    assert_eq!(prompts.len(), 1);
+    assert!(prompts[0].contains("Second version."), "{}", prompts[0]);
+    assert!(!prompts[0].contains("First version."));
+}
+
+/// A front end that forwards every event to the test and approves every call once.
+struct Recorder {
+    events: tokio::sync::mpsc::UnboundedSender<UiEvent>,
+    asked: Arc<Mutex<Vec<ConfirmationDetails>>>,
+}
+
+impl Actor for Recorder {
+    type Context = Context<Self>;
+}
+
+impl Handler<UiEvent> for Recorder {
+    type Result = ();
+
+    fn handle(&mut self, event: UiEvent, _: &mut Self::Context) {
+        let _ = self.events.send(event);
+    }
+}
+
+impl Handler<ApprovalRequest> for Recorder {
+    type Result = MessageResult<ApprovalRequest>;
+
+    fn handle(&mut self, request: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
+        self.asked.lock().unwrap().push(request.details);
+        MessageResult(ApprovalDecision::ProceedOnce)
+    }
+}
+
+/// Runs one shell command, then answers.
+struct RunsOneCommand {
+    command: String,
+    step: Mutex<usize>,
+}
+
+impl ModelClient for RunsOneCommand {
+    fn provider(&self) -> &str {
+        "one-command-test"
+    }
+
+    fn stream(&self, _: ModelRequest) -> ModelStream {
+        let mut step = self.step.lock().unwrap();
+        let first = *step == 0;
+        *step += 1;
+        let event = if first {
+            call("run_shell_command", json!({"command": self.command}))
+        } else {
+            ModelEvent::Text("done".into())
+        };
+        Box::pin(stream::iter(vec![
+            Ok(event),
+            Ok(ModelEvent::Finished("STOP".into())),
+        ]))
+    }
+}
+
+#[test]
+fn live_output_streams_and_cancelling_kills_the_group_keeping_partial_output() {
+    let s = Scratch::new();
+    let command = "echo pgid=$$; echo partial-line; sleep 322.5; echo never";
+    let model = Arc::new(RunsOneCommand {
+        command: command.into(),
+        step: Mutex::new(0),
+    });
+    let ws = Arc::new(Workspace::new(&s.ws(), &[]).unwrap());
+    let settings = settings(&s, &[]);
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let asked_by_front = asked.clone();
+    let system = System::new();
+    let (chunks, history) = system.block_on(async move {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let front = Recorder {
+            events: tx,
+            asked: asked_by_front,
+        }
+        .start();
+        let session = start_session(
+            SessionOptions {
+                workspace: ws,
+                settings,
+                model,
+                model_name: "test-model".into(),
+                approval_mode: ApprovalMode::Default,
+                request_log: None,
+                test_tools: false,
+            },
+            front.clone().recipient(),
+            front.recipient(),
+        )
+        .expect("session");
+        session.chat.do_send(UserInput {
+            text: "run it".into(),
+        });
+        let mut chunks = String::new();
+        let mut cancelled = false;
+        while let Some(event) = rx.recv().await {
+            match event {
+                UiEvent::ToolOutputChunk { chunk, .. } => {
+                    chunks.push_str(&chunk);
+                    if chunks.contains("partial-line") && !cancelled {
+                        cancelled = true;
+                        session.chat.do_send(CancelTurn);
+                    }
+                }
+                UiEvent::TurnFinished(_) => break,
+                _ => {}
+            }
+        }
+        let history = session.chat.send(GetHistory).await.expect("history");
+        session.shutdown().await;
+        (chunks, history)
+    });
+    let asked = asked.lock().unwrap();
+    assert!(
+        matches!(&asked[..], [ConfirmationDetails::Exec { command: c, root_commands, .. }]
+            if c == command && root_commands == &["echo", "sleep"]),
+        "{asked:?}"
+    );
+    assert!(chunks.starts_with("pgid="), "{chunks}");
+    let response = history
+        .iter()
+        .flat_map(|c| c.parts.iter())
+        .find_map(|p| p.function_response.clone())
+        .expect("a function response");
+    let output = response.response["output"].as_str().unwrap_or_default();
+    assert!(
+        output.starts_with("<untrusted_context>\nCommand was cancelled by user before it could complete. Below is the output before it was cancelled:\npgid="),
+        "{}",
+        response.response
+    );
+    assert!(output.contains("partial-line") && !output.contains("never"));
+    assert_eq!(
+        response.response["error"],
+        "[Operation Cancelled] User cancelled tool execution."
+    );
+    let pgid: String = chunks["pgid=".len()..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "pgid=,stat=,args="])
+        .output()
+        .expect("ps");
+    let left: Vec<String> = String::from_utf8_lossy(&ps.stdout)
+        .lines()
+        .filter(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.first() == Some(&pgid.as_str()) || l.contains("sleep 322.5"))
+                && !f.get(1).is_some_and(|st| st.starts_with('Z'))
+        })
+        .map(str::to_string)
+        .collect();
+    assert!(left.is_empty(), "cancelled command left {left:?}");
+}
+
+/// Approves the first request "always", later ones once; records what was asked.
+struct AlwaysThenOnce {
+    asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl Actor for AlwaysThenOnce {
+    type Context = Context<Self>;
+}
+
+impl Handler<UiEvent> for AlwaysThenOnce {
+    type Result = ();
+
+    fn handle(&mut self, _: UiEvent, _: &mut Self::Context) {}
+}
+
+impl Handler<ApprovalRequest> for AlwaysThenOnce {
+    type Result = MessageResult<ApprovalRequest>;
+
+    fn handle(&mut self, request: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
+        let mut asked = self.asked.lock().unwrap();
+        let first = asked.is_empty();
+        asked.push(
+            request.args["command"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        );
+        MessageResult(if first {
+            ApprovalDecision::ProceedAlways
+        } else {
+            ApprovalDecision::ProceedOnce
+        })
+    }
+}
+
+/// Runs the given commands one model turn each, then answers.
+struct RunsCommands {
+    commands: Vec<&'static str>,
+    step: Mutex<usize>,
+}
+
+impl ModelClient for RunsCommands {
+    fn provider(&self) -> &str {
+        "commands-test"
+    }
+
+    fn stream(&self, _: ModelRequest) -> ModelStream {
+        let mut step = self.step.lock().unwrap();
+        let event = match self.commands.get(*step) {
+            Some(command) => call("run_shell_command", json!({"command": command})),
+            None => ModelEvent::Text("done".into()),
+        };
+        *step += 1;
+        Box::pin(stream::iter(vec![
+            Ok(event),
+            Ok(ModelEvent::Finished("STOP".into())),
+        ]))
+    }
+}
+
+#[test]
+fn always_allowing_a_command_allows_its_subcommand_only() {
+    let s = Scratch::new();
+    let commands = vec![
+        "git tag -l",
+        "git tag --list 'v*'",
+        "git remote -v",
+        "bash -c 'git tag -l'",
+        "git tag -l && git remote",
+    ];
+    let model = Arc::new(RunsCommands {
+        commands: commands.clone(),
+        step: Mutex::new(0),
+    });
+    let ws = Arc::new(Workspace::new(&s.ws(), &[]).unwrap());
+    let settings = settings(&s, &[]);
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let front_asked = asked.clone();
+    let system = System::new();
+    system.block_on(async move {
+        let front = AlwaysThenOnce { asked: front_asked }.start();
+        let (tx, rx) = oneshot::channel();
+        let done = HeadlessFront::new(OutputFormat::Silent, "default", false, tx).start();
+        let session = start_session(
+            SessionOptions {
+                workspace: ws,
+                settings,
+                model,
+                model_name: "test-model".into(),
+                approval_mode: ApprovalMode::Default,
+                request_log: None,
+                test_tools: false,
+            },
+            done.recipient(),
+            front.recipient(),
+        )
+        .expect("session");
+        session.chat.do_send(UserInput { text: "go".into() });
+        rx.await.expect("turn");
+        session.shutdown().await;
+    });
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(
+        asked,
+        vec!["git tag -l", "git remote -v", "git tag -l && git remote"]
+    );
+}
