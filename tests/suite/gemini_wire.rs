@@ -447,3 +447,58 @@ fn an_unreachable_server_is_retried_then_named() {
     assert!(message.contains("Connection refused"), "{message}");
     assert!(message.ends_with("(gave up after 2 attempts)"), "{message}");
 }
+
+#[test]
+fn a_recorded_gemini_stream_drives_a_turn() {
+    // A real gemini-cli recording (text, a signed functionCall, an empty STOP chunk).
+    let sse = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/gemini/run_shell_command.sse"
+    ))
+    .expect("fixture");
+    let s = Scratch::new();
+    let server = Loopback::start(vec![Reply::events([sse]), answer("Done.")]);
+    let out = gemini(
+        &s,
+        &server,
+        &[
+            "-p",
+            "run it",
+            "--yolo",
+            "-o",
+            "json",
+            "-c",
+            "tools.core=run_shell_command",
+        ],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(
+        json_out(&out)["response"],
+        "I will run the requested shell command to verify the policy configuration.\nDone."
+    );
+    let second = &server.requests()[1].body;
+    let parts = &second["contents"][1]["parts"];
+    assert_eq!(
+        parts[0]["text"],
+        "I will run the requested shell command to verify the policy configuration.\n"
+    );
+    assert_eq!(parts[1]["functionCall"]["name"], "run_shell_command");
+    assert_eq!(
+        parts[1]["functionCall"]["args"]["command"],
+        "echo POLICY_TEST_ECHO_COMMAND"
+    );
+    assert!(
+        parts[1]["thoughtSignature"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("EpwFCpkFAb4")),
+        "the model's own signature is sent back: {parts}"
+    );
+    let response = &second["contents"][2]["parts"][0]["functionResponse"];
+    assert_eq!(response["id"], parts[1]["functionCall"]["id"]);
+    assert!(
+        response["response"]
+            .to_string()
+            .contains("POLICY_TEST_ECHO_COMMAND"),
+        "{response}"
+    );
+}
