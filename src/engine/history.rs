@@ -107,7 +107,7 @@ impl TurnAssembler {
         if self.has_calls() {
             return Ok(());
         }
-        let visible = self.text().trim().to_string();
+        let visible = visible_text(&self.text());
         let err = |kind: &str, msg: &str| Err((kind.to_string(), msg.to_string()));
         match self.finish_reason.as_deref() {
             None if !after_function_response => {
@@ -154,6 +154,27 @@ impl TurnAssembler {
         }
         Ok(())
     }
+}
+
+/// What a reader would see of a text: zero-width characters and HTML comments
+/// removed, then trimmed (an answer of only those counts as no answer).
+pub fn visible_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("<!--") {
+        out.push_str(&rest[..start]);
+        match rest[start..].find("-->") {
+            Some(end) => rest = &rest[start + end + 3..],
+            // An unclosed comment is text, as with gemini-cli's regex.
+            None => {
+                out.push_str(&rest[start..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out.retain(|c| !matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}'));
+    out.trim().to_string()
 }
 
 /// Gives every call an id (`<name>_<millis>_<n>` when the model sent none) and a name.
@@ -231,6 +252,16 @@ mod tests {
         assert!(a.check(false).is_ok());
         let empty = TurnAssembler::default();
         assert_eq!(empty.check(false).unwrap_err().0, "NO_FINISH_REASON");
+    }
+
+    #[test]
+    fn invisible_answers_are_no_answers() {
+        assert_eq!(visible_text(" a<!-- note -->b\u{200B} "), "ab");
+        assert_eq!(visible_text("<!-- open"), "<!-- open");
+        let mut a = TurnAssembler::default();
+        a.push(&ModelEvent::Text("\u{200B}<!-- x -->".into()));
+        a.push(&ModelEvent::Finished("STOP".into()));
+        assert_eq!(a.check(false).unwrap_err().0, "NO_RESPONSE_TEXT");
     }
 
     #[test]
