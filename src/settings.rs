@@ -60,6 +60,74 @@ pub struct ModelSettings {
     pub name: String,
     pub max_turns: u32,
     pub system_prompt_file: String,
+    pub temperature: f64,
+    pub gemini: EndpointSettings,
+    pub openai: EndpointSettings,
+    pub network: NetworkSettings,
+    pub retry: RetrySettings,
+    pub compression: CompressionSettings,
+}
+
+/// Where a provider's server is and the key it takes (empty: from the environment).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EndpointSettings {
+    pub base_url: String,
+    pub api_key: String,
+}
+
+/// Timeouts of model requests.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkSettings {
+    pub connect_timeout_secs: u64,
+    pub idle_timeout_secs: u64,
+}
+
+/// How failed model requests are retried.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetrySettings {
+    pub max_attempts: u32,
+    pub max_stream_attempts: u32,
+    pub initial_delay_ms: u64,
+    pub max_delay_ms: u64,
+}
+
+/// When and how history is summarised.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompressionSettings {
+    pub threshold: f64,
+    pub preserve_fraction: f64,
+    pub token_limits: Vec<String>,
+    pub default_token_limit: u64,
+}
+
+impl CompressionSettings {
+    /// The context size of `model`: the first `token_limits` entry matching it.
+    pub fn token_limit(&self, model: &str) -> u64 {
+        self.token_limits
+            .iter()
+            .filter_map(|entry| parse_token_limit(entry).ok())
+            .find(|(pattern, _)| match pattern.strip_suffix('*') {
+                Some(prefix) => model.starts_with(prefix),
+                None => model == *pattern,
+            })
+            .map(|(_, limit)| limit)
+            .unwrap_or(self.default_token_limit)
+    }
+}
+
+fn parse_token_limit(entry: &str) -> Result<(&str, u64), String> {
+    let (pattern, limit) = entry
+        .split_once('=')
+        .ok_or_else(|| format!("`{entry}` is not \"model=tokens\""))?;
+    let limit = limit
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| format!("`{entry}`: `{}` is not a number of tokens", limit.trim()))?;
+    Ok((pattern.trim(), limit))
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -273,6 +341,22 @@ fn check_values(s: &Settings, origins: &BTreeMap<String, Origin>) -> Result<(), 
             ),
         ));
     }
+    let c = &s.model.compression;
+    if !(c.threshold > 0.0 && c.threshold <= 1.0) {
+        return Err(bad(
+            "model.compression.threshold",
+            "must be a fraction above 0 and at most 1".into(),
+        ));
+    }
+    if !(c.preserve_fraction > 0.0 && c.preserve_fraction < 1.0) {
+        return Err(bad(
+            "model.compression.preserve_fraction",
+            "must be a fraction between 0 and 1".into(),
+        ));
+    }
+    for entry in &c.token_limits {
+        parse_token_limit(entry).map_err(|m| bad("model.compression.token_limits", m))?;
+    }
     if s.edit.correction_cache_entries == 0 {
         return Err(bad(
             "edit.correction_cache_entries",
@@ -391,6 +475,7 @@ fn coerce(default: &Value, value: Value) -> Value {
         (Value::String(_), v @ (Value::Integer(_) | Value::Float(_) | Value::Boolean(_))) => {
             Value::String(v.to_string())
         }
+        (Value::Float(_), Value::Integer(i)) => Value::Float(i as f64),
         (_, v) => v,
     }
 }
@@ -438,13 +523,23 @@ impl LoadedSettings {
         let mut out = String::new();
         for key in leaf_keys(&self.table) {
             let value = lookup(&self.table, &key)
-                .map(Value::to_string)
+                .map(|v| match v {
+                    // Keys are never printed.
+                    Value::String(s) if key.ends_with("api_key") && !s.is_empty() => {
+                        "\"<set>\"".to_string()
+                    }
+                    other => other.to_string(),
+                })
                 .unwrap_or_default();
             let origin = self
                 .origins
                 .get(&key)
                 .map(String::as_str)
                 .unwrap_or("default");
+            let origin = match origin.split_once('=') {
+                Some((flag, _)) if key.ends_with("api_key") => flag,
+                _ => origin,
+            };
             out.push_str(&format!("{key} = {value}  # {origin}\n"));
         }
         out
@@ -498,5 +593,44 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("approval.mode"), "{err}");
+    }
+
+    #[test]
+    fn model_sections_parse_and_check() {
+        let none = Path::new("/nonexistent");
+        let loaded = load_with(
+            none,
+            none,
+            &[],
+            &[
+                "model.temperature=0".into(),
+                "model.compression.token_limits=qwen*=8192".into(),
+            ],
+        )
+        .unwrap();
+        let model = &loaded.settings.model;
+        assert_eq!(model.temperature, 0.0);
+        assert_eq!(model.compression.token_limit("qwen2.5"), 8192);
+        assert_eq!(model.compression.token_limit("other"), 131072);
+        assert_eq!(model.retry.max_attempts, 10);
+        let keyed = load_with(none, none, &[], &["model.gemini.api_key=secret".into()]).unwrap();
+        assert!(keyed
+            .describe()
+            .contains("model.gemini.api_key = \"<set>\""));
+        assert!(!keyed.describe().contains("secret"));
+        let err =
+            load_with(none, none, &[], &["model.compression.threshold=2".into()]).unwrap_err();
+        assert!(
+            err.to_string().contains("model.compression.threshold"),
+            "{err}"
+        );
+        let err = load_with(
+            none,
+            none,
+            &[],
+            &["model.compression.token_limits=gemini".into()],
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("model=tokens"), "{err}");
     }
 }

@@ -2,20 +2,31 @@
 //! Scheduler → function responses → model … — until the model answers without calling
 //! a tool, the turn is cancelled, or the round limit is reached. Every step runs as a
 //! spawned future (`ctx.spawn`), so the actor keeps answering (e.g. `CancelTurn`).
+//!
+//! History rules: the comprehensive history keeps everything; the model is sent the
+//! curated one (§9.1). A failed model call is retried (`model_call`); when it fails for
+//! good, the user input of the turn is rolled back unless tool results already answer
+//! it. Every function call is answered by exactly one function response, whatever
+//! happened to the call. Before a turn, the history is compressed when the last prompt
+//! passed the threshold (`compress`).
+
+mod compress;
+mod model_call;
+mod tuning;
+
+pub use tuning::ChatTuning;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use actix::prelude::*;
-use futures::StreamExt;
-use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::content::{Content, FunctionCall, FunctionDeclaration, Role};
 use crate::engine::context_files::ContextFiles;
 use crate::engine::history::{assign_call_ids, curated, TurnAssembler};
-use crate::engine::model::{ModelEvent, ModelRequest};
+use crate::engine::model::ModelRequest;
 use crate::engine::prompt::SystemPrompt;
 use crate::engine::responses::error_parts;
 use crate::protocol::{
@@ -25,6 +36,7 @@ use crate::protocol::{
 use crate::providers::{ModelClient, ModelError};
 
 use super::scheduler::Scheduler;
+use model_call::{CallFailure, ModelCall};
 
 /// What the Chat actor needs to run.
 pub struct ChatConfig {
@@ -35,6 +47,8 @@ pub struct ChatConfig {
     pub max_turns: u32,
     /// Append every model request body (Gemini JSON) to this file, one per line.
     pub request_log: Option<PathBuf>,
+    /// Retries, sampling and compression.
+    pub tuning: ChatTuning,
     /// The context files behind the system prompt, for `Memory` (show / refresh).
     pub memory: Option<ChatMemory>,
 }
@@ -56,6 +70,12 @@ pub struct Chat {
     turn: Option<TurnState>,
     turn_counter: u64,
     call_counter: u64,
+    /// Prompt tokens of the last model call (decides compression).
+    last_prompt_tokens: u64,
+    /// An automatic compression failed; only a forced one is tried again.
+    compression_failed: bool,
+    /// A compression is running: the history must not change under it.
+    compressing: bool,
 }
 
 struct TurnState {
@@ -89,6 +109,9 @@ impl Chat {
             turn: None,
             turn_counter: 0,
             call_counter: 0,
+            last_prompt_tokens: 0,
+            compression_failed: false,
+            compressing: false,
         }
     }
 
@@ -100,26 +123,25 @@ impl Chat {
         let mut request = ModelRequest::new(self.config.model_name.clone(), curated(&self.history));
         request.system_instruction = self.config.system_prompt.clone();
         request.tools = self.config.tools.clone();
+        request.temperature = self.config.tuning.temperature;
         request
     }
 
     fn request_model(&mut self, ctx: &mut Context<Self>) {
         let Some(turn) = &self.turn else { return };
-        let request = self.request();
-        let model = self.config.model.clone();
-        let events = self.events.clone();
-        let cancel = turn.cancel.clone();
-        let log = self.config.request_log.clone();
+        let call = ModelCall {
+            model: self.config.model.clone(),
+            request: self.request(),
+            policy: self.config.tuning.retry.clone(),
+            after_function_response: turn.after_function_response,
+            events: self.events.clone(),
+            cancel: turn.cancel.clone(),
+            request_log: self.config.request_log.clone(),
+        };
         let span = tracing::info_span!(parent: &turn.span, "model_request", round = turn.rounds);
         self.events
             .do_send(UiEvent::ModelRequest { round: turn.rounds });
-        let future = async move {
-            if let Some(path) = log {
-                log_request(&path, &request).await;
-            }
-            let stream = model.stream(request);
-            consume(stream, events, cancel).await
-        };
+        let future = call.run();
         ctx.spawn(
             tracing::Instrument::instrument(future, span)
                 .into_actor(self)
@@ -129,7 +151,7 @@ impl Chat {
 
     fn on_model_done(
         &mut self,
-        result: Result<TurnAssembler, ModelError>,
+        result: Result<TurnAssembler, CallFailure>,
         ctx: &mut Context<Self>,
     ) {
         let Some(turn) = self.turn.as_mut() else {
@@ -141,13 +163,14 @@ impl Chat {
         }
         let assembled = match result {
             Ok(a) => a,
-            Err(e) => return self.fail(e.to_string()),
+            Err(CallFailure {
+                error: ModelError::Cancelled,
+                ..
+            }) => return self.finish(TurnOutcome::Cancelled),
+            Err(failure) => return self.fail(failure.message()),
         };
-        if let Err((kind, message)) = assembled.check(turn.after_function_response) {
-            let provider = self.config.model.provider().to_string();
-            return self.fail(format!(
-                "{provider} sent an invalid response ({kind}): {message}"
-            ));
+        if let Some(usage) = assembled.usage {
+            self.last_prompt_tokens = usage.prompt_token_count;
         }
         let mut content = assembled.content();
         let millis = SystemTime::now()
@@ -266,7 +289,7 @@ impl Handler<UserInput> for Chat {
     type Result = ();
 
     fn handle(&mut self, msg: UserInput, ctx: &mut Self::Context) {
-        if self.turn.is_some() {
+        if self.turn.is_some() || self.compressing {
             self.emit(UiEvent::Notice(
                 "A turn is already running; wait for it or cancel it first.".into(),
             ));
@@ -274,7 +297,45 @@ impl Handler<UserInput> for Chat {
         }
         self.turn_counter += 1;
         let id = self.turn_counter;
-        // A tool-response turn the model never answered is closed before new input.
+        let cancel = CancellationToken::new();
+        self.turn = Some(TurnState {
+            id,
+            cancel: cancel.clone(),
+            rounds: 0,
+            start_len: self.history.len(),
+            after_function_response: false,
+            pending: Vec::new(),
+            span: tracing::info_span!("turn", turn = id),
+        });
+        self.emit(UiEvent::TurnStarted {
+            turn: id,
+            prompt: msg.text.clone(),
+        });
+        if !self.compression_due() {
+            self.begin_turn(msg.text, ctx);
+            return;
+        }
+        ctx.spawn(self.compress(false, cancel).map(move |outcome, act, ctx| {
+            if let CompressionOutcome::Failed { reason } = outcome {
+                act.emit(UiEvent::Notice(format!(
+                    "Chat compression failed: {reason}"
+                )));
+            }
+            act.begin_turn(msg.text, ctx);
+        }));
+    }
+}
+
+impl Chat {
+    /// Adds the user input (closing an unanswered tool-response turn first) and sends
+    /// the first model request of the turn.
+    fn begin_turn(&mut self, text: String, ctx: &mut Context<Self>) {
+        let Some(turn) = self.turn.as_ref() else {
+            return;
+        };
+        if turn.cancel.is_cancelled() {
+            return self.finish(TurnOutcome::Cancelled);
+        }
         if self
             .history
             .last()
@@ -285,20 +346,10 @@ impl Handler<UserInput> for Chat {
             ));
         }
         let start_len = self.history.len();
-        self.history.push(Content::user_text(msg.text.clone()));
-        self.turn = Some(TurnState {
-            id,
-            cancel: CancellationToken::new(),
-            rounds: 0,
-            start_len,
-            after_function_response: false,
-            pending: Vec::new(),
-            span: tracing::info_span!("turn", turn = id),
-        });
-        self.emit(UiEvent::TurnStarted {
-            turn: id,
-            prompt: msg.text,
-        });
+        self.history.push(Content::user_text(text));
+        if let Some(turn) = self.turn.as_mut() {
+            turn.start_len = start_len;
+        }
         self.request_model(ctx);
     }
 }
@@ -332,12 +383,15 @@ impl Handler<SetHistory> for Chat {
 }
 
 impl Handler<CompressHistory> for Chat {
-    type Result = MessageResult<CompressHistory>;
+    type Result = ResponseActFuture<Self, CompressionOutcome>;
 
-    fn handle(&mut self, _: CompressHistory, _: &mut Self::Context) -> Self::Result {
-        MessageResult(CompressionOutcome::Noop {
-            reason: "history compression is not available yet".into(),
-        })
+    fn handle(&mut self, msg: CompressHistory, _: &mut Self::Context) -> Self::Result {
+        if self.turn.is_some() || self.compressing {
+            return Box::pin(fut::ready(CompressionOutcome::Noop {
+                reason: "a turn or a compression is running".into(),
+            }));
+        }
+        self.compress(msg.force, CancellationToken::new())
     }
 }
 
@@ -369,48 +423,5 @@ impl Handler<Memory> for Chat {
             }
             memory.report.clone()
         }))
-    }
-}
-
-/// Reads a model stream to its end, forwarding text, thoughts and usage as they come.
-async fn consume(
-    mut stream: crate::providers::ModelStream,
-    events: Recipient<UiEvent>,
-    cancel: CancellationToken,
-) -> Result<TurnAssembler, ModelError> {
-    let mut assembler = TurnAssembler::default();
-    loop {
-        let item = tokio::select! {
-            biased;
-            _ = cancel.cancelled() => return Err(ModelError::Cancelled),
-            item = stream.next() => item,
-        };
-        let Some(item) = item else { break };
-        let event = item?;
-        match &event {
-            ModelEvent::Text(t) => events.do_send(UiEvent::TextDelta(t.clone())),
-            ModelEvent::Thought(t) => events.do_send(UiEvent::Thought(t.clone())),
-            ModelEvent::Usage(u) => events.do_send(UiEvent::Usage(*u)),
-            _ => {}
-        }
-        assembler.push(&event);
-    }
-    Ok(assembler)
-}
-
-async fn log_request(path: &PathBuf, request: &ModelRequest) {
-    let line = format!("{}\n", request.gemini_body());
-    let file = tokio::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .await;
-    match file {
-        Ok(mut f) => {
-            if let Err(e) = f.write_all(line.as_bytes()).await {
-                tracing::warn!(error = %e, "cannot log request");
-            }
-        }
-        Err(e) => tracing::warn!(error = %e, path = %path.display(), "cannot open request log"),
     }
 }

@@ -54,6 +54,9 @@ pub struct HeadlessFront {
     started: Instant,
     done: Option<oneshot::Sender<RunSummary>>,
     mode_name: String,
+    /// Length of `response` when the current model request began (a retry drops the
+    /// partial text after it).
+    request_start: usize,
     /// Transcript: whether the last thing printed ended a line.
     line_open: bool,
 }
@@ -76,6 +79,7 @@ impl HeadlessFront {
             started: Instant::now(),
             done: Some(done),
             mode_name: mode_name.to_string(),
+            request_start: 0,
             line_open: false,
         }
     }
@@ -186,7 +190,9 @@ impl Handler<UiEvent> for HeadlessFront {
                     self.calls.push((**call).clone());
                 }
             }
+            UiEvent::ModelRequest { .. } => self.request_start = self.response.len(),
             UiEvent::Retry { attempt, reason } => {
+                self.response.truncate(self.request_start);
                 if matches!(self.format, OutputFormat::Text | OutputFormat::Transcript) {
                     eprintln!("troupe: retrying model request (attempt {attempt}): {reason}");
                 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
-use super::chat::{Chat, ChatConfig, ChatMemory};
+use super::chat::{Chat, ChatConfig, ChatMemory, ChatTuning};
 use super::corrector::{Corrector, CorrectorConfig};
 use super::filesystem::{FileSystem, FsClient};
 use super::scheduler::{AllowRule, PolicyState, Scheduler, SharedPolicy};
@@ -145,6 +145,7 @@ pub fn start_session(
         Scheduler::new(reg, svc, approver, ev, pol)
     });
     let tools = registry.declarations();
+    let tuning = ChatTuning::new(&settings, options.model.provider(), &options.model_name);
     let prompt = system_prompt(&settings, &options.workspace, &tools)?;
     let loaded = services.context.load();
     let report = MemoryReport {
@@ -159,6 +160,7 @@ pub fn start_session(
             tools,
             max_turns: settings.model.max_turns,
             request_log: options.request_log,
+            tuning,
             memory: Some(ChatMemory {
                 prompt,
                 context: services.context.clone(),

@@ -18,7 +18,7 @@ use crate::actors::session::{start_session, SessionOptions};
 use crate::cli::{OutputFormatArg, RunArgs};
 use crate::engine::workspace::Workspace;
 use crate::protocol::{ApprovalMode, TurnOutcome, UserInput};
-use crate::providers::scripted::ScriptedModel;
+use crate::providers::select::{process_env, select, ModelChoice};
 use crate::providers::ModelClient;
 use crate::settings::{self, LoadedSettings, Settings};
 
@@ -99,20 +99,14 @@ pub fn load_settings(ws: &Workspace, args: &RunArgs) -> Result<LoadedSettings, A
 }
 
 /// Picks the model client: `--fake-responses` → scripted; otherwise the configured
-/// provider.
+/// provider; `--record-responses` records what it answers.
 pub fn select_model(args: &RunArgs, settings: &Settings) -> Result<Arc<dyn ModelClient>, AppError> {
-    if let Some(path) = &args.fake_responses {
-        let model = ScriptedModel::from_file(path).map_err(|e| AppError::Model(e.to_string()))?;
-        return Ok(Arc::new(model));
-    }
-    match settings.model.provider.as_str() {
-        "scripted" => Err(AppError::Model(
-            "model.provider is \"scripted\" but no --fake-responses FILE was given".into(),
-        )),
-        _ => Err(AppError::Model(
-            "no model is configured: pass --fake-responses FILE to replay a scripted model, or set GEMINI_API_KEY (Gemini) or OPENAI_BASE_URL (an OpenAI-compatible server)".into(),
-        )),
-    }
+    let choice = ModelChoice {
+        fake_responses: args.fake_responses.as_deref(),
+        record_responses: args.record_responses.as_deref(),
+        env: &process_env,
+    };
+    select(settings, &choice).map_err(|e| AppError::Model(e.to_string()))
 }
 
 /// Runs one headless turn and returns the process exit code.

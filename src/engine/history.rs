@@ -1,7 +1,7 @@
 //! History rules: the curated history sent to the model, the model turn recorded from
 //! a stream, call ids, and the checks on a finished stream.
 
-use super::content::{Content, FunctionCall, Part, Role};
+use super::content::{Content, FunctionCall, Part, Role, Usage};
 use super::model::ModelEvent;
 
 /// Is a recorded model turn valid? Empty turns and turns with empty parts are not.
@@ -15,20 +15,25 @@ pub fn is_valid_model_turn(content: &Content) -> bool {
         })
 }
 
-/// The history sent to the model: a model turn that is invalid or empty is dropped
-/// together with the user input that led to it; everything else is kept.
+/// The history sent to the model (gemini-cli's `extractCuratedHistory`): user turns
+/// are always kept; a run of consecutive model turns is kept only when every turn in
+/// it is valid. Consecutive turns of one role are then merged.
 pub fn curated(history: &[Content]) -> Vec<Content> {
     let mut out: Vec<Content> = Vec::with_capacity(history.len());
-    for content in history {
-        match content.role {
-            Role::User => out.push(content.clone()),
-            Role::Model => {
-                if is_valid_model_turn(content) {
-                    out.push(content.clone());
-                } else if out.last().is_some_and(|c| c.role == Role::User) {
-                    out.pop();
-                }
-            }
+    let mut i = 0;
+    while i < history.len() {
+        if history[i].role == Role::User {
+            out.push(history[i].clone());
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < history.len() && history[i].role == Role::Model {
+            i += 1;
+        }
+        let run = &history[start..i];
+        if run.iter().all(is_valid_model_turn) {
+            out.extend_from_slice(run);
         }
     }
     coalesce(out)
@@ -53,6 +58,8 @@ pub struct TurnAssembler {
     parts: Vec<Part>,
     pub finish_reason: Option<String>,
     pub saw_thought: bool,
+    /// The last usage reported (Gemini repeats it, cumulative, on every chunk).
+    pub usage: Option<Usage>,
 }
 
 impl TurnAssembler {
@@ -76,7 +83,7 @@ impl TurnAssembler {
                 self.parts.push(part);
             }
             ModelEvent::Finished(reason) => self.finish_reason = Some(reason.clone()),
-            ModelEvent::Usage(_) => {}
+            ModelEvent::Usage(u) => self.usage = Some(*u),
         }
     }
 
@@ -100,7 +107,7 @@ impl TurnAssembler {
         if self.has_calls() {
             return Ok(());
         }
-        let visible = self.text().trim().to_string();
+        let visible = visible_text(&self.text());
         let err = |kind: &str, msg: &str| Err((kind.to_string(), msg.to_string()));
         match self.finish_reason.as_deref() {
             None if !after_function_response => {
@@ -149,6 +156,27 @@ impl TurnAssembler {
     }
 }
 
+/// What a reader would see of a text: zero-width characters and HTML comments
+/// removed, then trimmed (an answer of only those counts as no answer).
+pub fn visible_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("<!--") {
+        out.push_str(&rest[..start]);
+        match rest[start..].find("-->") {
+            Some(end) => rest = &rest[start + end + 3..],
+            // An unclosed comment is text, as with gemini-cli's regex.
+            None => {
+                out.push_str(&rest[start..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out.retain(|c| !matches!(c, '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}'));
+    out.trim().to_string()
+}
+
 /// Gives every call an id (`<name>_<millis>_<n>` when the model sent none) and a name.
 pub fn assign_call_ids(calls: &mut [FunctionCall], millis: u128, counter: &mut u64) {
     for call in calls {
@@ -167,20 +195,49 @@ mod tests {
     use super::*;
 
     #[test]
-    fn invalid_model_turn_drops_its_user_input() {
+    fn invalid_model_turns_are_dropped_user_turns_kept() {
+        let call = Content {
+            role: Role::Model,
+            parts: vec![Part::function_call(FunctionCall {
+                id: Some("1".into()),
+                name: "ls".into(),
+                args: serde_json::json!({}),
+            })],
+        };
+        let answer = Content {
+            role: Role::User,
+            parts: vec![Part::function_response(
+                crate::engine::content::FunctionResponse {
+                    id: Some("1".into()),
+                    name: "ls".into(),
+                    response: serde_json::json!({"output": "x"}),
+                    parts: None,
+                },
+            )],
+        };
         let history = vec![
             Content::user_text("a"),
-            Content::model_text("ok"),
-            Content::user_text("b"),
+            call.clone(),
+            answer.clone(),
+            // An empty answer after the tool result: dropped, the result stays.
             Content {
                 role: Role::Model,
                 parts: vec![],
             },
-            Content::user_text("c"),
+            Content::user_text("b"),
+            Content::model_text("ok"),
         ];
         let curated = curated(&history);
-        assert_eq!(curated.len(), 3);
-        assert_eq!(curated[2].text(), "c");
+        assert_eq!(curated.len(), 4);
+        assert_eq!(curated[1], call);
+        assert_eq!(
+            curated[2].parts.len(),
+            2,
+            "the result and the next input merge"
+        );
+        assert!(curated[2].has_function_response());
+        assert_eq!(curated[2].parts[1].text.as_deref(), Some("b"));
+        assert_eq!(curated[3].text(), "ok");
     }
 
     #[test]
@@ -195,6 +252,16 @@ mod tests {
         assert!(a.check(false).is_ok());
         let empty = TurnAssembler::default();
         assert_eq!(empty.check(false).unwrap_err().0, "NO_FINISH_REASON");
+    }
+
+    #[test]
+    fn invisible_answers_are_no_answers() {
+        assert_eq!(visible_text(" a<!-- note -->b\u{200B} "), "ab");
+        assert_eq!(visible_text("<!-- open"), "<!-- open");
+        let mut a = TurnAssembler::default();
+        a.push(&ModelEvent::Text("\u{200B}<!-- x -->".into()));
+        a.push(&ModelEvent::Finished("STOP".into()));
+        assert_eq!(a.check(false).unwrap_err().0, "NO_RESPONSE_TEXT");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Pure logic: no actors and no side effects beyond what callers pass in.
 
+pub mod compression;
 pub mod content;
 pub mod context_files;
 pub mod context_imports;
@@ -9,6 +10,7 @@ pub mod file_kind;
 pub mod history;
 pub mod ignore_rules;
 pub mod model;
+pub mod openai;
 pub mod path_correction;
 pub mod policy;
 pub mod prompt;

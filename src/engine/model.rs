@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::content::{Content, FunctionCall, FunctionDeclaration, Usage};
+use super::content::{Content, FunctionCall, FunctionDeclaration, Role, Usage};
 
 /// One request to a model.
 #[derive(Debug, Clone, PartialEq)]
@@ -16,7 +16,24 @@ pub struct ModelRequest {
     /// For utility calls that must answer JSON: the response schema.
     pub json_schema: Option<Value>,
     pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub top_k: Option<u32>,
+    /// Ask a thinking model to think (and stream its thoughts).
+    pub thinking: Option<Thinking>,
 }
+
+/// How much a thinking model may think.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Thinking {
+    /// A token budget (Gemini 2.5).
+    Budget(u32),
+    /// A named level (`HIGH`, Gemini 3).
+    Level(String),
+}
+
+/// Injected as the thought signature of a function call that lacks one, so that Gemini
+/// accepts a history whose calls it did not sign (gemini-cli does the same).
+pub const SKIP_THOUGHT_SIGNATURE: &str = "skip_thought_signature_validator";
 
 impl ModelRequest {
     pub fn new(model: impl Into<String>, contents: Vec<Content>) -> Self {
@@ -27,12 +44,42 @@ impl ModelRequest {
             tools: Vec::new(),
             json_schema: None,
             temperature: None,
+            top_p: None,
+            top_k: None,
+            thinking: None,
         }
+    }
+
+    /// Fills unset options with gemini-cli's main-chat configuration for this model:
+    /// temperature 1, topP 0.95, topK 64, and thinking (a budget of 8192 for Gemini 2.5,
+    /// level `HIGH` for Gemini 3, none for older models).
+    pub fn with_chat_defaults(mut self) -> Self {
+        self.temperature.get_or_insert(1.0);
+        self.top_p.get_or_insert(0.95);
+        self.top_k.get_or_insert(64);
+        if self.thinking.is_none() {
+            let name = self.model.as_str();
+            if name.starts_with("gemini-3") {
+                self.thinking = Some(Thinking::Level("HIGH".into()));
+            } else if name.starts_with("gemini-2.5") {
+                self.thinking = Some(Thinking::Budget(8192));
+            }
+        }
+        self
+    }
+
+    /// Fills unset options with the utility-call configuration (temperature 0, topP 1).
+    pub fn with_utility_defaults(mut self) -> Self {
+        self.temperature.get_or_insert(0.0);
+        self.top_p.get_or_insert(1.0);
+        self
     }
 
     /// The request body as the Gemini API takes it.
     pub fn gemini_body(&self) -> Value {
-        let mut body = serde_json::json!({ "contents": self.contents });
+        let mut contents = self.contents.clone();
+        ensure_active_loop_has_thought_signatures(&mut contents);
+        let mut body = serde_json::json!({ "contents": contents });
         if let Some(system) = &self.system_instruction {
             body["systemInstruction"] =
                 serde_json::json!({"role": "user", "parts": [{"text": system}]});
@@ -44,6 +91,27 @@ impl ModelRequest {
         if let Some(t) = self.temperature {
             config.insert("temperature".into(), t.into());
         }
+        if let Some(p) = self.top_p {
+            config.insert("topP".into(), p.into());
+        }
+        if let Some(k) = self.top_k {
+            config.insert("topK".into(), k.into());
+        }
+        match &self.thinking {
+            Some(Thinking::Budget(b)) => {
+                config.insert(
+                    "thinkingConfig".into(),
+                    serde_json::json!({"includeThoughts": true, "thinkingBudget": b}),
+                );
+            }
+            Some(Thinking::Level(l)) => {
+                config.insert(
+                    "thinkingConfig".into(),
+                    serde_json::json!({"includeThoughts": true, "thinkingLevel": l}),
+                );
+            }
+            None => {}
+        }
         if let Some(schema) = &self.json_schema {
             config.insert("responseMimeType".into(), "application/json".into());
             config.insert("responseJsonSchema".into(), schema.clone());
@@ -52,6 +120,29 @@ impl ModelRequest {
             body["generationConfig"] = Value::Object(config);
         }
         body
+    }
+}
+
+/// gemini-cli's `ensureActiveLoopHasThoughtSignatures`: after the last user message that
+/// carries text (not function responses), the first function call of every model turn
+/// must have a thought signature; a missing one gets [`SKIP_THOUGHT_SIGNATURE`].
+pub fn ensure_active_loop_has_thought_signatures(contents: &mut [Content]) {
+    let start = contents
+        .iter()
+        .rposition(|c| {
+            c.role == Role::User
+                && !c.has_function_response()
+                && c.parts.iter().any(|p| p.text.is_some())
+        })
+        .map_or(0, |i| i + 1);
+    for content in contents[start..]
+        .iter_mut()
+        .filter(|c| c.role == Role::Model)
+    {
+        if let Some(part) = content.parts.iter_mut().find(|p| p.function_call.is_some()) {
+            part.thought_signature
+                .get_or_insert_with(|| SKIP_THOUGHT_SIGNATURE.to_string());
+        }
     }
 }
 
@@ -148,6 +239,66 @@ mod tests {
         );
         assert_eq!(events[3], ModelEvent::Finished("STOP".into()));
         assert!(matches!(events[4], ModelEvent::Usage(u) if u.prompt_token_count == 5));
+    }
+
+    #[test]
+    fn active_loop_calls_get_a_signature() {
+        let call = |name: &str| {
+            crate::engine::content::Part::function_call(FunctionCall {
+                id: None,
+                name: name.into(),
+                args: json!({}),
+            })
+        };
+        let mut contents = vec![
+            Content::user_text("old"),
+            Content {
+                role: Role::Model,
+                parts: vec![call("a")],
+            },
+            Content::user_text("new"),
+            Content {
+                role: Role::Model,
+                parts: vec![call("b"), call("c")],
+            },
+        ];
+        contents[3].parts[1].thought_signature = Some("kept".into());
+        ensure_active_loop_has_thought_signatures(&mut contents);
+        assert_eq!(contents[1].parts[0].thought_signature, None);
+        assert_eq!(
+            contents[3].parts[0].thought_signature.as_deref(),
+            Some(SKIP_THOUGHT_SIGNATURE)
+        );
+        assert_eq!(
+            contents[3].parts[1].thought_signature.as_deref(),
+            Some("kept")
+        );
+    }
+
+    #[test]
+    fn chat_defaults_follow_the_model_family() {
+        let body = ModelRequest::new("gemini-2.5-pro", vec![])
+            .with_chat_defaults()
+            .gemini_body();
+        assert_eq!(
+            body["generationConfig"],
+            json!({"temperature": 1.0, "topP": 0.95, "topK": 64,
+                   "thinkingConfig": {"includeThoughts": true, "thinkingBudget": 8192}})
+        );
+        let body = ModelRequest::new("gemini-3-pro-preview", vec![])
+            .with_chat_defaults()
+            .gemini_body();
+        assert_eq!(
+            body["generationConfig"]["thinkingConfig"]["thinkingLevel"],
+            "HIGH"
+        );
+        let body = ModelRequest::new("m", vec![])
+            .with_utility_defaults()
+            .gemini_body();
+        assert_eq!(
+            body["generationConfig"],
+            json!({"temperature": 0.0, "topP": 1.0})
+        );
     }
 
     #[test]

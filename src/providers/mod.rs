@@ -1,7 +1,13 @@
 //! Model providers behind one small trait. A provider turns a [`ModelRequest`] into a
 //! stream of [`ModelEvent`]s; everything else has a default.
 
+pub mod gemini;
+pub mod http;
+pub mod openai;
+pub mod record;
+pub mod retry;
 pub mod scripted;
+pub mod select;
 
 use std::time::Duration;
 
@@ -23,7 +29,7 @@ pub enum ModelError {
         message: String,
         retry_after: Option<Duration>,
     },
-    #[error("cannot reach {provider}: {message}")]
+    #[error("connection to {provider} failed: {message}")]
     Network { provider: String, message: String },
     #[error("{provider} sent an invalid stream ({kind}): {message}")]
     InvalidStream {
@@ -42,15 +48,29 @@ pub enum ModelError {
 }
 
 impl ModelError {
+    /// Worth sending the same request again: rate limits (429), client-closed (499),
+    /// server errors (5xx), transport failures and broken streams. Never a 400, and
+    /// never a response the model's filters blocked (the same request is blocked again).
     pub fn is_retryable(&self) -> bool {
         match self {
             ModelError::Http { status, .. } => *status == 429 || *status == 499 || *status >= 500,
             ModelError::Network { .. } => true,
-            ModelError::InvalidStream { .. } => true,
+            ModelError::InvalidStream { kind, .. } => !matches!(
+                kind.as_str(),
+                "SAFETY_BLOCKED" | "RECITATION_BLOCKED" | "OTHER_BLOCKED" | "MAX_TOKENS_EXCEEDED"
+            ),
             ModelError::Malformed { .. } => false,
             ModelError::Script(_) => false,
             ModelError::Config(_) => false,
             ModelError::Cancelled => false,
+        }
+    }
+
+    /// The delay the server asked for, if any.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ModelError::Http { retry_after, .. } => *retry_after,
+            _ => None,
         }
     }
 }

@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+pub mod loopback;
+
 use serde_json::{json, Value};
 
 /// A temp dir with `ws/` (the workspace, the process's cwd) and `home/` (its HOME).

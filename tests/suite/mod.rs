@@ -1,5 +1,10 @@
 mod edit;
+mod gemini_wire;
+mod history_rules;
+mod local_llm;
+mod openai_wire;
 mod read_search;
+mod record_replay;
 mod repl;
 mod runtime;
 mod world;

@@ -15,6 +15,9 @@ fn stats_tools_help_and_suggestions() {
             call("read_file", json!({"file_path": "missing.txt"})),
         ]),
         turn(vec![text("Read it.")]),
+        // The summary /compress asks for.
+        json!({"method": "generateContent", "response": {"candidates": [{"content": {"role": "model",
+            "parts": [{"text": "<state_snapshot>a.txt was read.</state_snapshot>"}]}, "finishReason": "STOP"}]}}),
     ];
     let t = Term::start(&s, &turns, &[], &[]);
     t.line("read a.txt");
@@ -45,7 +48,11 @@ fn stats_tools_help_and_suggestions() {
     t.line("/memory show");
     t.wait_for("No context files are loaded.");
     t.line("/compress");
-    t.wait_for("Nothing compressed:");
+    let text = t.wait_for("Conversation compressed from ");
+    assert!(
+        !text.contains("Chat history compressed"),
+        "one message, not two:\n{text}"
+    );
     t.line("/quit");
     t.wait_for("[troupe exited 0]");
 }

@@ -1,0 +1,146 @@
+//! OpenAI-compatible chat completions (`POST {base}/chat/completions`, streaming): Ollama,
+//! vLLM, llama.cpp's server, or any `/v1` endpoint. `{base}` ends in `/v1`, as in
+//! `OPENAI_BASE_URL`.
+
+use futures::future::BoxFuture;
+use futures::StreamExt;
+use serde_json::Value;
+
+use super::http::{self, Timeouts};
+use super::{ModelClient, ModelError, ModelStream};
+use crate::engine::model::{ModelEvent, ModelRequest};
+use crate::engine::openai::{chat_body, response_events, StreamDecoder, WireError};
+
+const PROVIDER: &str = "openai-compatible";
+
+/// The public endpoint, used unless `OPENAI_BASE_URL` or `model.openai.base_url` is set.
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// Where and how to reach the server.
+#[derive(Debug, Clone)]
+pub struct OpenAiConfig {
+    pub base_url: String,
+    /// Sent as a bearer token when not empty (local servers need none).
+    pub api_key: String,
+    pub timeouts: Timeouts,
+}
+
+/// A client of an OpenAI-compatible server.
+#[derive(Debug, Clone)]
+pub struct OpenAiClient {
+    http: reqwest::Client,
+    config: OpenAiConfig,
+}
+
+impl OpenAiClient {
+    pub fn new(config: OpenAiConfig) -> Result<Self, ModelError> {
+        Ok(Self {
+            http: http::client(PROVIDER, config.timeouts)?,
+            config,
+        })
+    }
+
+    fn post(&self, body: &Value) -> reqwest::RequestBuilder {
+        let url = format!(
+            "{}/chat/completions",
+            self.config.base_url.trim_end_matches('/')
+        );
+        let builder = self.http.post(url).json(body);
+        if self.config.api_key.is_empty() {
+            builder
+        } else {
+            builder.bearer_auth(&self.config.api_key)
+        }
+    }
+}
+
+fn wire_error(error: WireError) -> ModelError {
+    match error {
+        WireError::Server { code, message } => ModelError::Http {
+            provider: PROVIDER.into(),
+            status: code.unwrap_or(500),
+            message,
+            retry_after: None,
+        },
+        WireError::MalformedCall(message) => ModelError::InvalidStream {
+            provider: PROVIDER.into(),
+            kind: "MALFORMED_FUNCTION_CALL".into(),
+            message,
+        },
+        WireError::Malformed(message) => ModelError::Malformed {
+            provider: PROVIDER.into(),
+            message,
+        },
+    }
+}
+
+fn parse_json(body: &str) -> Result<Value, ModelError> {
+    serde_json::from_str(body).map_err(|e| ModelError::Malformed {
+        provider: PROVIDER.into(),
+        message: format!(
+            "the body is not JSON ({e}): {}",
+            body.chars().take(200).collect::<String>()
+        ),
+    })
+}
+
+impl ModelClient for OpenAiClient {
+    fn provider(&self) -> &str {
+        PROVIDER
+    }
+
+    fn stream(&self, request: ModelRequest) -> ModelStream {
+        let builder = self.post(&chat_body(&request, true));
+        let timeouts = self.config.timeouts;
+        Box::pin(async_stream::try_stream! {
+            let response = http::send(PROVIDER, builder, timeouts).await?;
+            if !http::is_event_stream(&response) {
+                // Some servers answer a streamed request with one JSON completion.
+                let body = http::read_body(PROVIDER, response, timeouts).await?;
+                for event in response_events(&parse_json(&body)?).map_err(wire_error)? {
+                    yield event;
+                }
+                return;
+            }
+            let mut decoder = StreamDecoder::default();
+            let mut events = http::sse_data(PROVIDER, response, timeouts);
+            let mut done = false;
+            while let Some(item) = events.next().await {
+                let sse = item?;
+                if sse.data.trim() == "[DONE]" {
+                    done = true;
+                    break;
+                }
+                let chunk: Value = serde_json::from_str(&sse.data)
+                    .map_err(|e| http::bad_event(PROVIDER, &sse, &e))?;
+                for event in decoder.push(&chunk).map_err(wire_error)? {
+                    yield event;
+                }
+            }
+            if !done && !decoder.has_finish_reason() {
+                Err(ModelError::InvalidStream {
+                    provider: PROVIDER.into(),
+                    kind: "STREAM_CUT".into(),
+                    message: "the stream ended before a finish_reason or [DONE]".into(),
+                })?;
+            }
+            for event in decoder.finish().map_err(wire_error)? {
+                yield event;
+            }
+        })
+    }
+
+    fn generate(
+        &self,
+        request: ModelRequest,
+    ) -> BoxFuture<'static, Result<Vec<ModelEvent>, ModelError>> {
+        let request = request.with_utility_defaults();
+        let builder = self.post(&chat_body(&request, false));
+        let timeouts = self.config.timeouts;
+        Box::pin(async move {
+            let response = http::send(PROVIDER, builder, timeouts).await?;
+            let body = http::read_body(PROVIDER, response, timeouts).await?;
+            response_events(&parse_json(&body)?).map_err(wire_error)
+        })
+    }
+}

@@ -1,0 +1,161 @@
+//! Which model a session talks to: a script (`--fake-responses`), else the configured
+//! provider (`model.provider`: `auto` picks Gemini when a Gemini key is known, else an
+//! OpenAI-compatible server when its URL or key is known). `--record-responses` wraps
+//! the choice in a recorder; network providers get retried utility calls.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::gemini::{GeminiClient, GeminiConfig};
+use super::http::Timeouts;
+use super::openai::{OpenAiClient, OpenAiConfig};
+use super::record::RecordingModel;
+use super::retry::{RetryPolicy, RetryingModel};
+use super::scripted::ScriptedModel;
+use super::{gemini, openai, ModelClient, ModelError};
+use crate::settings::Settings;
+
+/// Where the session's model comes from, besides the settings.
+pub struct ModelChoice<'a> {
+    /// `--fake-responses FILE`.
+    pub fake_responses: Option<&'a Path>,
+    /// `--record-responses FILE`.
+    pub record_responses: Option<&'a Path>,
+    /// Reads an environment variable (empty counts as unset).
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+/// The process environment, for [`ModelChoice::env`].
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn setting_or_env(
+    setting: &str,
+    env: &dyn Fn(&str) -> Option<String>,
+    var: &str,
+) -> Option<String> {
+    Some(setting.to_string())
+        .filter(|s| !s.is_empty())
+        .or_else(|| env(var))
+}
+
+/// Builds the model client of a session.
+pub fn select(
+    settings: &Settings,
+    choice: &ModelChoice,
+) -> Result<Arc<dyn ModelClient>, ModelError> {
+    let model: Arc<dyn ModelClient> = match choice.fake_responses {
+        Some(path) => Arc::new(ScriptedModel::from_file(path)?),
+        None => network_model(settings, choice.env)?,
+    };
+    let model: Arc<dyn ModelClient> = match choice.record_responses {
+        Some(path) => Arc::new(RecordingModel::create(model, path)?),
+        None => model,
+    };
+    if choice.fake_responses.is_some() {
+        return Ok(model);
+    }
+    Ok(Arc::new(RetryingModel::new(
+        model,
+        RetryPolicy::from(&settings.model.retry),
+    )))
+}
+
+fn network_model(
+    settings: &Settings,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn ModelClient>, ModelError> {
+    let m = &settings.model;
+    let gemini_key = setting_or_env(&m.gemini.api_key, env, "GEMINI_API_KEY");
+    let openai_url = setting_or_env(&m.openai.base_url, env, "OPENAI_BASE_URL");
+    let openai_key = setting_or_env(&m.openai.api_key, env, "OPENAI_API_KEY");
+    let provider = match m.provider.as_str() {
+        "auto" if gemini_key.is_some() => "gemini",
+        "auto" if openai_url.is_some() || openai_key.is_some() => "openai",
+        "auto" => {
+            return Err(ModelError::Config(
+                "no model is configured: set GEMINI_API_KEY (Gemini), or OPENAI_BASE_URL (an OpenAI-compatible server such as Ollama, vLLM or llama.cpp), or pass --fake-responses FILE to replay a scripted model".into(),
+            ))
+        }
+        other => other,
+    };
+    let timeouts = Timeouts {
+        connect: Duration::from_secs(m.network.connect_timeout_secs.max(1)),
+        idle: Duration::from_secs(m.network.idle_timeout_secs.max(1)),
+    };
+    match provider {
+        "gemini" => {
+            let api_key = gemini_key.ok_or_else(|| {
+                ModelError::Config(
+                    "model.provider is \"gemini\" but no API key is set: export GEMINI_API_KEY or set model.gemini.api_key".into(),
+                )
+            })?;
+            let base_url = setting_or_env(&m.gemini.base_url, env, "GOOGLE_GEMINI_BASE_URL")
+                .unwrap_or_else(|| gemini::DEFAULT_BASE_URL.to_string());
+            Ok(Arc::new(GeminiClient::new(GeminiConfig {
+                base_url,
+                api_key,
+                timeouts,
+            })?))
+        }
+        "openai" => Ok(Arc::new(OpenAiClient::new(OpenAiConfig {
+            base_url: openai_url.unwrap_or_else(|| openai::DEFAULT_BASE_URL.to_string()),
+            api_key: openai_key.unwrap_or_default(),
+            timeouts,
+        })?)),
+        "scripted" => Err(ModelError::Config(
+            "model.provider is \"scripted\" but no --fake-responses FILE was given".into(),
+        )),
+        other => Err(ModelError::Config(format!(
+            "model.provider `{other}` is not one of auto, gemini, openai, scripted"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(overrides: &[&str]) -> Settings {
+        let none = Path::new("/nonexistent");
+        let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        crate::settings::load_with(none, none, &[], &overrides)
+            .unwrap()
+            .settings
+    }
+
+    fn pick(settings: &Settings, vars: &[(&str, &str)]) -> Result<String, String> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let env = move |name: &str| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        let choice = ModelChoice {
+            fake_responses: None,
+            record_responses: None,
+            env: &env,
+        };
+        select(settings, &choice)
+            .map(|m| m.provider().to_string())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn auto_follows_the_environment() {
+        let auto = settings(&[]);
+        assert_eq!(pick(&auto, &[("GEMINI_API_KEY", "k")]).unwrap(), "gemini");
+        assert_eq!(
+            pick(&auto, &[("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")]).unwrap(),
+            "openai-compatible"
+        );
+        let err = pick(&auto, &[]).unwrap_err();
+        assert!(err.contains("GEMINI_API_KEY"), "{err}");
+        let gemini = settings(&["model.provider=gemini"]);
+        let err = pick(&gemini, &[("OPENAI_BASE_URL", "x")]).unwrap_err();
+        assert!(err.contains("no API key"), "{err}");
+        let keyed = settings(&["model.provider=gemini", "model.gemini.api_key=k"]);
+        assert_eq!(pick(&keyed, &[]).unwrap(), "gemini");
+    }
+}

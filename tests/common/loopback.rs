@@ -1,0 +1,260 @@
+//! A real HTTP server on 127.0.0.1 that plays a model API: it answers each request
+//! with the next scripted [`Reply`] (status, headers, body chunks streamed one by one,
+//! optionally cutting the connection mid-body) and captures every request.
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use http_body_util::{combinators::BoxBody, BodyExt, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub chunks: Vec<Vec<u8>>,
+    /// Cut the connection after the chunks instead of ending the body.
+    pub abort: bool,
+    /// Go silent for this long before the last chunk.
+    pub stall: Option<std::time::Duration>,
+}
+
+impl Reply {
+    pub fn raw(status: u16, content_type: &str, body: &str) -> Self {
+        Self {
+            status,
+            headers: vec![("content-type".into(), content_type.into())],
+            chunks: vec![body.as_bytes().to_vec()],
+            abort: false,
+            stall: None,
+        }
+    }
+
+    pub fn json(status: u16, value: &Value) -> Self {
+        Self::raw(status, "application/json", &value.to_string())
+    }
+
+    /// A Gemini event stream: `data: <chunk>\r\n\r\n` per chunk.
+    pub fn gemini_sse(chunks: &[Value]) -> Self {
+        Self::events(chunks.iter().map(|c| format!("data: {c}\r\n\r\n")))
+    }
+
+    /// An OpenAI event stream: `data: <chunk>\n\n` per chunk, then `data: [DONE]`.
+    pub fn openai_sse(chunks: &[Value]) -> Self {
+        Self::events(
+            chunks
+                .iter()
+                .map(|c| format!("data: {c}\n\n"))
+                .chain(std::iter::once("data: [DONE]\n\n".to_string())),
+        )
+    }
+
+    /// An event stream of raw pieces, sent one by one.
+    pub fn events(pieces: impl IntoIterator<Item = String>) -> Self {
+        Self {
+            status: 200,
+            headers: vec![("content-type".into(), "text/event-stream".into())],
+            chunks: pieces.into_iter().map(String::into_bytes).collect(),
+            abort: false,
+            stall: None,
+        }
+    }
+
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Stays silent for `pause` before sending the last chunk.
+    pub fn stall_before_last(mut self, pause: std::time::Duration) -> Self {
+        self.stall = Some(pause);
+        self
+    }
+
+    /// Appends a piece and then cuts the connection.
+    pub fn then_cut(mut self, piece: &str) -> Self {
+        self.chunks.push(piece.as_bytes().to_vec());
+        self.abort = true;
+        self
+    }
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    pub headers: HashMap<String, String>,
+    pub body: Value,
+}
+
+#[derive(Default)]
+struct State {
+    replies: VecDeque<Reply>,
+    fallback: Option<Reply>,
+    requests: Vec<Captured>,
+}
+
+/// The server; stops when dropped.
+pub struct Loopback {
+    pub url: String,
+    state: Arc<Mutex<State>>,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Loopback {
+    /// Answers with `replies` in order, then with 500s saying the script ran out.
+    pub fn start(replies: Vec<Reply>) -> Self {
+        Self::with(replies, None)
+    }
+
+    /// Answers every request with `reply`.
+    pub fn always(reply: Reply) -> Self {
+        Self::with(Vec::new(), Some(reply))
+    }
+
+    fn with(replies: Vec<Reply>, fallback: Option<Reply>) -> Self {
+        let state = Arc::new(Mutex::new(State {
+            replies: replies.into(),
+            fallback,
+            requests: Vec::new(),
+        }));
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let (stop, mut stopped) = oneshot::channel::<()>();
+        let shared = state.clone();
+        let thread = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+                loop {
+                    let (socket, _) = tokio::select! {
+                        _ = &mut stopped => return,
+                        accepted = listener.accept() => match accepted {
+                            Ok(a) => a,
+                            Err(_) => continue,
+                        },
+                    };
+                    let state = shared.clone();
+                    tokio::spawn(async move {
+                        let service = service_fn(move |req| answer(state.clone(), req));
+                        let _ = hyper::server::conn::http1::Builder::new()
+                            .serve_connection(TokioIo::new(socket), service)
+                            .await;
+                    });
+                }
+            });
+        });
+        Self {
+            url,
+            state,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    /// Every request so far, in order.
+    pub fn requests(&self) -> Vec<Captured> {
+        self.state.lock().expect("state").requests.clone()
+    }
+}
+
+impl Drop for Loopback {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+type Body = BoxBody<Bytes, std::io::Error>;
+
+async fn answer(
+    state: Arc<Mutex<State>>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    let method = req.method().to_string();
+    let path = req
+        .uri()
+        .path_and_query()
+        .map(|p| p.to_string())
+        .unwrap_or_default();
+    let headers = req
+        .headers()
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
+        .collect();
+    let bytes = req
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let body = serde_json::from_slice(&bytes)
+        .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    let reply = {
+        let mut s = state.lock().expect("state");
+        s.requests.push(Captured {
+            method,
+            path,
+            headers,
+            body,
+        });
+        s.replies.pop_front().or_else(|| s.fallback.clone())
+    };
+    let reply = reply.unwrap_or_else(|| {
+        Reply::json(
+            500,
+            &serde_json::json!({"error": {"code": 500, "message": "loopback: no scripted reply left"}}),
+        )
+    });
+    let mut frames: Vec<Result<Frame<Bytes>, std::io::Error>> = reply
+        .chunks
+        .iter()
+        .map(|c| Ok(Frame::data(Bytes::from(c.clone()))))
+        .collect();
+    if reply.abort {
+        frames.push(Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "loopback: connection cut",
+        )));
+    }
+    // Each frame is flushed before the next (and before a cut), as a live server would.
+    let last = frames.len().saturating_sub(1);
+    let stall = reply.stall;
+    let stream =
+        futures::stream::iter(frames.into_iter().enumerate()).then(move |(i, frame)| async move {
+            let pause = match stall {
+                Some(pause) if i == last => pause,
+                _ => std::time::Duration::from_millis(2),
+            };
+            tokio::time::sleep(pause).await;
+            frame
+        });
+    let mut response = Response::builder().status(reply.status);
+    for (k, v) in &reply.headers {
+        response = response.header(k, v);
+    }
+    Ok(response
+        .body(BodyExt::boxed(StreamBody::new(stream)))
+        .expect("response"))
+}

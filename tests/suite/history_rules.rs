@@ -1,0 +1,403 @@
+//! History rules and compression across several turns of one session: the session's
+//! actors run in this process (there is no multi-turn front end to drive from outside
+//! yet), the model is the real Gemini provider talking to a loopback HTTP server, and
+//! what the model was sent is read off the wire.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use troupe::actors::chat::GetHistory;
+use troupe::actors::session::{start_session, Session, SessionOptions};
+use troupe::engine::content::{Content, Role};
+use troupe::engine::workspace::Workspace;
+use troupe::protocol::{
+    ApprovalDecision, ApprovalMode, ApprovalRequest, CancelTurn, CompressHistory,
+    CompressionOutcome, TurnOutcome, UiEvent, UserInput,
+};
+use troupe::providers::select::{select, ModelChoice};
+
+use crate::common::loopback::{Captured, Loopback, Reply};
+use crate::common::Scratch;
+
+/// Forwards every event to the test and approves every call.
+struct Collector(mpsc::UnboundedSender<UiEvent>);
+
+impl Actor for Collector {
+    type Context = Context<Self>;
+}
+
+impl Handler<UiEvent> for Collector {
+    type Result = ();
+    fn handle(&mut self, event: UiEvent, _: &mut Self::Context) {
+        let _ = self.0.send(event);
+    }
+}
+
+impl Handler<ApprovalRequest> for Collector {
+    type Result = MessageResult<ApprovalRequest>;
+    fn handle(&mut self, _: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
+        MessageResult(ApprovalDecision::ProceedOnce)
+    }
+}
+
+struct Harness {
+    session: Session,
+    events: mpsc::UnboundedReceiver<UiEvent>,
+    notices: Vec<String>,
+}
+
+impl Harness {
+    /// Starts a session in `ws` whose Gemini base URL is `server`. Must run inside a System.
+    fn start(ws: &Path, server: &Loopback, overrides: &[&str]) -> Self {
+        let none = Path::new("/nonexistent");
+        let mut all = vec![
+            "model.retry.initial_delay_ms=1".to_string(),
+            "model.retry.max_delay_ms=2".to_string(),
+        ];
+        all.extend(overrides.iter().map(|s| s.to_string()));
+        let settings = troupe::settings::load_with(none, none, &[], &all)
+            .expect("settings")
+            .settings;
+        let url = server.url.clone();
+        let env = move |name: &str| match name {
+            "GEMINI_API_KEY" => Some("test-key".to_string()),
+            "GOOGLE_GEMINI_BASE_URL" => Some(url.clone()),
+            _ => None,
+        };
+        let choice = ModelChoice {
+            fake_responses: None,
+            record_responses: None,
+            env: &env,
+        };
+        let model = select(&settings, &choice).expect("model");
+        let (tx, rx) = mpsc::unbounded_channel();
+        let collector = Collector(tx).start();
+        let session = start_session(
+            SessionOptions {
+                workspace: Arc::new(Workspace::new(ws, &[]).expect("workspace")),
+                model_name: settings.model.name.clone(),
+                settings: Arc::new(settings),
+                model,
+                approval_mode: ApprovalMode::Yolo,
+                request_log: None,
+                test_tools: true,
+            },
+            collector.clone().recipient(),
+            collector.recipient(),
+        )
+        .expect("session");
+        Self {
+            session,
+            events: rx,
+            notices: Vec::new(),
+        }
+    }
+
+    /// Sends a prompt and waits for the turn to end.
+    async fn turn(&mut self, text: &str) -> TurnOutcome {
+        self.session.chat.do_send(UserInput { text: text.into() });
+        self.until_finished().await
+    }
+
+    async fn until_finished(&mut self) -> TurnOutcome {
+        loop {
+            match self.events.recv().await.expect("event stream") {
+                UiEvent::TurnFinished(outcome) => return outcome,
+                UiEvent::Notice(n) => self.notices.push(n),
+                _ => {}
+            }
+        }
+    }
+
+    async fn history(&self) -> Vec<Content> {
+        self.session.chat.send(GetHistory).await.expect("history")
+    }
+}
+
+fn text_chunk(text: &str, prompt_tokens: u64) -> Value {
+    json!({"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
+            "finishReason": "STOP", "index": 0}],
+           "usageMetadata": {"promptTokenCount": prompt_tokens, "totalTokenCount": prompt_tokens + 5}})
+}
+
+fn answer(text: &str) -> Reply {
+    Reply::gemini_sse(&[text_chunk(text, 50)])
+}
+
+fn calls(calls: Value) -> Reply {
+    Reply::gemini_sse(&[
+        json!({"candidates": [{"content": {"role": "model", "parts": calls},
+        "finishReason": "STOP", "index": 0}]}),
+    ])
+}
+
+fn server_error() -> Reply {
+    Reply::json(
+        500,
+        &json!({"error": {"code": 500, "message": "boom", "status": "INTERNAL"}}),
+    )
+}
+
+fn user(text: &str) -> Value {
+    json!({"role": "user", "parts": [{"text": text}]})
+}
+
+fn model(text: &str) -> Value {
+    json!({"role": "model", "parts": [{"text": text}]})
+}
+
+fn contents(request: &Captured) -> Value {
+    request.body["contents"].clone()
+}
+
+/// Every functionCall id sent is answered by exactly one functionResponse, in the
+/// content right after it.
+fn assert_calls_answered_once(contents: &Value) {
+    let list = contents.as_array().expect("contents");
+    for (i, content) in list.iter().enumerate() {
+        for part in content["parts"].as_array().into_iter().flatten() {
+            let Some(id) = part["functionCall"]["id"].as_str() else {
+                continue;
+            };
+            let answers: usize = list
+                .iter()
+                .flat_map(|c| c["parts"].as_array().into_iter().flatten())
+                .filter(|p| p["functionResponse"]["id"].as_str() == Some(id))
+                .count();
+            assert_eq!(
+                answers, 1,
+                "call {id} answered {answers} times in {contents}"
+            );
+            let next = &list[i + 1]["parts"];
+            assert!(
+                next.as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|p| p["functionResponse"]["id"].as_str() == Some(id)),
+                "call {id} is not answered right after it: {contents}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_turn_that_finally_fails_is_rolled_back() {
+    let s = Scratch::new();
+    let server = Loopback::start(vec![
+        answer("one"),
+        server_error(),
+        server_error(),
+        answer("three"),
+    ]);
+    System::new().block_on(async {
+        let mut h = Harness::start(&s.ws(), &server, &["model.retry.max_attempts=2"]);
+        assert_eq!(
+            h.turn("first").await,
+            TurnOutcome::Completed {
+                response: "one".into()
+            }
+        );
+        let before = h.history().await;
+        let outcome = h.turn("second").await;
+        assert_eq!(
+            outcome,
+            TurnOutcome::Failed {
+                message: "gemini answered HTTP 500: boom (INTERNAL) (gave up after 2 attempts)"
+                    .into()
+            }
+        );
+        assert_eq!(h.history().await, before, "the failed input is rolled back");
+        assert_eq!(
+            h.turn("third").await,
+            TurnOutcome::Completed {
+                response: "three".into()
+            }
+        );
+    });
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    assert_eq!(
+        contents(&requests[1]),
+        json!([user("first"), model("one"), user("second")])
+    );
+    assert_eq!(
+        contents(&requests[3]),
+        json!([user("first"), model("one"), user("third")])
+    );
+}
+
+#[test]
+fn calls_stay_answered_when_the_follow_up_fails_or_is_cancelled() {
+    let s = Scratch::new();
+    s.write("a.txt", "alpha\n");
+    let server = Loopback::start(vec![
+        calls(json!([{"functionCall": {"name": "read_file", "args": {"file_path": "a.txt"}}}])),
+        Reply::json(
+            400,
+            &json!({"error": {"code": 400, "message": "bad request", "status": "INVALID_ARGUMENT"}}),
+        ),
+        calls(
+            json!([{"functionCall": {"name": "test_sleep", "args": {"secs": 30}}},
+                     {"functionCall": {"name": "read_file", "args": {"file_path": "a.txt"}}}]),
+        ),
+        answer("all good"),
+    ]);
+    System::new().block_on(async {
+        let mut h = Harness::start(&s.ws(), &server, &[]);
+        let outcome = h.turn("read it").await;
+        assert!(matches!(outcome, TurnOutcome::Failed { ref message } if message.contains("HTTP 400: bad request")), "{outcome:?}");
+        // The tool result answers the input, so nothing is rolled back.
+        let history = h.history().await;
+        assert_eq!(history.len(), 3);
+        assert_eq!(history[2].role, Role::User);
+        assert!(history[2].has_function_response());
+
+        // A turn cancelled while a tool runs: every call still gets its answer.
+        h.session.chat.do_send(UserInput { text: "sleep".into() });
+        loop {
+            match h.events.recv().await.expect("event") {
+                UiEvent::ToolCallStatus { name, status, .. }
+                    if name == "test_sleep" && status == troupe::protocol::CallStatus::Executing =>
+                {
+                    break
+                }
+                UiEvent::TurnFinished(o) => panic!("turn ended early: {o:?}"),
+                _ => {}
+            }
+        }
+        h.session.chat.do_send(CancelTurn);
+        assert_eq!(h.until_finished().await, TurnOutcome::Cancelled);
+        assert_eq!(h.turn("go on").await, TurnOutcome::Completed { response: "all good".into() });
+    });
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let last = contents(&requests[3]);
+    assert_calls_answered_once(&last);
+    let list = last.as_array().expect("contents");
+    // read it, call, response, interrupted marker, sleep, calls, responses, marker, go on
+    assert_eq!(list.len(), 9, "{last}");
+    assert_eq!(
+        list[3],
+        model("[The previous response was interrupted before it completed.]")
+    );
+    assert_eq!(list[8], user("go on"));
+    let responses = list[6]["parts"].as_array().expect("parts");
+    assert_eq!(responses.len(), 2);
+    assert_eq!(responses[0]["functionResponse"]["name"], "test_sleep");
+}
+
+#[test]
+fn history_is_compressed_past_the_threshold_and_bad_summaries_are_discarded() {
+    let s = Scratch::new();
+    let long_question = format!("first {}", "q".repeat(3000));
+    let long_answer = format!("answer {}", "a".repeat(3000));
+    let summary =
+        "<state_snapshot>The user asked a long question; it was answered.</state_snapshot>";
+    let generated = |text: &str| {
+        Reply::json(
+            200,
+            &json!({"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
+            "finishReason": "STOP", "index": 0}]}),
+        )
+    };
+    let server = Loopback::start(vec![
+        // Turn 1 reports 600 prompt tokens: past 0.5 × 1000.
+        Reply::gemini_sse(&[text_chunk(&long_answer, 600)]),
+        generated(summary),
+        answer("second answer"),
+        generated("   "),
+        generated(&"x".repeat(20_000)),
+    ]);
+    System::new().block_on(async {
+        let mut h = Harness::start(&s.ws(), &server, &["model.compression.token_limits=gemini-*=1000"]);
+        assert!(matches!(h.turn(&long_question).await, TurnOutcome::Completed { .. }));
+        assert!(matches!(h.turn("second").await, TurnOutcome::Completed { .. }));
+        assert_eq!(h.notices.len(), 1, "{:?}", h.notices);
+        assert!(h.notices[0].starts_with("Chat history compressed from "), "{:?}", h.notices);
+        let compressed = h.history().await;
+        assert_eq!(compressed.len(), 4);
+
+        let outcome = h.session.chat.send(CompressHistory { force: true }).await.expect("send");
+        assert_eq!(
+            outcome,
+            CompressionOutcome::Failed { reason: "the model returned an empty summary; the history is unchanged".into() }
+        );
+        let outcome = h.session.chat.send(CompressHistory { force: true }).await.expect("send");
+        assert!(
+            matches!(&outcome, CompressionOutcome::Failed { reason } if reason.starts_with("the summary would grow the history from ")),
+            "{outcome:?}"
+        );
+        assert_eq!(h.history().await, compressed);
+        // Not forced and below the threshold: nothing to do, no model call.
+        let outcome = h.session.chat.send(CompressHistory { force: false }).await.expect("send");
+        assert!(matches!(outcome, CompressionOutcome::Noop { .. }), "{outcome:?}");
+    });
+    let requests = server.requests();
+    assert_eq!(requests.len(), 5);
+    let summary_call = &requests[1];
+    assert_eq!(
+        summary_call.path,
+        "/v1beta/models/gemini-2.5-flash:generateContent"
+    );
+    assert_eq!(
+        contents(summary_call),
+        json!([
+            user(&long_question),
+            model(&long_answer),
+            user("Write the <state_snapshot> of the history above.")
+        ])
+    );
+    assert_eq!(
+        summary_call.body["generationConfig"],
+        json!({"temperature": 0.0, "topP": 1.0})
+    );
+    assert!(summary_call.body["systemInstruction"]["parts"][0]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("<state_snapshot>")));
+    assert!(summary_call.body.get("tools").is_none());
+    assert_eq!(
+        contents(&requests[2]),
+        json!([
+            user(summary),
+            model("Got it. Thanks for the additional context!"),
+            user("second")
+        ])
+    );
+}
+
+#[test]
+fn an_empty_answer_after_tool_results_keeps_the_results() {
+    let s = Scratch::new();
+    s.write("a.txt", "alpha\n");
+    let server = Loopback::start(vec![
+        calls(json!([{"functionCall": {"name": "read_file", "args": {"file_path": "a.txt"}}}])),
+        Reply::gemini_sse(&[text_chunk("", 50)]),
+        answer("next"),
+    ]);
+    System::new().block_on(async {
+        let mut h = Harness::start(&s.ws(), &server, &[]);
+        assert_eq!(
+            h.turn("read").await,
+            TurnOutcome::Completed {
+                response: String::new()
+            }
+        );
+        assert_eq!(
+            h.turn("more").await,
+            TurnOutcome::Completed {
+                response: "next".into()
+            }
+        );
+    });
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let sent = contents(&requests[2]);
+    assert_calls_answered_once(&sent);
+    let list = sent.as_array().expect("contents");
+    assert_eq!(list.len(), 3, "{sent}");
+    assert_eq!(list[2]["parts"][1], json!({"text": "more"}));
+}

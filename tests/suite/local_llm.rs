@@ -1,0 +1,156 @@
+//! End to end with a real model: an OpenAI-compatible server on this machine (see
+//! `shared/peers/local-llm`: Qwen2.5-Coder-1.5B under llama.cpp). Opt-in: runs only
+//! when `TROUPE_LOCAL_LLM_URL` is set, e.g. `TROUPE_LOCAL_LLM_URL=http://127.0.0.1:8080`.
+//! A 1.5B model's judgement varies, so the checks are on the protocol: it lists and
+//! reads files of the scratch workspace through Troupe, the results reach it, and it
+//! answers; the recorded session then replays offline.
+
+use serde_json::Value;
+
+use super::gemini_wire::run_against;
+use crate::common::*;
+
+const SYSTEM_PROMPT: &str = "You are a coding agent. Use the provided tools to inspect the workspace. After a tool result arrives, answer the user's question in plain text.";
+
+/// The stream-json events of a run, and a short human transcript of them.
+fn transcript(stdout: &str) -> (Vec<Value>, String) {
+    let events: Vec<Value> = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let mut lines = Vec::new();
+    let mut text = String::new();
+    for e in &events {
+        if e["type"] == "message" && e["role"] == "assistant" {
+            text.push_str(e["content"].as_str().unwrap_or(""));
+            continue;
+        }
+        if !text.is_empty() {
+            lines.push(format!("model: {}", std::mem::take(&mut text)));
+        }
+        match e["type"].as_str() {
+            Some("message") => lines.push(format!("user: {}", e["content"].as_str().unwrap_or(""))),
+            Some("tool_use") => lines.push(format!("call {} {}", e["tool_name"], e["parameters"])),
+            Some("tool_result") => lines.push(format!(
+                "  -> {} {}",
+                e["status"],
+                e.get("output").or(e.get("error")).unwrap_or(&Value::Null)
+            )),
+            Some("result") => lines.push(format!("result: {} {}", e["status"], e["stats"])),
+            _ => {}
+        }
+    }
+    if !text.is_empty() {
+        lines.push(format!("model: {text}"));
+    }
+    (events, lines.join("\n"))
+}
+
+#[test]
+fn a_real_local_model_lists_reads_and_answers() {
+    let Some(url) = std::env::var("TROUPE_LOCAL_LLM_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        eprintln!(
+            "skipped: set TROUPE_LOCAL_LLM_URL=http://127.0.0.1:8080 (see shared/peers/local-llm)"
+        );
+        return;
+    };
+    assert!(
+        url.starts_with("http://127.0.0.1") || url.starts_with("http://localhost"),
+        "tests only talk to this machine: {url}"
+    );
+    let s = Scratch::new();
+    s.write(
+        "Cargo.toml",
+        "[package]\nname = \"demo-agent\"\nversion = \"0.1.0\"\n",
+    );
+    s.write("src/main.rs", "fn main() {\n    println!(\"hello\");\n}\n");
+    let system = s.root().join("short-system.md");
+    std::fs::write(&system, SYSTEM_PROMPT).expect("system prompt");
+    let recording = s.root().join("real.jsonl");
+    let base = format!("{}/v1", url.trim_end_matches('/'));
+    let args = [
+        "-p",
+        "List the files in the current directory, then read Cargo.toml and tell me the package name.",
+        "--yolo",
+        "-o",
+        "stream-json",
+        "-m",
+        "qwen2.5-coder-1.5b-instruct",
+        "-c",
+        "tools.core=list_directory,read_file",
+        "-c",
+        "model.temperature=0",
+        "-c",
+        "model.max_turns=6",
+        "-c",
+        "model.compression.token_limits=qwen*=8192",
+    ];
+    let mut live_args: Vec<&str> = args.to_vec();
+    let recording_arg = recording.to_str().expect("path").to_string();
+    live_args.extend(["--record-responses", &recording_arg]);
+    // run_against sets its own one-line prompt file; ours comes later and wins.
+    let system_arg = format!("model.system_prompt_file={}", system.display());
+    live_args.extend(["-c", &system_arg]);
+    let out = run_against(&s, &[("OPENAI_BASE_URL", &base)], &live_args);
+    let (events, text) = transcript(&stdout(&out));
+    eprintln!(
+        "--- transcript ---\n{text}\n--- stderr ---\n{}",
+        stderr(&out)
+    );
+    assert!(out.status.success(), "the run failed");
+
+    let succeeded = |tool: &str| {
+        events
+            .iter()
+            .filter(|e| e["type"] == "tool_use" && e["tool_name"] == tool)
+            .any(|call| {
+                events.iter().any(|r| {
+                    r["type"] == "tool_result"
+                        && r["tool_id"] == call["tool_id"]
+                        && r["status"] == "success"
+                })
+            })
+    };
+    assert!(
+        succeeded("list_directory"),
+        "no successful list_directory call"
+    );
+    assert!(succeeded("read_file"), "no successful read_file call");
+    let requests = s.requests();
+    let saw_file = requests.iter().any(|r| {
+        function_responses(r).iter().any(|fr| {
+            fr["response"]["output"]
+                .as_str()
+                .is_some_and(|o| o.contains("name = \"demo-agent\""))
+        })
+    });
+    assert!(saw_file, "the model was never sent Cargo.toml's text");
+    let answer: String = events
+        .iter()
+        .filter(|e| e["type"] == "message" && e["role"] == "assistant")
+        .filter_map(|e| e["content"].as_str())
+        .collect();
+    assert!(!answer.trim().is_empty(), "the model did not answer");
+
+    // The real session, recorded, replays offline to the same answer.
+    std::fs::remove_file(s.requests_path()).expect("clear request log");
+    let mut replay_args: Vec<&str> = args.to_vec();
+    replay_args.extend(["--fake-responses", &recording_arg, "-c", &system_arg]);
+    let replay = run_against(&s, &[], &replay_args);
+    assert!(
+        replay.status.success(),
+        "replay failed: {}",
+        stderr(&replay)
+    );
+    let (replayed, _) = transcript(&stdout(&replay));
+    let replay_answer: String = replayed
+        .iter()
+        .filter(|e| e["type"] == "message" && e["role"] == "assistant")
+        .filter_map(|e| e["content"].as_str())
+        .collect();
+    assert_eq!(replay_answer, answer);
+    assert_eq!(s.requests(), requests);
+}
