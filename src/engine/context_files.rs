@@ -129,13 +129,25 @@ impl ContextFiles {
                 None => return Vec::new(),
             }
         };
-        {
-            let mut scanned = self.scanned.lock().unwrap_or_else(|p| p.into_inner());
-            if !scanned.insert(start.clone()) {
-                return Vec::new();
-            }
+        if !self.claim_dir(&start) {
+            return Vec::new();
         }
-        let start = std::fs::canonicalize(&start).unwrap_or(start);
+        self.discover_from(&start)
+    }
+
+    /// Marks `dir` as searched for this session; false when it already was (then its
+    /// ancestors need no new search). Cheap: no file system access.
+    pub fn claim_dir(&self, dir: &Path) -> bool {
+        self.scanned
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(dir.to_path_buf())
+    }
+
+    /// The unseen context files in `dir` and its ancestors up to the ceiling (the
+    /// deepest workspace root holding it), root first.
+    pub fn discover_from(&self, dir: &Path) -> Vec<ContextFile> {
+        let start = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
         let Some(ceiling) = self
             .config
             .roots

@@ -58,20 +58,37 @@ impl Processed {
 
 /// Reads `real` (already checked against the workspace); `rel` names it in messages.
 pub fn process_file(real: &Path, rel: &str, window: LineWindow) -> Processed {
+    match std::fs::File::open(real) {
+        Ok(file) => process_open_file(real, rel, window, file),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => not_found(real),
+        Err(e) => read_failure(rel, &e.to_string()),
+    }
+}
+
+fn not_found(real: &Path) -> Processed {
+    Processed::plain(
+        failure(
+            ToolErrorKind::FileNotFound,
+            "Could not read file because no file was found at the specified path.",
+            "File not found.",
+            format!("File not found: {}", real.display()),
+        ),
+        FileKind::Text,
+    )
+}
+
+/// [`process_file`] on a file already open (its descriptor was checked, so what is
+/// read is what was checked).
+pub fn process_open_file(
+    real: &Path,
+    rel: &str,
+    window: LineWindow,
+    mut file: std::fs::File,
+) -> Processed {
+    use std::io::Read;
     let shown = real.display();
-    let meta = match std::fs::metadata(real) {
+    let meta = match file.metadata() {
         Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Processed::plain(
-                failure(
-                    ToolErrorKind::FileNotFound,
-                    "Could not read file because no file was found at the specified path.",
-                    "File not found.",
-                    format!("File not found: {shown}"),
-                ),
-                FileKind::Text,
-            )
-        }
         Err(e) => return read_failure(rel, &e.to_string()),
     };
     if meta.is_dir() {
@@ -97,10 +114,10 @@ pub fn process_file(real: &Path, rel: &str, window: LineWindow) -> Processed {
             FileKind::Text,
         );
     }
-    let bytes = match std::fs::read(real) {
-        Ok(bytes) => bytes,
-        Err(e) => return read_failure(rel, &e.to_string()),
-    };
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    if let Err(e) = file.read_to_end(&mut bytes) {
+        return read_failure(rel, &e.to_string());
+    }
     let kind = file_kind::detect(real, &bytes[..bytes.len().min(4096)]);
     let output = match kind {
         FileKind::Binary => ToolOutput::text(

@@ -13,23 +13,48 @@ use crate::protocol::LlmContent;
 /// The tools whose touched paths trigger the JIT tier.
 pub const JIT_TOOLS: [&str; 4] = ["read_file", "write_file", "replace", "list_directory"];
 
-/// Appends newly discovered context files near `paths` to a successful output.
+/// The directories whose ancestors a call's touched paths lead to: the directory
+/// itself for `list_directory`, the file's directory for the others (no file system
+/// access).
+pub fn start_dirs(tool: &str, paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    if !JIT_TOOLS.contains(&tool) {
+        return Vec::new();
+    }
+    paths
+        .into_iter()
+        .filter_map(|p| {
+            if tool == "list_directory" {
+                Some(p)
+            } else {
+                p.parent().map(PathBuf::from)
+            }
+        })
+        .collect()
+}
+
+/// Appends newly discovered context files above `dirs` to a successful output. Each
+/// directory is searched once per session, so a batch of calls in one directory costs
+/// one search (off the arbiter) and the rest cost nothing.
 pub async fn with_jit_context(
     outcome: HostOutcome,
     services: &Services,
-    paths: Vec<PathBuf>,
+    dirs: Vec<PathBuf>,
 ) -> HostOutcome {
     let HostOutcome::Finished(mut output) = outcome else {
         return outcome;
     };
-    if output.is_error() || paths.is_empty() || !services.settings.context.jit {
+    if output.is_error() || dirs.is_empty() || !services.settings.context.jit {
         return HostOutcome::Finished(output);
     }
     let context = services.context.clone();
+    let claimed: Vec<PathBuf> = dirs.into_iter().filter(|d| context.claim_dir(d)).collect();
+    if claimed.is_empty() {
+        return HostOutcome::Finished(output);
+    }
     let found = tokio::task::spawn_blocking(move || {
         let mut files = Vec::new();
-        for path in paths {
-            files.extend(context.discover_near(&path));
+        for dir in claimed {
+            files.extend(context.discover_from(&dir));
         }
         files
     })

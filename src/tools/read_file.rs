@@ -6,7 +6,7 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::file_reader::{process_file, LineWindow};
+use super::file_reader::{process_file, process_open_file, LineWindow};
 use super::{Services, Tool, ToolContext, Touched};
 use crate::actors::filesystem::FsError;
 use crate::engine::file_kind;
@@ -135,12 +135,16 @@ fn window_of(p: &Params) -> LineWindow {
 /// Resolves, checks (workspace, ignore files) and reads one file; runs on the pool.
 pub fn read_for_model(ws: &Workspace, raw: &str, window: LineWindow) -> ToolOutput {
     let path = ws.resolve_defensive(raw);
-    let real = match ws.check(&path) {
-        Ok(real) => real,
+    let (real, file) = match open_checked(ws, &path) {
+        Ok(opened) => opened,
         Err(e) => return path_error(e),
     };
+    let is_dir = match &file {
+        Some(f) => f.metadata().map(|m| m.is_dir()).unwrap_or(false),
+        None => real.is_dir(),
+    };
     if let Some(root) = ws.root_of(&real) {
-        if is_ignored_cached(root, &real) {
+        if is_ignored_cached(root, &real, is_dir) {
             let msg = format!(
                 "File path '{}' is ignored by configured ignore patterns.",
                 real.display()
@@ -149,7 +153,38 @@ pub fn read_for_model(ws: &Workspace, raw: &str, window: LineWindow) -> ToolOutp
         }
     }
     let rel = ws.display_relative(&real);
-    process_file(&real, &rel, window).output
+    match file {
+        Some(file) => process_open_file(&real, &rel, window, file).output,
+        None => process_file(&real, &rel, window).output,
+    }
+}
+
+/// Opens the file (following symlinks; non-blocking, so a FIFO cannot hang the pool)
+/// and checks the real path of the open descriptor against the workspace: two
+/// syscalls instead of a `realpath` walk, and what is checked is what is read. When
+/// it cannot be opened, the path is checked the slow way so that a path outside the
+/// workspace is reported as such rather than as missing.
+fn open_checked(
+    ws: &Workspace,
+    path: &std::path::Path,
+) -> Result<(std::path::PathBuf, Option<std::fs::File>), PathError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    crate::engine::workspace::validate_path_text(&path.to_string_lossy())?;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path);
+    match opened {
+        Ok(file) => {
+            let real = match std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
+                Ok(real) => ws.check_real(path, real)?,
+                Err(_) => ws.check(path)?,
+            };
+            Ok((real, Some(file)))
+        }
+        Err(_) => Ok((ws.check(path)?, None)),
+    }
 }
 
 thread_local! {
@@ -162,7 +197,7 @@ thread_local! {
 /// How long parsed ignore files are reused before they are read again.
 const IGNORE_RULES_TTL: std::time::Duration = std::time::Duration::from_secs(2);
 
-fn is_ignored_cached(root: &std::path::Path, real: &std::path::Path) -> bool {
+fn is_ignored_cached(root: &std::path::Path, real: &std::path::Path, is_dir: bool) -> bool {
     READ_IGNORE_RULES.with(|cell| {
         let mut cache = cell.borrow_mut();
         if cache
@@ -175,7 +210,7 @@ fn is_ignored_cached(root: &std::path::Path, real: &std::path::Path) -> bool {
             ));
         }
         match cache.as_mut() {
-            Some((_, rules)) => rules.is_ignored(root, real, real.is_dir()),
+            Some((_, rules)) => rules.is_ignored(root, real, is_dir),
             None => false,
         }
     })

@@ -73,19 +73,16 @@ impl<T: Tool> Invocation for Prepared<T> {
     fn execute(self: Box<Self>, ctx: ToolContext) -> BoxFuture<'static, HostOutcome> {
         let addr = self.addr;
         let params = self.params;
-        let jit_paths = if super::jit::JIT_TOOLS.contains(&self.tool.name()) {
-            let Touched { reads, writes } = self.touched;
-            reads.into_iter().chain(writes).collect()
-        } else {
-            Vec::new()
-        };
+        let Touched { reads, writes } = self.touched;
+        let jit_dirs =
+            super::jit::start_dirs(self.tool.name(), reads.into_iter().chain(writes).collect());
         let services = ctx.services.clone();
         Box::pin(async move {
             let outcome = match addr.send(Invoke::<T> { params, ctx }).await {
                 Ok(outcome) => outcome,
                 Err(e) => HostOutcome::Unavailable(e.to_string()),
             };
-            super::jit::with_jit_context(outcome, &services, jit_paths).await
+            super::jit::with_jit_context(outcome, &services, jit_dirs).await
         })
     }
 }
