@@ -15,9 +15,11 @@ pub fn is_valid_model_turn(content: &Content) -> bool {
         })
 }
 
-/// The history sent to the model (gemini-cli's `extractCuratedHistory`): user turns
-/// are always kept; a run of consecutive model turns is kept only when every turn in
-/// it is valid. Consecutive turns of one role are then merged.
+/// The history sent to the model (gemini-cli's `extractCuratedHistory`): a run of
+/// consecutive model turns is kept only when every turn in it is valid. When a run is
+/// dropped, the plain user input that led to it goes too (it got no answer); a user
+/// turn carrying function responses is always kept, so every call in the history stays
+/// answered. Consecutive turns of one role are then merged.
 pub fn curated(history: &[Content]) -> Vec<Content> {
     let mut out: Vec<Content> = Vec::with_capacity(history.len());
     let mut i = 0;
@@ -34,6 +36,11 @@ pub fn curated(history: &[Content]) -> Vec<Content> {
         let run = &history[start..i];
         if run.iter().all(is_valid_model_turn) {
             out.extend_from_slice(run);
+        } else if start > 0
+            && history[start - 1].role == Role::User
+            && !history[start - 1].has_function_response()
+        {
+            out.pop();
         }
     }
     coalesce(out)
@@ -193,6 +200,24 @@ pub fn assign_call_ids(calls: &mut [FunctionCall], millis: u128, counter: &mut u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_invalid_answer_drops_the_plain_input_that_led_to_it() {
+        let history = vec![
+            Content::user_text("a"),
+            Content::model_text("fine"),
+            Content::user_text("b"),
+            Content {
+                role: Role::Model,
+                parts: vec![Part::text("")],
+            },
+            Content::user_text("c"),
+        ];
+        let curated = curated(&history);
+        assert_eq!(curated.len(), 3);
+        assert_eq!(curated[1].text(), "fine");
+        assert_eq!(curated[2].text(), "c");
+    }
 
     #[test]
     fn invalid_model_turns_are_dropped_user_turns_kept() {
