@@ -20,37 +20,22 @@ fn marked_sleep_running() -> bool {
         .any(|cmd| cmd.strip_suffix(b"\0").unwrap_or(&cmd) == wanted.as_slice())
 }
 
-/// Whether this build registers the shell tool (it comes from another branch).
-fn shell_tool_registered() -> bool {
-    let s = Scratch::new();
-    let t = Term::start(&s, &[], &[], &[]);
-    t.line("/tools");
-    let text = t.wait_for(" tools");
-    t.wait_prompt();
-    text.contains("run_shell_command")
-}
-
 #[test]
 fn ctrl_c_cancels_a_hundred_running_calls_and_every_call_is_answered() {
-    let with_shell = shell_tool_registered();
     let s = Scratch::new();
     let mut calls: Vec<_> = (0..100)
         .map(|_| call("test_sleep", json!({"secs": 30})))
         .collect();
-    if with_shell {
-        calls.push(call(
-            "run_shell_command",
-            json!({"command": SLEEP_ARGS.join(" "), "description": "wait"}),
-        ));
-    }
+    calls.push(call(
+        "run_shell_command",
+        json!({"command": SLEEP_ARGS.join(" "), "description": "wait"}),
+    ));
     let total = calls.len();
     let turns = [turn(calls), turn(vec![text("Picking up again.")])];
     let t = Term::start(&s, &turns, &[], &["--yolo"]);
     t.line("sleep a lot");
     t.wait_for(&format!("{total} running"));
-    if with_shell {
-        t.wait_until_true("the shell's sleep to start", marked_sleep_running);
-    }
+    t.wait_until_true("the shell's sleep to start", marked_sleep_running);
     t.keys(&["C-c"]);
     let text = t.wait_for("Request cancelled.");
     assert!(
