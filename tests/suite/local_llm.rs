@@ -1,6 +1,7 @@
 //! End to end with a real model: an OpenAI-compatible server on this machine (see
-//! `shared/peers/local-llm`: Qwen2.5-Coder-1.5B under llama.cpp). Opt-in: runs only
-//! when `TROUPE_LOCAL_LLM_URL` is set, e.g. `TROUPE_LOCAL_LLM_URL=http://127.0.0.1:8080`.
+//! `shared/peers/local-llm`: Qwen2.5-Coder-1.5B under llama.cpp). Opt-in (ignored by
+//! default): `TROUPE_LOCAL_LLM_URL=http://127.0.0.1:8080 cargo test --test all local_llm
+//! -- --ignored`.
 //! A 1.5B model's judgement varies, so the checks are on the protocol: it lists and
 //! reads files of the scratch workspace through Troupe, the results reach it, and it
 //! answers; the recorded session then replays offline.
@@ -47,16 +48,14 @@ fn transcript(stdout: &str) -> (Vec<Value>, String) {
 }
 
 #[test]
+#[ignore = "needs a local model server: TROUPE_LOCAL_LLM_URL=http://127.0.0.1:8080 cargo test --test all local_llm -- --ignored"]
 fn a_real_local_model_lists_reads_and_answers() {
-    let Some(url) = std::env::var("TROUPE_LOCAL_LLM_URL")
+    let url = std::env::var("TROUPE_LOCAL_LLM_URL")
         .ok()
         .filter(|u| !u.is_empty())
-    else {
-        eprintln!(
-            "skipped: set TROUPE_LOCAL_LLM_URL=http://127.0.0.1:8080 (see shared/peers/local-llm)"
-        );
-        return;
-    };
+        .unwrap_or_else(|| {
+            panic!("set TROUPE_LOCAL_LLM_URL=http://127.0.0.1:8080 (see shared/peers/local-llm)")
+        });
     assert!(
         url.starts_with("http://127.0.0.1") || url.starts_with("http://localhost"),
         "tests only talk to this machine: {url}"
