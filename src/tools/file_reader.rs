@@ -115,7 +115,9 @@ pub fn process_open_file(
         );
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    if let Err(e) = file.read_to_end(&mut bytes) {
+    // Through `take` so std does not stat and seek again to size the buffer: the
+    // capacity is already the file's size.
+    if let Err(e) = (&mut file).take(u64::MAX).read_to_end(&mut bytes) {
         return read_failure(rel, &e.to_string());
     }
     let kind = file_kind::detect(real, &bytes[..bytes.len().min(4096)]);
