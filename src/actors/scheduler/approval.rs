@@ -100,7 +100,7 @@ impl Inner {
                 details,
             };
             let decision = tokio::select! {
-                d = self.approver.send(request) => d.unwrap_or(ApprovalDecision::Cancel { feedback: None }),
+                d = { self.events.flush(); self.approver.send(request) } => d.unwrap_or(ApprovalDecision::Cancel { feedback: None }),
                 _ = cancel.cancelled() => return Approval::Refused(self.cancelled(call, "Operation cancelled by user")),
             };
             match decision {

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use futures::future::FutureExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -24,10 +23,12 @@ use super::tool_host::HostOutcome;
 
 mod approval;
 mod conflicts;
+mod events;
 
 use approval::Approval;
 pub use approval::{AllowRule, PolicyState, SharedPolicy};
 use conflicts::{ConflictTracker, DoneSignal};
+use events::EventQueue;
 
 /// The Scheduler actor.
 pub struct Scheduler {
@@ -38,7 +39,7 @@ struct Inner {
     registry: Arc<ToolRegistry>,
     services: Arc<Services>,
     approver: Recipient<ApprovalRequest>,
-    events: Recipient<UiEvent>,
+    events: Arc<EventQueue>,
     policy: SharedPolicy,
 }
 
@@ -55,7 +56,7 @@ impl Scheduler {
                 registry,
                 services,
                 approver,
-                events,
+                events: EventQueue::new(events),
                 policy,
             }),
         }
@@ -97,7 +98,7 @@ struct CallInfo {
 
 impl Inner {
     fn emit(&self, event: UiEvent) {
-        self.events.do_send(event);
+        self.events.push(event);
     }
 
     fn status(&self, call: &CallInfo, status: CallStatus) {
@@ -192,15 +193,13 @@ impl Inner {
             };
             match self.approve(&tool, invocation, &call, &cancel).await {
                 Approval::Run(invocation) => {
-                    let deps = conflicts.add(
+                    let touched = invocation.touched();
+                    let (tx, deps) = conflicts.add(
                         slots.len(),
-                        invocation.touched().reads.clone(),
-                        invocation.touched().writes.clone(),
+                        &touched.reads,
+                        &touched.writes,
                         wait_for_previous(&call.args),
                     );
-                    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-                    let done: DoneSignal = rx.map(|_| ()).boxed().shared();
-                    conflicts.signals.insert(slots.len(), done);
                     let handle = actix::spawn(self.clone().execute(
                         call_clone(&call),
                         tool,
@@ -219,6 +218,7 @@ impl Inner {
                 }
             }
         }
+        self.events.flush();
         let mut results = Vec::with_capacity(slots.len());
         for slot in slots {
             results.push(match slot {
@@ -233,6 +233,8 @@ impl Inner {
                 },
             });
         }
+        // Every event of the batch reaches the front end before the Chat hears back.
+        self.events.flush();
         results
     }
 
@@ -241,7 +243,7 @@ impl Inner {
             self.services.clone(),
             call_id.to_string(),
             cancel,
-            Some(self.events.clone()),
+            Some(self.events.recipient().clone()),
         )
     }
 
