@@ -22,8 +22,11 @@ mkdir -p "$OUT/home"
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 for i in $(seq "$RUNS"); do
-  (cd "$OUT/ws" && HOME=$OUT/home /usr/bin/time -f "%e %M" -o "$OUT/t$i" \
+  start=$EPOCHREALTIME
+  (cd "$OUT/ws" && HOME=$OUT/home /usr/bin/time -f "%M" -o "$OUT/m$i" \
      "$TROUPE" -p "Do the scripted task." --fake-responses "$OUT/responses.jsonl" -o json --yolo > "$OUT/o$i.json")
+  end=$EPOCHREALTIME
+  echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }') $(cat "$OUT/m$i")" > "$OUT/t$i"
   grep -q "\"totalSuccess\": $N" "$OUT/o$i.json" || { echo "troupe run $i did not succeed" >&2; exit 1; }
 done
 T_WALL=$(for i in $(seq "$RUNS"); do cut -d' ' -f1 "$OUT/t$i"; done | median)
