@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
-use super::Services;
+use super::{Services, Touched};
 use crate::actors::filesystem::FsError;
 use crate::engine::diff::FileDiff;
 use crate::engine::edit::snapshot::FileSnapshot;
@@ -167,4 +167,18 @@ pub fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string())
+}
+
+/// What an edit of `file_path` touches: that file, written (calls of one batch that
+/// touch it run in call order).
+pub fn writes(services: &Services, file_path: &str) -> Touched {
+    Touched {
+        reads: vec![],
+        writes: vec![services.workspace.resolve(file_path)],
+    }
+}
+
+/// "Allow for this session" on an edit covers that file.
+pub fn approval_key(services: &Services, file_path: &str) -> Vec<String> {
+    vec![services.workspace.resolve(file_path).display().to_string()]
 }

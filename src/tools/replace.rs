@@ -267,18 +267,11 @@ impl Tool for Replace {
     }
 
     fn touched(&self, p: &Params, services: &Services) -> Touched {
-        Touched {
-            reads: vec![],
-            writes: vec![services.workspace.resolve(&p.file_path)],
-        }
+        file_edit::writes(services, &p.file_path)
     }
 
     fn approval_keys(&self, p: &Params, services: &Services) -> Vec<String> {
-        vec![services
-            .workspace
-            .resolve(&p.file_path)
-            .display()
-            .to_string()]
+        file_edit::approval_key(services, &p.file_path)
     }
 
     fn confirmation(
