@@ -250,7 +250,7 @@ pub struct CompletedCall {
 
 /// Runs one batch of calls from a model turn; answers in call order.
 #[derive(Debug, Message)]
-#[rtype(result = "Vec<CompletedCall>")]
+#[rtype(result = "Vec<std::sync::Arc<CompletedCall>>")]
 pub struct Schedule {
     pub turn: u64,
     /// Calls with ids already assigned.
@@ -389,7 +389,7 @@ pub enum UiEvent {
         call_id: String,
         chunk: String,
     },
-    ToolCallCompleted(Box<CompletedCall>),
+    ToolCallCompleted(std::sync::Arc<CompletedCall>),
     Usage(Usage),
     /// A model request failed and is being retried.
     Retry {

@@ -210,7 +210,7 @@ impl Chat {
 
     fn on_tools_done(
         &mut self,
-        result: Result<Vec<CompletedCall>, MailboxError>,
+        result: Result<Vec<Arc<CompletedCall>>, MailboxError>,
         ctx: &mut Context<Self>,
     ) {
         let Some(turn) = self.turn.as_mut() else {
@@ -224,7 +224,7 @@ impl Chat {
                 .map(|call| {
                     let id = call.id.clone().unwrap_or_default();
                     let message = format!("The scheduler was unavailable: {e}");
-                    CompletedCall {
+                    Arc::new(CompletedCall {
                         response_parts: error_parts(&call.name, &id, &message),
                         call_id: id,
                         name: call.name.clone(),
@@ -234,7 +234,7 @@ impl Chat {
                         error: None,
                         duration: std::time::Duration::ZERO,
                         data: None,
-                    }
+                    })
                 })
                 .collect(),
         };

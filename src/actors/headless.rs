@@ -40,6 +40,8 @@ pub struct RunSummary {
     pub stats: SessionStats,
     pub calls: Vec<CompletedCall>,
     pub elapsed: std::time::Duration,
+    /// From the Chat taking the prompt (`TurnStarted`) to the end of the turn.
+    pub turn_elapsed: std::time::Duration,
 }
 
 /// The headless front-end actor.
@@ -52,6 +54,7 @@ pub struct HeadlessFront {
     calls: Vec<CompletedCall>,
     keep_calls: bool,
     started: Instant,
+    turn_started: Option<Instant>,
     done: Option<oneshot::Sender<RunSummary>>,
     mode_name: String,
     /// Length of `response` when the current model request began (a retry drops the
@@ -77,6 +80,7 @@ impl HeadlessFront {
             calls: Vec::new(),
             keep_calls,
             started: Instant::now(),
+            turn_started: None,
             done: Some(done),
             mode_name: mode_name.to_string(),
             request_start: 0,
@@ -115,6 +119,9 @@ impl Handler<UiEvent> for HeadlessFront {
 
     fn handle(&mut self, event: UiEvent, _: &mut Self::Context) {
         self.stats.record(&event);
+        if matches!(event, UiEvent::TurnStarted { .. }) && self.turn_started.is_none() {
+            self.turn_started = Some(Instant::now());
+        }
         let stream = self.format == OutputFormat::StreamJson;
         match &event {
             UiEvent::SessionStarted { session_id, model } => {
@@ -213,6 +220,7 @@ impl Handler<UiEvent> for HeadlessFront {
                         stats: self.stats.settled(),
                         calls: std::mem::take(&mut self.calls),
                         elapsed: self.started.elapsed(),
+                        turn_elapsed: self.turn_started.map(|t| t.elapsed()).unwrap_or_default(),
                     });
                 }
             }

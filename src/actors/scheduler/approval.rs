@@ -54,8 +54,8 @@ pub type SharedPolicy = Arc<Mutex<PolicyState>>;
 /// What approval came to for one call.
 pub(super) enum Approval {
     Run(Box<dyn Invocation>),
-    Refused(CompletedCall),
-    UserCancelled(CompletedCall),
+    Refused(Arc<CompletedCall>),
+    UserCancelled(Arc<CompletedCall>),
 }
 
 impl Inner {

@@ -72,7 +72,7 @@ impl Actor for Scheduler {
 }
 
 impl Handler<Schedule> for Scheduler {
-    type Result = ResponseFuture<Vec<CompletedCall>>;
+    type Result = ResponseFuture<Vec<Arc<CompletedCall>>>;
 
     fn handle(&mut self, msg: Schedule, _: &mut Self::Context) -> Self::Result {
         let inner = self.inner.clone();
@@ -81,9 +81,9 @@ impl Handler<Schedule> for Scheduler {
 }
 
 enum Slot {
-    Done(CompletedCall),
+    Done(Arc<CompletedCall>),
     Running(
-        tokio::task::JoinHandle<CompletedCall>,
+        tokio::task::JoinHandle<Arc<CompletedCall>>,
         String,
         String,
         Value,
@@ -109,12 +109,13 @@ impl Inner {
         });
     }
 
-    fn finish(&self, completed: CompletedCall) -> CompletedCall {
-        self.emit(UiEvent::ToolCallCompleted(Box::new(completed.clone())));
+    fn finish(&self, completed: CompletedCall) -> Arc<CompletedCall> {
+        let completed = Arc::new(completed);
+        self.emit(UiEvent::ToolCallCompleted(completed.clone()));
         completed
     }
 
-    fn failed(&self, call: &CallInfo, kind: ToolErrorKind, message: String) -> CompletedCall {
+    fn failed(&self, call: &CallInfo, kind: ToolErrorKind, message: String) -> Arc<CompletedCall> {
         self.finish(CompletedCall {
             call_id: call.id.clone(),
             name: call.name.clone(),
@@ -128,7 +129,7 @@ impl Inner {
         })
     }
 
-    fn cancelled(&self, call: &CallInfo, reason: &str) -> CompletedCall {
+    fn cancelled(&self, call: &CallInfo, reason: &str) -> Arc<CompletedCall> {
         let message = format!("[Operation Cancelled] Reason: {reason}");
         self.finish(CompletedCall {
             call_id: call.id.clone(),
@@ -146,7 +147,7 @@ impl Inner {
         })
     }
 
-    async fn run_batch(self: Arc<Self>, batch: Schedule) -> Vec<CompletedCall> {
+    async fn run_batch(self: Arc<Self>, batch: Schedule) -> Vec<Arc<CompletedCall>> {
         let cancel = batch.cancel;
         let mut slots: Vec<Slot> = Vec::with_capacity(batch.calls.len());
         let mut conflicts = ConflictTracker::default();
@@ -255,7 +256,7 @@ impl Inner {
         deps: Vec<DoneSignal>,
         cancel: CancellationToken,
         done: tokio::sync::oneshot::Sender<()>,
-    ) -> CompletedCall {
+    ) -> Arc<CompletedCall> {
         self.status(&call, CallStatus::Scheduled);
         if !deps.is_empty() {
             tokio::select! {
