@@ -6,11 +6,15 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
 use toml::{Table, Value};
 
+mod sections;
+
+use sections::check_values;
+pub use sections::*;
+
 /// The embedded defaults.
-pub const DEFAULT_TOML: &str = include_str!("../config/default.toml");
+pub const DEFAULT_TOML: &str = include_str!("../../config/default.toml");
 
 /// A settings file or flag that could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -38,159 +42,6 @@ pub enum SettingsError {
 
 /// Where a value came from.
 pub type Origin = String;
-
-/// The effective settings, typed.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Settings {
-    pub model: ModelSettings,
-    pub approval: ApprovalSettings,
-    pub tools: ToolSettings,
-    pub edit: EditSettings,
-    pub shell: ShellSettings,
-    pub web_fetch: WebFetchSettings,
-    pub context: ContextSettings,
-    pub log: LogSettings,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ModelSettings {
-    pub provider: String,
-    pub name: String,
-    pub max_turns: u32,
-    pub system_prompt_file: String,
-    pub temperature: f64,
-    pub gemini: EndpointSettings,
-    pub openai: EndpointSettings,
-    pub network: NetworkSettings,
-    pub retry: RetrySettings,
-    pub compression: CompressionSettings,
-}
-
-/// Where a provider's server is and the key it takes (empty: from the environment).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EndpointSettings {
-    pub base_url: String,
-    pub api_key: String,
-}
-
-/// Timeouts of model requests.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NetworkSettings {
-    pub connect_timeout_secs: u64,
-    pub idle_timeout_secs: u64,
-}
-
-/// How failed model requests are retried.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RetrySettings {
-    pub max_attempts: u32,
-    pub max_stream_attempts: u32,
-    pub initial_delay_ms: u64,
-    pub max_delay_ms: u64,
-}
-
-/// When and how history is summarised.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CompressionSettings {
-    pub threshold: f64,
-    pub preserve_fraction: f64,
-    pub token_limits: Vec<String>,
-    pub default_token_limit: u64,
-}
-
-impl CompressionSettings {
-    /// The context size of `model`: the first `token_limits` entry matching it.
-    pub fn token_limit(&self, model: &str) -> u64 {
-        self.token_limits
-            .iter()
-            .filter_map(|entry| parse_token_limit(entry).ok())
-            .find(|(pattern, _)| match pattern.strip_suffix('*') {
-                Some(prefix) => model.starts_with(prefix),
-                None => model == *pattern,
-            })
-            .map(|(_, limit)| limit)
-            .unwrap_or(self.default_token_limit)
-    }
-}
-
-fn parse_token_limit(entry: &str) -> Result<(&str, u64), String> {
-    let (pattern, limit) = entry
-        .split_once('=')
-        .ok_or_else(|| format!("`{entry}` is not \"model=tokens\""))?;
-    let limit = limit
-        .trim()
-        .parse::<u64>()
-        .map_err(|_| format!("`{entry}`: `{}` is not a number of tokens", limit.trim()))?;
-    Ok((pattern.trim(), limit))
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ApprovalSettings {
-    pub mode: String,
-    /// Calls allowed without asking, as `tool` or `tool(key)` ("Always allow").
-    pub allowed: Vec<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToolSettings {
-    pub call_timeout_secs: u64,
-    pub fs_threads: usize,
-    pub core: Vec<String>,
-    pub exclude: Vec<String>,
-}
-
-/// The `[edit]` section: how failed edits are corrected.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EditSettings {
-    pub correction: bool,
-    pub use_model: bool,
-    pub correction_timeout_secs: u64,
-    pub correction_cache_entries: usize,
-}
-
-/// `run_shell_command` limits.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ShellSettings {
-    pub inactivity_timeout_secs: u64,
-    pub output_limit_chars: usize,
-}
-
-/// `web_fetch` limits and the test-only loopback switch.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WebFetchSettings {
-    pub timeout_secs: u64,
-    pub max_bytes: u64,
-    pub max_redirects: u32,
-    pub allow_loopback: bool,
-}
-
-/// Context files (AGENTS.md, GEMINI.md) and the memory file.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ContextSettings {
-    pub file_names: Vec<String>,
-    pub global_dir: String,
-    pub memory_file: String,
-    pub jit: bool,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LogSettings {
-    pub file: String,
-    pub level: String,
-}
 
 /// The merged settings with the origin of every leaf key.
 #[derive(Debug, Clone)]
@@ -304,86 +155,6 @@ pub fn load_with(
         table,
         origins,
     })
-}
-
-fn check_values(s: &Settings, origins: &BTreeMap<String, Origin>) -> Result<(), SettingsError> {
-    let bad = |key: &str, message: String| SettingsError::BadValue {
-        key: key.to_string(),
-        origin: origins.get(key).cloned().unwrap_or_default(),
-        message,
-    };
-    if crate::protocol::ApprovalMode::parse(&s.approval.mode).is_none() {
-        return Err(bad(
-            "approval.mode",
-            format!(
-                "`{}` is not one of plan, default, auto_edit, yolo",
-                s.approval.mode
-            ),
-        ));
-    }
-    if let Some(bad_rule) = s
-        .approval
-        .allowed
-        .iter()
-        .find(|r| crate::engine::policy::parse_rule(r).is_none())
-    {
-        return Err(bad(
-            "approval.allowed",
-            format!("`{bad_rule}` is not `tool` or `tool(key)`"),
-        ));
-    }
-    if !["auto", "gemini", "openai", "scripted"].contains(&s.model.provider.as_str()) {
-        return Err(bad(
-            "model.provider",
-            format!(
-                "`{}` is not one of auto, gemini, openai, scripted",
-                s.model.provider
-            ),
-        ));
-    }
-    let c = &s.model.compression;
-    if !(c.threshold > 0.0 && c.threshold <= 1.0) {
-        return Err(bad(
-            "model.compression.threshold",
-            "must be a fraction above 0 and at most 1".into(),
-        ));
-    }
-    if !(c.preserve_fraction > 0.0 && c.preserve_fraction < 1.0) {
-        return Err(bad(
-            "model.compression.preserve_fraction",
-            "must be a fraction between 0 and 1".into(),
-        ));
-    }
-    for entry in &c.token_limits {
-        parse_token_limit(entry).map_err(|m| bad("model.compression.token_limits", m))?;
-    }
-    if s.edit.correction_cache_entries == 0 {
-        return Err(bad(
-            "edit.correction_cache_entries",
-            "must be at least 1".into(),
-        ));
-    }
-    if s.context.file_names.is_empty()
-        || s.context
-            .file_names
-            .iter()
-            .any(|n| n.trim().is_empty() || n.contains('/'))
-    {
-        return Err(bad(
-            "context.file_names",
-            "must list at least one plain file name".into(),
-        ));
-    }
-    if s.tools.fs_threads == 0 {
-        return Err(bad("tools.fs_threads", "must be at least 1".into()));
-    }
-    if !["error", "warn", "info", "debug", "trace"].contains(&s.log.level.as_str()) {
-        return Err(bad(
-            "log.level",
-            format!("`{}` is not a log level", s.log.level),
-        ));
-    }
-    Ok(())
 }
 
 /// A `-c`/environment value: TOML when it parses as a TOML value, else a plain string.
