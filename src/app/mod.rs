@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod demo;
 pub mod interactive;
+pub mod stdin;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -124,7 +125,7 @@ pub fn run_headless(args: &RunArgs, prompt: String) -> Result<i32, AppError> {
         ws,
         Arc::new(loaded.settings),
         model,
-        prompt,
+        stdin::with_piped_input(prompt),
         format,
         args.log_requests.clone(),
         false,

@@ -392,3 +392,52 @@ fn calls_writing_the_same_path_run_in_call_order() {
     assert_eq!(serial[1]["response"]["output"], "barrier s passed");
     assert_eq!(out["stats"]["tools"]["totalFail"], 1);
 }
+
+#[test]
+fn piped_input_goes_ahead_of_the_prompt_and_a_silent_pipe_does_not_hang() {
+    use std::io::Write;
+    use std::process::Stdio;
+
+    let s = Scratch::new();
+    let script = s.script(&[turn(vec![text("seen")]), turn(vec![text("again")])]);
+    let mut child = s
+        .command()
+        .args(["-p", "what failed?", "--fake-responses"])
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"error: linker failed\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let first = &s.requests()[0];
+    let contents = first["contents"].as_array().unwrap();
+    let user = contents.last().unwrap()["parts"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert_eq!(user, "error: linker failed\n\n\nwhat failed?");
+
+    // A pipe that stays open and silent: the run goes on with the prompt alone.
+    let s = Scratch::new();
+    let script = s.script(&[turn(vec![text("alone")])]);
+    let mut child = s
+        .command()
+        .args(["-p", "just this", "--fake-responses"])
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _open_stdin = child.stdin.take();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "alone\n");
+    let user = s.requests()[0]["contents"][0]["parts"][0]["text"].clone();
+    assert_eq!(user, "just this");
+}
