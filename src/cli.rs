@@ -110,6 +110,9 @@ pub struct BenchArgs {
     /// Threads of the FileSystem actor pool.
     #[arg(long)]
     pub fs_threads: Option<usize>,
+    /// Actors serving each tool.
+    #[arg(long)]
+    pub actors_per_tool: Option<usize>,
 }
 
 /// Tools `troupe bench` can exercise.

@@ -116,8 +116,10 @@ pub fn start_session(
             &options.workspace,
         ))),
     });
-    let mut registry =
-        ToolRegistry::new(Duration::from_secs(settings.tools.call_timeout_secs.max(1)));
+    let mut registry = ToolRegistry::new(
+        Duration::from_secs(settings.tools.call_timeout_secs.max(1)),
+        settings.tools.actors_per_tool,
+    );
     register_builtin(&mut registry);
     if options.test_tools {
         registry.register(test_tools::TestBarrier);

@@ -62,6 +62,9 @@ pub fn run(args: &BenchArgs) -> Result<i32, AppError> {
     if let Some(t) = args.fs_threads {
         overrides.push(format!("tools.fs_threads={t}"));
     }
+    if let Some(k) = args.actors_per_tool {
+        overrides.push(format!("tools.actors_per_tool={k}"));
+    }
     let loaded = settings::load_with(
         std::path::Path::new("/nonexistent"),
         std::path::Path::new("/nonexistent"),
@@ -105,6 +108,7 @@ pub fn run(args: &BenchArgs) -> Result<i32, AppError> {
         "tool": format!("{:?}", args.tool),
         "files": files,
         "fs_threads": loaded.settings.tools.fs_threads,
+        "actors_per_tool": loaded.settings.tools.actors_per_tool,
         "succeeded": ok,
         "turn_wall_ms": round(wall_ms),
         "turn_calls_per_s": round(n as f64 / wall.as_secs_f64()),

@@ -111,6 +111,7 @@ pub struct ApprovalSettings {
 pub struct ToolSettings {
     pub call_timeout_secs: u64,
     pub fs_threads: usize,
+    pub actors_per_tool: usize,
     pub core: Vec<String>,
     pub exclude: Vec<String>,
 }
@@ -229,6 +230,12 @@ pub(super) fn check_values(
         return Err(bad(
             "context.file_names",
             "must list at least one plain file name".into(),
+        ));
+    }
+    if s.tools.actors_per_tool == 0 || s.tools.actors_per_tool > 64 {
+        return Err(bad(
+            "tools.actors_per_tool",
+            "must be between 1 and 64".into(),
         ));
     }
     if s.tools.fs_threads == 0 {

@@ -39,7 +39,9 @@ pub trait ToolHandle: Send + Sync {
 
 struct Hosted<T: Tool> {
     tool: Arc<T>,
-    addr: Addr<ToolActor<T>>,
+    /// The tool's actors (one per arbiter); calls are spread over them in turn.
+    addrs: Vec<Addr<ToolActor<T>>>,
+    next: std::sync::atomic::AtomicUsize,
     /// The parameter schema, built once.
     schema: Value,
 }
@@ -116,7 +118,10 @@ impl<T: Tool> ToolHandle for Hosted<T> {
         self.tool.validate(&params, services)?;
         Ok(Box::new(Prepared {
             tool: self.tool.clone(),
-            addr: self.addr.clone(),
+            addr: {
+                let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.addrs[i % self.addrs.len()].clone()
+            },
             touched: self.tool.touched(&params, services),
             hint: self.tool.policy_hint(&params),
             keys: self.tool.approval_keys(&params, services),
@@ -134,34 +139,46 @@ pub struct ToolRegistry {
     tools: Vec<Arc<dyn ToolHandle>>,
     by_name: HashMap<String, usize>,
     timeout: Duration,
+    actors_per_tool: usize,
 }
 
 /// Names a model trained on older gemini-cli versions may still call.
 const LEGACY_ALIASES: [(&str, &str); 1] = [("search_file_content", "grep_search")];
 
 impl ToolRegistry {
-    pub fn new(call_timeout: Duration) -> Self {
+    /// `actors_per_tool` actors serve each tool, each on an arbiter (thread) of its own;
+    /// a tool's calls are spread over them in turn.
+    pub fn new(call_timeout: Duration, actors_per_tool: usize) -> Self {
         Self {
             tools: Vec::new(),
             by_name: HashMap::new(),
             timeout: call_timeout,
+            actors_per_tool: actors_per_tool.max(1),
         }
     }
 
-    /// Registers a tool and starts its actor on an arbiter of its own. Must run inside
+    /// Registers a tool and starts its actors, each on an arbiter of its own. Must run inside
     /// an actix `System`.
     pub fn register<T: Tool>(&mut self, tool: T) {
         let tool = Arc::new(tool);
-        let arbiter = Arbiter::new();
-        let hosted_tool = tool.clone();
         let timeout = self.timeout;
-        let addr = ToolActor::start_in_arbiter(&arbiter.handle(), move |_| {
-            ToolActor::new(hosted_tool, timeout)
-        });
+        let addrs = (0..self.actors_per_tool.max(1))
+            .map(|_| {
+                let hosted_tool = tool.clone();
+                ToolActor::start_in_arbiter(&Arbiter::new().handle(), move |_| {
+                    ToolActor::new(hosted_tool, timeout)
+                })
+            })
+            .collect();
         self.by_name
             .insert(tool.name().to_string(), self.tools.len());
         let schema = tool.schema();
-        self.tools.push(Arc::new(Hosted { tool, addr, schema }));
+        self.tools.push(Arc::new(Hosted {
+            tool,
+            addrs,
+            next: std::sync::atomic::AtomicUsize::new(0),
+            schema,
+        }));
     }
 
     /// Keeps only the tools `keep` accepts (from `tools.core` / `tools.exclude`).
