@@ -88,6 +88,11 @@ pub fn workspace(args: &RunArgs) -> Result<Arc<Workspace>, AppError> {
 pub fn load_settings(ws: &Workspace, args: &RunArgs) -> Result<LoadedSettings, AppError> {
     let mut overrides = args.overrides.clone();
     if let Some(mode) = &args.approval_mode {
+        if crate::protocol::ApprovalMode::parse(mode).is_none() {
+            return Err(AppError::Usage(format!(
+                "--approval-mode: `{mode}` is not one of plan, default, auto_edit, yolo"
+            )));
+        }
         overrides.push(format!("approval.mode={mode}"));
     }
     if args.yolo {

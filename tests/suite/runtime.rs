@@ -332,6 +332,17 @@ fn settings_errors_name_key_and_file() {
         "{err}"
     );
     std::fs::remove_file(s.ws().join(".troupe/config.toml")).unwrap();
+    let out = s.run(
+        &[turn(vec![text("x")])],
+        &["-p", "hi", "--approval-mode", "sometimes"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out)
+            .contains("--approval-mode: `sometimes` is not one of plan, default, auto_edit, yolo"),
+        "{}",
+        stderr(&out)
+    );
     let out = s
         .bare_command()
         .args(["config", "-c", "model.max_turns=5"])
