@@ -17,7 +17,7 @@ use super::{Services, Touched};
 use crate::actors::filesystem::FsError;
 use crate::engine::diff::FileDiff;
 use crate::engine::edit::snapshot::FileSnapshot;
-use crate::protocol::{ToolErrorKind, ToolOutput};
+use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolOutput};
 
 /// The environment variable of the test-only pause.
 pub const PAUSE_ENV: &str = "TROUPE_TEST_PAUSE_BEFORE_WRITE";
@@ -181,4 +181,25 @@ pub fn writes(services: &Services, file_path: &str) -> Touched {
 /// "Allow for this session" on an edit covers that file.
 pub fn approval_key(services: &Services, file_path: &str) -> Vec<String> {
     vec![services.workspace.resolve(file_path).display().to_string()]
+}
+
+/// The confirmation of a file change: the unified diff of `original` → `proposed`,
+/// titled `"{title} {path relative to the workspace}"`.
+pub fn edit_confirmation(
+    services: &Services,
+    title: &str,
+    path: &Path,
+    original: &str,
+    proposed: &str,
+) -> ConfirmationDetails {
+    let d = crate::engine::diff::unified(&file_name(path), original, proposed);
+    ConfirmationDetails::Edit {
+        title: format!("{title} {}", services.workspace.display_relative(path)),
+        file_path: path.display().to_string(),
+        diff: d.text,
+        original: original.to_string(),
+        proposed: proposed.to_string(),
+        lines_added: d.lines_added,
+        lines_removed: d.lines_removed,
+    }
 }

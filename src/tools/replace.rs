@@ -283,24 +283,16 @@ impl Tool for Replace {
         let shown = self.shown.clone();
         Box::pin(async move {
             let computed = compute(&p, &ctx).await.ok()?;
-            let rel = ctx.services.workspace.display_relative(&computed.path);
-            let d = diff::unified(
-                &file_edit::file_name(&computed.path),
-                computed.original(),
-                &computed.plan.new_content,
-            );
             if let Ok(mut cache) = shown.lock() {
                 cache.put(p.file_path.clone(), computed.original().to_string());
             }
-            Some(ConfirmationDetails::Edit {
-                title: format!("Confirm Edit: {rel}"),
-                file_path: computed.path.display().to_string(),
-                diff: d.text,
-                original: computed.original().to_string(),
-                proposed: computed.plan.new_content.clone(),
-                lines_added: d.lines_added,
-                lines_removed: d.lines_removed,
-            })
+            Some(file_edit::edit_confirmation(
+                &ctx.services,
+                "Confirm Edit:",
+                &computed.path,
+                computed.original(),
+                &computed.plan.new_content,
+            ))
         })
     }
 

@@ -159,21 +159,13 @@ impl Tool for WriteFile {
         let (p, ctx) = (p.clone(), ctx.clone());
         Box::pin(async move {
             let planned = plan(&p, &ctx).await.ok()?;
-            let rel = ctx.services.workspace.display_relative(&planned.path);
-            let d = diff::unified(
-                &file_edit::file_name(&planned.path),
+            Some(file_edit::edit_confirmation(
+                &ctx.services,
+                "Confirm Write:",
+                &planned.path,
                 planned.original(),
                 &planned.proposed,
-            );
-            Some(ConfirmationDetails::Edit {
-                title: format!("Confirm Write: {rel}"),
-                file_path: planned.path.display().to_string(),
-                diff: d.text,
-                original: planned.original().to_string(),
-                proposed: planned.proposed.clone(),
-                lines_added: d.lines_added,
-                lines_removed: d.lines_removed,
-            })
+            ))
         })
     }
 
