@@ -70,6 +70,10 @@ pub struct RunArgs {
     /// Write the log here instead of the default file.
     #[arg(long = "log-file", value_name = "PATH")]
     pub log_file: Option<PathBuf>,
+
+    /// Trust the current folder for this run only (its .troupe/config.toml applies).
+    #[arg(long = "skip-trust")]
+    pub skip_trust: bool,
 }
 
 /// `-o` values.
@@ -92,6 +96,16 @@ pub enum Command {
     Config {
         #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
+    },
+    /// Trust a folder (default: the current one): its project settings apply from now on.
+    Trust {
+        #[arg(value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// Stop trusting a folder (default: the current one).
+    Untrust {
+        #[arg(value_name = "DIR")]
+        dir: Option<PathBuf>,
     },
 }
 

@@ -6,11 +6,15 @@ use troupe::app;
 use troupe::cli::{Cli, Command};
 
 fn main() {
+    // First, while the process has one thread: API keys leave the environment.
+    troupe::secrets::scrub_process_env();
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Demo) => app::demo::run(),
         Some(Command::Bench(args)) => app::bench::run(&args),
         Some(Command::Config { overrides }) => config(overrides),
+        Some(Command::Trust { dir }) => app::trust_cmd::trust(dir.as_deref()),
+        Some(Command::Untrust { dir }) => app::trust_cmd::untrust(dir.as_deref()),
         None => match cli.run.prompt.clone() {
             Some(prompt) => app::run_headless(&cli.run, prompt),
             None => app::interactive::run(&cli.run),

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod demo;
 pub mod interactive;
 pub mod stdin;
+pub mod trust_cmd;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -101,7 +102,12 @@ pub fn load_settings(ws: &Workspace, args: &RunArgs) -> Result<LoadedSettings, A
     if let Some(model) = &args.model {
         overrides.push(format!("model.name=\"{}\"", model.replace('"', "")));
     }
-    Ok(settings::load(ws.primary(), &overrides)?)
+    let trusted = trust_cmd::run_trust(ws, args).is_trusted();
+    let loaded = settings::load_in(ws.primary(), &overrides, trusted)?;
+    if let Some(file) = &loaded.skipped_project_file {
+        eprintln!("{}", settings::trust::skipped_notice(file));
+    }
+    Ok(loaded)
 }
 
 /// Picks the model client: `--fake-responses` → scripted; otherwise the configured

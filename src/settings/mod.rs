@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use toml::{Table, Value};
 
 mod sections;
+pub mod trust;
 
 use sections::check_values;
 pub use sections::*;
@@ -49,6 +50,11 @@ pub struct LoadedSettings {
     pub settings: Settings,
     pub table: Table,
     pub origins: BTreeMap<String, Origin>,
+    /// Whether the workspace is trusted (its project settings applied). Extension
+    /// points that start processes or widen permissions check this.
+    pub trusted: bool,
+    /// The project settings file that exists but was not applied (untrusted folder).
+    pub skipped_project_file: Option<PathBuf>,
 }
 
 /// Troupe's home directory: `$TROUPE_HOME`, else `~/.troupe`.
@@ -66,15 +72,38 @@ pub fn home_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/"))
 }
 
-/// Loads every layer for a session in `workspace`, applying `overrides` (`key=value`).
+/// `~` and `~/…` expanded to the home directory.
+pub fn expand_tilde(path: &Path) -> PathBuf {
+    match path.to_str() {
+        Some("~") => home_dir(),
+        Some(p) if p.starts_with("~/") => home_dir().join(&p[2..]),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Loads every layer for a session in `workspace`, applying `overrides` (`key=value`);
+/// the project file applies only when the folder is trusted (see [`trust`]).
 pub fn load(workspace: &Path, overrides: &[String]) -> Result<LoadedSettings, SettingsError> {
-    let env: Vec<(String, String)> = std::env::vars().collect();
-    load_with(
-        &troupe_home().join("config.toml"),
-        &workspace.join(".troupe").join("config.toml"),
-        &env,
-        overrides,
-    )
+    load_in(workspace, overrides, trust::is_trusted(workspace).is_trusted())
+}
+
+/// [`load`] with the trust decision made by the caller (`--skip-trust`, the prompt).
+pub fn load_in(
+    workspace: &Path,
+    overrides: &[String],
+    trusted: bool,
+) -> Result<LoadedSettings, SettingsError> {
+    let env = crate::secrets::env_vars();
+    let project = workspace.join(".troupe").join("config.toml");
+    let applied = if trusted {
+        project.clone()
+    } else {
+        PathBuf::new()
+    };
+    let mut loaded = load_with(&troupe_home().join("config.toml"), &applied, &env, overrides)?;
+    loaded.trusted = trusted;
+    loaded.skipped_project_file = (!trusted && project.is_file()).then_some(project);
+    Ok(loaded)
 }
 
 /// [`load`] with every input explicit (for tests).
@@ -97,7 +126,7 @@ pub fn load_with(
         origins.insert(key, "default".to_string());
     }
     for file in [user_file, project_file] {
-        if !file.exists() {
+        if file.as_os_str().is_empty() || !file.exists() {
             continue;
         }
         let source = file.display().to_string();
@@ -140,7 +169,8 @@ pub fn load_with(
             parse_scalar(raw.trim()),
             &source,
             &mut origins,
-        )?;
+        )
+        .map_err(|e| without_value(e, key.trim()))?;
     }
     let settings: Settings =
         Value::Table(table.clone())
@@ -154,7 +184,30 @@ pub fn load_with(
         settings,
         table,
         origins,
+        trusted: true,
+        skipped_project_file: None,
     })
+}
+
+/// A `-c` error that names the flag without its value (a mistyped key must not print
+/// the API key given with it).
+fn without_value(error: SettingsError, key: &str) -> SettingsError {
+    let origin = format!("flag -c {key}=…");
+    match error {
+        SettingsError::UnknownKey { key, .. } => SettingsError::UnknownKey { key, origin },
+        SettingsError::WrongType {
+            key,
+            expected,
+            found,
+            ..
+        } => SettingsError::WrongType {
+            key,
+            origin,
+            expected,
+            found,
+        },
+        other => other,
+    }
 }
 
 /// A `-c`/environment value: TOML when it parses as a TOML value, else a plain string.
