@@ -12,6 +12,7 @@ pub mod jit;
 pub mod list_directory;
 pub mod read_file;
 pub mod read_many_files;
+pub mod protected;
 pub mod registry;
 pub mod replace;
 pub mod save_memory;
@@ -108,6 +109,9 @@ pub struct Touched {
 pub enum PolicyHint {
     Allow,
     Ask,
+    /// Ask in every mode but yolo, whatever the allow rules say (writes into Troupe's
+    /// or gemini-cli's own configuration directories).
+    Protected,
 }
 
 /// A tool. Implement this in one file under `src/tools/` and add one line to
@@ -145,6 +149,12 @@ pub trait Tool: Send + Sync + 'static {
     /// A per-call override of the approval policy.
     fn policy_hint(&self, _params: &Self::Params) -> Option<PolicyHint> {
         None
+    }
+
+    /// [`Tool::policy_hint`] for hints that look at the workspace (paths a command
+    /// reads, a write into `.troupe/`); by default the plain hint.
+    fn policy_hint_in(&self, params: &Self::Params, _services: &Services) -> Option<PolicyHint> {
+        self.policy_hint(params)
     }
 
     /// What "allow for this session" remembers for this call (a file, a command

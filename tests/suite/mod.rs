@@ -7,5 +7,6 @@ mod read_search;
 mod record_replay;
 mod repl;
 mod runtime;
+mod shell_guard;
 mod trust;
 mod world;

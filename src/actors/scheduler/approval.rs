@@ -68,11 +68,12 @@ impl Inner {
     ) -> Approval {
         let mut args = call.args.clone();
         loop {
+            let protected = invocation.policy_hint() == Some(PolicyHint::Protected);
             let hint = invocation.policy_hint().map(|h| h == PolicyHint::Allow);
             let (mode, allowed) = match self.policy.lock() {
                 Ok(state) => (
                     state.mode,
-                    state.allows(tool.name(), invocation.approval_keys()),
+                    !protected && state.allows(tool.name(), invocation.approval_keys()),
                 ),
                 Err(_) => (ApprovalMode::Default, false),
             };

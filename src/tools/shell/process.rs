@@ -110,6 +110,9 @@ pub struct RunningCommand {
 pub struct ShellSpec {
     pub script: String,
     pub cwd: PathBuf,
+    /// Variables set for this command only (e.g. git hardening), and removed ones.
+    pub env: Vec<(String, String)>,
+    pub env_remove: Vec<String>,
 }
 
 impl RunningCommand {
@@ -134,6 +137,15 @@ impl RunningCommand {
         for name in HIDDEN_ENV {
             command.env_remove(name);
         }
+        for (name, _) in std::env::vars_os() {
+            if name.to_str().is_some_and(crate::secrets::is_secret_name) {
+                command.env_remove(name);
+            }
+        }
+        for name in &spec.env_remove {
+            command.env_remove(name);
+        }
+        command.envs(spec.env.iter().map(|(k, v)| (k, v)));
         // SAFETY: the closure runs in the forked child before exec and only makes
         // async-signal-safe system calls (setsid(2), prctl(2)).
         unsafe {
