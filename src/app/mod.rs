@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod demo;
 pub mod interactive;
+pub mod signals;
 pub mod stdin;
 pub mod trust_cmd;
 
@@ -156,6 +157,7 @@ pub fn run_turn(
 ) -> Result<RunSummary, AppError> {
     let mode = ApprovalMode::parse(&settings.approval.mode).unwrap_or_default();
     let model_name = settings.model.name.clone();
+    let model_name_for_report = model_name.clone();
     let test_tools = std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1");
     let system = System::new();
     let result = system.block_on(async move {
@@ -175,10 +177,36 @@ pub fn run_turn(
             front.recipient(),
         )
         .map_err(AppError::Usage)?;
+        let mut signals = signals::Signals::install();
         session.chat.do_send(UserInput { text: prompt });
-        let summary = rx
-            .await
-            .map_err(|_| AppError::Usage("the session ended without finishing the turn".into()));
+        let mut rx = rx;
+        let summary = tokio::select! {
+            summary = &mut rx => summary
+                .map_err(|_| AppError::Usage("the session ended without finishing the turn".into())),
+            number = signals.first() => {
+                tracing::warn!(signal = number, "signalled: cancelling the turn");
+                signals::kill_started_groups().await;
+                session.chat.do_send(crate::protocol::CancelTurn);
+                let mut summary = match tokio::time::timeout(signals::REPORT_GRACE, rx).await {
+                    Ok(Ok(summary)) => summary,
+                    _ => RunSummary {
+                        session_id: session.session_id.clone(),
+                        model: model_name_for_report,
+                        outcome: TurnOutcome::Cancelled,
+                        response: String::new(),
+                        stats: Default::default(),
+                        calls: Vec::new(),
+                        elapsed: std::time::Duration::ZERO,
+                        turn_elapsed: std::time::Duration::ZERO,
+                        interrupted_by: None,
+                    },
+                };
+                summary.interrupted_by = Some(number);
+                session.shutdown().await;
+                signals::kill_started_groups().await;
+                Ok(summary)
+            }
+        };
         session.shutdown().await;
         summary
     });
@@ -200,7 +228,10 @@ pub fn report(summary: &RunSummary, format: OutputFormat) -> i32 {
         }
         OutputFormat::Silent => {}
     }
-    let code = exit_code(&summary.outcome);
+    let code = summary
+        .interrupted_by
+        .map(|signal| 128 + signal)
+        .unwrap_or_else(|| exit_code(&summary.outcome));
     if code != 0 && format != OutputFormat::Json {
         let message = json_report(summary)["error"]["message"]
             .as_str()

@@ -8,5 +8,6 @@ mod record_replay;
 mod repl;
 mod runtime;
 mod shell_guard;
+mod signals;
 mod trust;
 mod world;

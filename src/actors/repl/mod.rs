@@ -148,6 +148,7 @@ pub fn start_actors(
                         })
                         .collect::<Vec<_>>();
                     let processes = s.services.processes.clone();
+                    crate::app::signals::exit_on_term_or_hup(processes.clone());
                     (s.chat, s.policy, tools, s.session_id, processes)
                 })
             });
