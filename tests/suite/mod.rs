@@ -9,5 +9,6 @@ mod repl;
 mod runtime;
 mod shell_guard;
 mod signals;
+mod web_guard;
 mod trust;
 mod world;
