@@ -81,7 +81,25 @@ pub fn init_logging(settings: &Settings, override_path: Option<&Path>) -> LogGua
 /// The workspace: the current directory plus `--include-directories`.
 pub fn workspace(args: &RunArgs) -> Result<Arc<Workspace>, AppError> {
     let cwd = std::env::current_dir()?;
-    Workspace::new(&cwd, &args.include_directories)
+    let mut include = Vec::new();
+    for dir in &args.include_directories {
+        let dir = settings::expand_tilde(dir);
+        let shown = dir.display().to_string();
+        match std::fs::metadata(cwd.join(&dir)) {
+            Ok(meta) if meta.is_dir() => include.push(dir),
+            Ok(_) => {
+                return Err(AppError::Usage(format!(
+                    "--include-directories: {shown} is not a directory"
+                )))
+            }
+            Err(e) => {
+                return Err(AppError::Usage(format!(
+                    "--include-directories: {shown}: {e}"
+                )))
+            }
+        }
+    }
+    Workspace::new(&cwd, &include)
         .map(Arc::new)
         .map_err(|e| AppError::Workspace(e.to_string()))
 }

@@ -160,3 +160,53 @@ fn unknown_flag_key_does_not_echo_its_value() {
     assert!(err.contains("unknown setting `model.gemini.apikey`"), "{err}");
     assert!(!err.contains("sk-secret-123"), "{err}");
 }
+
+#[test]
+fn include_directories_refuse_files_and_expand_tilde() {
+    let s = Scratch::new();
+    std::fs::write(s.root().join("plain.txt"), "x").unwrap();
+    std::fs::create_dir_all(s.home().join("notes")).unwrap();
+    std::fs::write(s.home().join("notes/n.md"), "from home\n").unwrap();
+    let file = s.root().join("plain.txt");
+    let out = s.run(
+        &[turn(vec![text("x")])],
+        &["-p", "hi", "--include-directories", file.to_str().unwrap()],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("--include-directories") && stderr(&out).contains("not a directory"),
+        "{}",
+        stderr(&out)
+    );
+    let out = s.run(
+        &[
+            turn(vec![call("read_file", json!({"file_path": s.home().join("notes/n.md")}))]),
+            turn(vec![text("done")]),
+        ],
+        &["-p", "hi", "--include-directories", "~/notes"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let responses = function_responses(&s.requests()[1]);
+    assert!(responses[0].to_string().contains("from home"), "{}", responses[0]);
+}
+
+#[test]
+fn glob_output_is_capped_with_a_note() {
+    let s = Scratch::new();
+    for i in 0..2100 {
+        s.write(&format!("many/f{i}.txt"), "");
+    }
+    let out = s.run(
+        &[
+            turn(vec![call("glob", json!({"pattern": "many/*.txt"}))]),
+            turn(vec![text("done")]),
+        ],
+        &["-p", "hi"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let responses = function_responses(&s.requests()[1]);
+    let output = responses[0]["response"]["output"].as_str().unwrap_or_default();
+    assert!(output.starts_with("Found 2100 file(s)"), "{output:.200}");
+    assert_eq!(output.lines().filter(|l| l.ends_with(".txt")).count(), 2000);
+    assert!(output.contains("100 more file(s) not listed"), "{}", &output[output.len() - 300..]);
+}
