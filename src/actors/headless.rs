@@ -310,8 +310,8 @@ pub fn json_report(summary: &RunSummary) -> Value {
 
 /// The stream-json closing `result` event.
 pub fn stream_result(summary: &RunSummary) -> Value {
-    let ok =
-        matches!(summary.outcome, TurnOutcome::Completed { .. }) && summary.interrupted_by.is_none();
+    let ok = matches!(summary.outcome, TurnOutcome::Completed { .. })
+        && summary.interrupted_by.is_none();
     let mut ev = json!({
         "type": "result",
         "timestamp": now(),

@@ -99,7 +99,9 @@ pub fn structure_problem(command: &str) -> Option<String> {
             problem = Some(reason);
         } else if matches!(name.as_str(), "bash" | "sh" | "zsh") {
             if let Some(at) = args.iter().position(|a| a == "-c") {
-                problem = args.get(at + 1).and_then(|script| structure_problem(script));
+                problem = args
+                    .get(at + 1)
+                    .and_then(|script| structure_problem(script));
             }
         }
     });
@@ -315,7 +317,10 @@ fn check_command(
             .ok_or_else(|| format!("cannot tell where `{path}` is"))?;
         let checked = glob_free_prefix(&resolved);
         if !(scope.inside)(&checked) {
-            return Err(format!("reads outside the workspace ({})", resolved.display()));
+            return Err(format!(
+                "reads outside the workspace ({})",
+                resolved.display()
+            ));
         }
     }
     Ok(())
@@ -401,8 +406,7 @@ fn path_operands(name: &str, args: &[String]) -> Vec<String> {
 /// `HEAD`, `main..topic`, `HEAD~2`: git arguments that are not paths (checked anyway
 /// when they contain a slash).
 fn is_git_revision_like(arg: &str) -> bool {
-    arg != ".." && !arg.contains('/') && !arg.contains(['*', '?', '~'])
-        || arg.starts_with("HEAD~")
+    arg != ".." && !arg.contains('/') && !arg.contains(['*', '?', '~']) || arg.starts_with("HEAD~")
 }
 
 /// An option or operand that makes a read-only command write a file or run a program.
@@ -429,8 +433,15 @@ pub fn writes_or_executes(name: &str, args: &[String]) -> Option<String> {
             if has(&|a| {
                 matches!(
                     a,
-                    "-exec" | "-execdir" | "-ok" | "-okdir" | "-delete" | "-fls" | "-fprint"
-                        | "-fprint0" | "-fprintf"
+                    "-exec"
+                        | "-execdir"
+                        | "-ok"
+                        | "-okdir"
+                        | "-delete"
+                        | "-fls"
+                        | "-fprint"
+                        | "-fprint0"
+                        | "-fprintf"
                 )
             }) =>
         {
@@ -479,7 +490,14 @@ fn git_problem(args: &[String]) -> Option<&'static str> {
             if rest.iter().all(|a| {
                 matches!(
                     a.as_str(),
-                    "--show-current" | "-a" | "--all" | "-r" | "--remotes" | "-v" | "-vv" | "--list"
+                    "--show-current"
+                        | "-a"
+                        | "--all"
+                        | "-r"
+                        | "--remotes"
+                        | "-v"
+                        | "-vv"
+                        | "--list"
                 )
             }) =>
         {

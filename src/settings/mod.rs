@@ -84,7 +84,11 @@ pub fn expand_tilde(path: &Path) -> PathBuf {
 /// Loads every layer for a session in `workspace`, applying `overrides` (`key=value`);
 /// the project file applies only when the folder is trusted (see [`trust`]).
 pub fn load(workspace: &Path, overrides: &[String]) -> Result<LoadedSettings, SettingsError> {
-    load_in(workspace, overrides, trust::is_trusted(workspace).is_trusted())
+    load_in(
+        workspace,
+        overrides,
+        trust::is_trusted(workspace).is_trusted(),
+    )
 }
 
 /// [`load`] with the trust decision made by the caller (`--skip-trust`, the prompt).
@@ -100,7 +104,12 @@ pub fn load_in(
     } else {
         PathBuf::new()
     };
-    let mut loaded = load_with(&troupe_home().join("config.toml"), &applied, &env, overrides)?;
+    let mut loaded = load_with(
+        &troupe_home().join("config.toml"),
+        &applied,
+        &env,
+        overrides,
+    )?;
     loaded.trusted = trusted;
     loaded.skipped_project_file = (!trusted && project.is_file()).then_some(project);
     Ok(loaded)

@@ -9,6 +9,6 @@ mod repl;
 mod runtime;
 mod shell_guard;
 mod signals;
-mod web_guard;
 mod trust;
+mod web_guard;
 mod world;

@@ -67,7 +67,10 @@ fn bypasses_need_approval_in_default_mode() {
     assert_eq!(responses.len(), bypasses.len());
     for (command, response) in bypasses.iter().zip(&responses) {
         let text = response.to_string();
-        assert!(text.contains(DENIED), "`{command}` was not asked about: {text}");
+        assert!(
+            text.contains(DENIED),
+            "`{command}` was not asked about: {text}"
+        );
         assert!(!text.contains("PRIVATE KEY") && !text.contains("outside secret"));
     }
     for marker in ["m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9", "m10"] {
@@ -101,9 +104,16 @@ fn allow_list_entry_allows_the_command_and_nothing_riding_on_it() {
     ];
     let responses = run_batch(&s, &commands, &[]);
     for (command, response) in commands[..5].iter().zip(&responses) {
-        assert!(response.to_string().contains(DENIED), "`{command}`: {response}");
+        assert!(
+            response.to_string().contains(DENIED),
+            "`{command}`: {response}"
+        );
     }
-    assert!(!responses[5].to_string().contains(DENIED), "{}", responses[5]);
+    assert!(
+        !responses[5].to_string().contains(DENIED),
+        "{}",
+        responses[5]
+    );
     for marker in ["m1", "m2", "m3", "m4"] {
         assert!(!s.ws().join(marker).exists(), "{marker} was written");
     }
@@ -122,11 +132,17 @@ fn auto_approved_git_runs_no_repository_program() {
     for response in &responses {
         assert!(!response.to_string().contains(DENIED), "{response}");
     }
-    assert!(!s.root().join("fsmonitor-ran").exists(), "core.fsmonitor ran");
+    assert!(
+        !s.root().join("fsmonitor-ran").exists(),
+        "core.fsmonitor ran"
+    );
     assert!(!s.root().join("pager-ran").exists(), "core.pager ran");
     // The same command approved by the user (yolo) is the user's to run as configured.
     let _ = run_batch(&s, &["git status > /dev/null"], &["--yolo"]);
-    assert!(s.root().join("fsmonitor-ran").exists(), "fixture: fsmonitor never runs");
+    assert!(
+        s.root().join("fsmonitor-ran").exists(),
+        "fixture: fsmonitor never runs"
+    );
 }
 
 #[test]
@@ -141,23 +157,37 @@ fn writes_into_config_directories_ask_in_auto_edit() {
             "write_file",
             json!({"file_path": ".gemini/settings.json", "content": "{}"}),
         ),
-        call("write_file", json!({"file_path": "ok.txt", "content": "fine\n"})),
+        call(
+            "write_file",
+            json!({"file_path": "ok.txt", "content": "fine\n"}),
+        ),
     ];
     let out = s.run(
         &[turn(calls), turn(vec![text("done")])],
         &["-p", "go", "--approval-mode", "auto_edit"],
     );
-    assert!(!s.ws().join(".troupe/config.toml").exists(), "{}", stderr(&out));
+    assert!(
+        !s.ws().join(".troupe/config.toml").exists(),
+        "{}",
+        stderr(&out)
+    );
     assert!(!s.ws().join(".gemini/settings.json").exists());
     assert_eq!(s.read("ok.txt"), "fine\n");
     let responses = function_responses(&s.requests()[1]);
-    assert!(responses[0].to_string().contains(DENIED), "{}", responses[0]);
+    assert!(
+        responses[0].to_string().contains(DENIED),
+        "{}",
+        responses[0]
+    );
     // yolo still writes them.
     let calls = vec![call(
         "write_file",
         json!({"file_path": ".troupe/notes.txt", "content": "x\n"}),
     )];
-    s.run(&[turn(calls), turn(vec![text("done")])], &["-p", "go", "--yolo"]);
+    s.run(
+        &[turn(calls), turn(vec![text("done")])],
+        &["-p", "go", "--yolo"],
+    );
     assert!(s.ws().join(".troupe/notes.txt").exists());
 }
 
@@ -188,7 +218,12 @@ fn api_keys_reach_no_child_and_leave_troupe_environment() {
     assert!(text.contains("---") && text.contains("TROUPE=1"), "{text}");
     // Both the child's environment and Troupe's /proc environ block were read.
     assert!(text.matches("TROUPE_HOME=").count() >= 2, "{text}");
-    for secret in ["gem-secret-1", "oai-secret-2", "troupe-secret-3", "other-secret-4"] {
+    for secret in [
+        "gem-secret-1",
+        "oai-secret-2",
+        "troupe-secret-3",
+        "other-secret-4",
+    ] {
         assert!(!text.contains(secret), "{secret} leaked: {text}");
     }
     // Troupe itself still reads the key it took out of its environment.

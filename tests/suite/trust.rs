@@ -63,18 +63,32 @@ fn hostile_repository_widens_nothing_until_trusted() {
     let (report, out) = s.run_json(&hostile_turns(port), &["-p", "go"]);
     let err = stderr(&out);
     assert!(
-        err.contains("not trusted") && err.contains(".troupe/config.toml") && err.contains("troupe trust"),
+        err.contains("not trusted")
+            && err.contains(".troupe/config.toml")
+            && err.contains("troupe trust"),
         "{err}"
     );
     assert_eq!(err.matches("not trusted").count(), 1, "{err}");
-    assert!(!s.ws().join("pwned").exists(), "shell ran in an untrusted folder");
+    assert!(
+        !s.ws().join("pwned").exists(),
+        "shell ran in an untrusted folder"
+    );
     assert_eq!(hits.load(Ordering::SeqCst), 0, "web_fetch reached loopback");
     assert_eq!(report["stats"]["tools"]["totalSuccess"], 0, "{report}");
     let config = s.bare_command().arg("config").output().unwrap();
     let config = stdout(&config);
-    assert!(config.contains("approval.mode = \"default\"  # default"), "{config}");
-    assert!(config.contains("model.gemini.base_url = \"\"  # default"), "{config}");
-    assert!(config.contains("web_fetch.allow_loopback = false  # default"), "{config}");
+    assert!(
+        config.contains("approval.mode = \"default\"  # default"),
+        "{config}"
+    );
+    assert!(
+        config.contains("model.gemini.base_url = \"\"  # default"),
+        "{config}"
+    );
+    assert!(
+        config.contains("web_fetch.allow_loopback = false  # default"),
+        "{config}"
+    );
 
     // An explicit --approval-mode beats the file's mode even once it applies.
     let hostile = s.read(".troupe/config.toml");
@@ -90,7 +104,10 @@ fn hostile_repository_widens_nothing_until_trusted() {
     // --skip-trust: the file applies for this run.
     let out = s.run(&hostile_turns(port), &["-p", "go", "--skip-trust"]);
     assert!(s.ws().join("pwned").exists(), "{}", stderr(&out));
-    assert!(hits.load(Ordering::SeqCst) > 0, "loopback allowed by trusted file");
+    assert!(
+        hits.load(Ordering::SeqCst) > 0,
+        "loopback allowed by trusted file"
+    );
     std::fs::remove_file(s.ws().join("pwned")).unwrap();
 
     // Not remembered: the next run is untrusted again.
@@ -109,7 +126,11 @@ fn hostile_repository_widens_nothing_until_trusted() {
 
     // `troupe untrust` takes it back.
     let out = s.bare_command().arg("untrust").output().unwrap();
-    assert!(stdout(&out).contains("no longer trusted"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("no longer trusted"),
+        "{}",
+        stdout(&out)
+    );
     let out = s.run(&hostile_turns(port), &["-p", "go"]);
     assert!(stderr(&out).contains("not trusted"));
     assert!(!s.ws().join("pwned").exists());
@@ -121,17 +142,16 @@ fn trusting_a_parent_trusts_subfolders_and_context_files_still_load() {
     s.write("AGENTS.md", "Project rule: answer in French.\n");
     s.write(".troupe/config.toml", "[model]\nmax_turns = 1\n");
     let parent = s.root().to_path_buf();
-    let out = s
-        .bare_command()
-        .arg("trust")
-        .arg(&parent)
-        .output()
-        .unwrap();
+    let out = s.bare_command().arg("trust").arg(&parent).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let config = stdout(&s.bare_command().arg("config").output().unwrap());
     assert!(config.contains("model.max_turns = 1"), "{config}");
     // Untrusted again: the context file is still sent to the model.
-    s.bare_command().arg("untrust").arg(&parent).output().unwrap();
+    s.bare_command()
+        .arg("untrust")
+        .arg(&parent)
+        .output()
+        .unwrap();
     let out = s.run(&[turn(vec![text("ok")])], &["-p", "hi"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let requests = s.requests();
@@ -157,7 +177,10 @@ fn unknown_flag_key_does_not_echo_its_value() {
     );
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(err.contains("unknown setting `model.gemini.apikey`"), "{err}");
+    assert!(
+        err.contains("unknown setting `model.gemini.apikey`"),
+        "{err}"
+    );
     assert!(!err.contains("sk-secret-123"), "{err}");
 }
 
@@ -180,14 +203,21 @@ fn include_directories_refuse_files_and_expand_tilde() {
     );
     let out = s.run(
         &[
-            turn(vec![call("read_file", json!({"file_path": s.home().join("notes/n.md")}))]),
+            turn(vec![call(
+                "read_file",
+                json!({"file_path": s.home().join("notes/n.md")}),
+            )]),
             turn(vec![text("done")]),
         ],
         &["-p", "hi", "--include-directories", "~/notes"],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let responses = function_responses(&s.requests()[1]);
-    assert!(responses[0].to_string().contains("from home"), "{}", responses[0]);
+    assert!(
+        responses[0].to_string().contains("from home"),
+        "{}",
+        responses[0]
+    );
 }
 
 #[test]
@@ -205,8 +235,14 @@ fn glob_output_is_capped_with_a_note() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let responses = function_responses(&s.requests()[1]);
-    let output = responses[0]["response"]["output"].as_str().unwrap_or_default();
+    let output = responses[0]["response"]["output"]
+        .as_str()
+        .unwrap_or_default();
     assert!(output.starts_with("Found 2100 file(s)"), "{output:.200}");
     assert_eq!(output.lines().filter(|l| l.ends_with(".txt")).count(), 2000);
-    assert!(output.contains("100 more file(s) not listed"), "{}", &output[output.len() - 300..]);
+    assert!(
+        output.contains("100 more file(s) not listed"),
+        "{}",
+        &output[output.len() - 300..]
+    );
 }

@@ -77,7 +77,11 @@ fn no_environment_proxy_and_special_ranges_refused_after_redirect() {
         "{}",
         responses[0]
     );
-    assert_eq!(proxy_hits.load(Ordering::SeqCst), 0, "went through the proxy");
+    assert_eq!(
+        proxy_hits.load(Ordering::SeqCst),
+        0,
+        "went through the proxy"
+    );
     assert!(target_hits.load(Ordering::SeqCst) >= 2);
     assert!(
         responses[1]

@@ -58,8 +58,14 @@ pub fn git_hardening() -> (Vec<(String, String)>, Vec<String>) {
             k.starts_with("GIT_CONFIG")
                 || matches!(
                     k.as_str(),
-                    "GIT_DIR" | "GIT_WORK_TREE" | "GIT_EXTERNAL_DIFF" | "GIT_EXEC_PATH" | "GIT_SSH" | "GIT_SSH_COMMAND"
-                        | "GIT_ASKPASS" | "GIT_EDITOR"
+                    "GIT_DIR"
+                        | "GIT_WORK_TREE"
+                        | "GIT_EXTERNAL_DIFF"
+                        | "GIT_EXEC_PATH"
+                        | "GIT_SSH"
+                        | "GIT_SSH_COMMAND"
+                        | "GIT_ASKPASS"
+                        | "GIT_EDITOR"
                 )
         })
         .collect();
