@@ -6,6 +6,7 @@ mod cancel;
 mod commands;
 mod confirm;
 mod term;
+mod trust_prompt;
 
 /// The edit tool the confirmation tests drive. `replace` once it is on this branch.
 pub const EDIT_TOOL: &str = "replace";
