@@ -32,6 +32,9 @@ fn main() {
 fn config(overrides: Vec<String>) -> Result<i32, app::AppError> {
     let cwd = std::env::current_dir()?;
     let loaded = troupe::settings::load(&cwd, &overrides)?;
+    if let Some(file) = &loaded.skipped_project_file {
+        eprintln!("{}", troupe::settings::trust::skipped_notice(file));
+    }
     print!("{}", loaded.describe());
     Ok(0)
 }

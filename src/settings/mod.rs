@@ -97,20 +97,32 @@ pub fn load_in(
     overrides: &[String],
     trusted: bool,
 ) -> Result<LoadedSettings, SettingsError> {
-    let env = crate::secrets::env_vars();
+    load_for_trust(
+        &troupe_home().join("config.toml"),
+        workspace,
+        &crate::secrets::env_vars(),
+        overrides,
+        trusted,
+    )
+}
+
+/// [`load_in`] with the user file and environment explicit (for tests).
+pub fn load_for_trust(
+    user_file: &Path,
+    workspace: &Path,
+    env: &[(String, String)],
+    overrides: &[String],
+    trusted: bool,
+) -> Result<LoadedSettings, SettingsError> {
     let project = workspace.join(".troupe").join("config.toml");
     let applied = if trusted {
         project.clone()
     } else {
         PathBuf::new()
     };
-    let mut loaded = load_with(
-        &troupe_home().join("config.toml"),
-        &applied,
-        &env,
-        overrides,
-    )?;
+    let mut loaded = load_with(user_file, &applied, env, overrides)?;
     loaded.trusted = trusted;
+    loaded.settings.trusted = trusted;
     loaded.skipped_project_file = (!trusted && project.is_file()).then_some(project);
     Ok(loaded)
 }
@@ -181,7 +193,7 @@ pub fn load_with(
         )
         .map_err(|e| without_value(e, key.trim()))?;
     }
-    let settings: Settings =
+    let mut settings: Settings =
         Value::Table(table.clone())
             .try_into()
             .map_err(|e: toml::de::Error| SettingsError::Parse {
@@ -189,6 +201,7 @@ pub fn load_with(
                 message: e.to_string(),
             })?;
     check_values(&settings, &origins)?;
+    settings.trusted = true;
     Ok(LoadedSettings {
         settings,
         table,
@@ -402,6 +415,34 @@ mod tests {
         assert!(loaded
             .describe()
             .contains("tools.fs_threads = 2  # flag -c tools.fs_threads=2"));
+    }
+
+    #[test]
+    fn untrusted_project_file_is_not_applied() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".troupe")).unwrap();
+        std::fs::write(
+            dir.path().join(".troupe/config.toml"),
+            "[approval]\nmode = \"yolo\"\n",
+        )
+        .unwrap();
+        let none = Path::new("/nonexistent");
+        let untrusted = load_for_trust(none, dir.path(), &[], &[], false).unwrap();
+        assert_eq!(untrusted.settings.approval.mode, "default");
+        assert!(!untrusted.trusted && !untrusted.settings.trusted);
+        assert!(untrusted.skipped_project_file.is_some());
+        let trusted = load_for_trust(none, dir.path(), &[], &[], true).unwrap();
+        assert_eq!(trusted.settings.approval.mode, "yolo");
+        assert!(trusted.settings.trusted && trusted.skipped_project_file.is_none());
+        let flag = load_for_trust(
+            none,
+            dir.path(),
+            &[],
+            &["approval.mode=default".into()],
+            true,
+        )
+        .unwrap();
+        assert_eq!(flag.settings.approval.mode, "default");
     }
 
     #[test]
