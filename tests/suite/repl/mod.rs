@@ -5,6 +5,7 @@
 mod cancel;
 mod commands;
 mod confirm;
+mod signals;
 mod term;
 mod trust_prompt;
 
