@@ -126,8 +126,24 @@ fn auto_approved_git_runs_no_repository_program() {
     git(&s.ws(), &["init", "-q"]);
     let fsmonitor = format!("touch {}/fsmonitor-ran; false", s.root().display());
     let pager = format!("touch {}/pager-ran; cat", s.root().display());
+    git(&s.ws(), &["add", "f.txt"]);
+    git(
+        &s.ws(),
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "one",
+        ],
+    );
+    s.write("f.txt", "two\n");
+    let external = format!("touch {}/external-ran; true", s.root().display());
     git(&s.ws(), &["config", "core.fsmonitor", &fsmonitor]);
     git(&s.ws(), &["config", "core.pager", &pager]);
+    git(&s.ws(), &["config", "diff.external", &external]);
     let responses = run_batch(&s, &["git status", "git log -n 1", "git diff"], &[]);
     for response in &responses {
         assert!(!response.to_string().contains(DENIED), "{response}");
@@ -137,6 +153,9 @@ fn auto_approved_git_runs_no_repository_program() {
         "core.fsmonitor ran"
     );
     assert!(!s.root().join("pager-ran").exists(), "core.pager ran");
+    assert!(!s.root().join("external-ran").exists(), "diff.external ran");
+    let diff = responses[2].to_string();
+    assert!(diff.contains("-one") && diff.contains("+two"), "{diff}");
     // The same command approved by the user (yolo) is the user's to run as configured.
     let _ = run_batch(&s, &["git status > /dev/null"], &["--yolo"]);
     assert!(

@@ -171,10 +171,15 @@ async fn run(p: Params, ctx: ToolContext) -> ToolOutput {
         .then(|| Duration::from_secs(settings.inactivity_timeout_secs));
     // A command that runs without the user's approval gets git with every
     // repository-configured program switched off.
-    let (env, env_remove) = match readonly::verdict(&p.command, &cwd, &services) {
+    let (mut env, env_remove) = match readonly::verdict(&p.command, &cwd, &services) {
         Verdict::ReadOnly => readonly::git_hardening(),
         Verdict::Ask(_) => (Vec::new(), Vec::new()),
     };
+    if !env.is_empty() {
+        if let Some(guard) = readonly::external_diff_guard(&stripped, &cwd, &env).await {
+            env.push(guard);
+        }
+    }
     let spec = ShellSpec {
         script: shell_script(&stripped),
         cwd,

@@ -71,3 +71,37 @@ pub fn git_hardening() -> (Vec<(String, String)>, Vec<String>) {
         .collect();
     (set, remove)
 }
+
+/// A stand-in for a repository-configured external diff program (`diff.external`): git
+/// runs `GIT_EXTERNAL_DIFF` through the shell with the path, the old file and the new
+/// file among its arguments; this prints a plain unified diff of the two files.
+const SAFE_EXTERNAL_DIFF: &str =
+    "f() { diff -u --label \"a/$1\" --label \"b/$1\" \"$2\" \"$5\"; true; }; f";
+
+/// For an auto-approved command that runs git in `cwd`: when the repository's
+/// configuration names an external diff program, `GIT_EXTERNAL_DIFF` set to a plain
+/// `diff -u` so that program never runs (`git config` itself runs no program).
+pub async fn external_diff_guard(
+    command: &str,
+    cwd: &Path,
+    env: &[(String, String)],
+) -> Option<(String, String)> {
+    if !command.contains("git") {
+        return None;
+    }
+    let out = tokio::process::Command::new("git")
+        .args(["config", "--get", "diff.external"])
+        .current_dir(cwd)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .ok()?;
+    let configured = !String::from_utf8_lossy(&out.stdout).trim().is_empty();
+    configured.then(|| {
+        (
+            "GIT_EXTERNAL_DIFF".to_string(),
+            SAFE_EXTERNAL_DIFF.to_string(),
+        )
+    })
+}
