@@ -303,6 +303,11 @@ fn check_command(
     if let Some(reason) = writes_or_executes(name, &known) {
         return Err(reason);
     }
+    if follows_symlinks_recursively(name, &known) {
+        return Err(format!(
+            "`{name}` follows symbolic links while recursing (they may lead outside)"
+        ));
+    }
     if name == "git" {
         if let Some(problem) = git_problem(&known) {
             return Err(format!("`git` {problem}"));
@@ -401,6 +406,23 @@ fn path_operands(name: &str, args: &[String]) -> Vec<String> {
         out.push(arg.clone());
     }
     out
+}
+
+/// A recursive listing or search that follows every symbolic link it meets (`grep -R`,
+/// `rg -L`, `find -L`): a link inside the workspace may point anywhere.
+fn follows_symlinks_recursively(name: &str, args: &[String]) -> bool {
+    let short = |letter: char| {
+        args.iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(letter))
+    };
+    let long = |option: &str| args.iter().any(|a| a == option);
+    match name {
+        "grep" => short('R') || long("--dereference-recursive"),
+        "rg" => short('L') || long("--follow"),
+        "find" => args.iter().any(|a| a == "-L" || a == "-follow"),
+        "ls" => short('R') && (short('L') || long("--dereference")),
+        _ => false,
+    }
 }
 
 /// `HEAD`, `main..topic`, `HEAD~2`: git arguments that are not paths (checked anyway

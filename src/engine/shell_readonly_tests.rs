@@ -125,6 +125,14 @@ fn paths_outside_the_workspace_ask() {
         "git log -- ..",
         "stat /etc",
         "bash -c 'cat /etc/passwd'",
+        "grep -R x .",
+        "grep -rR x src",
+        "grep --dereference-recursive x .",
+        "rg -L x",
+        "rg --follow x",
+        "find -L . -name x",
+        "find . -follow",
+        "ls -RL",
     ] {
         assert!(matches!(verdict(line), Verdict::Ask(_)), "{line}");
     }
