@@ -93,6 +93,22 @@ pub enum Command {
         #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
     },
+    /// Manage hooks (`troupe hooks migrate --from-claude`).
+    Hooks {
+        #[command(subcommand)]
+        action: HooksAction,
+    },
+}
+
+/// `troupe hooks` actions.
+#[derive(Debug, Subcommand)]
+pub enum HooksAction {
+    /// Convert Claude Code hooks (.claude/settings*.json) into .gemini/settings.json.
+    Migrate {
+        /// Migrate from Claude Code hooks.
+        #[arg(long = "from-claude")]
+        from_claude: bool,
+    },
 }
 
 /// `troupe bench` options.

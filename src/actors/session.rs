@@ -42,6 +42,8 @@ pub struct Session {
     pub policy: SharedPolicy,
     pub registry: Arc<ToolRegistry>,
     pub services: Arc<Services>,
+    /// The session's hooks (front ends fire SessionStart and SessionEnd).
+    pub hooks: crate::hooks::HookClient,
 }
 
 impl Session {
@@ -75,6 +77,7 @@ pub fn start_session(
 ) -> Result<Session, String> {
     let session_id = new_session_id();
     let settings = options.settings.clone();
+    let hooks = crate::hooks::start(options.workspace.primary(), &session_id, events.clone());
     let fs = FsClient::new(FileSystem::start_pool(
         options.workspace.clone(),
         settings.tools.fs_threads,
@@ -115,6 +118,7 @@ pub fn start_session(
             &settings,
             &options.workspace,
         ))),
+        hooks: hooks.clone(),
     });
     let mut registry = ToolRegistry::new(
         Duration::from_secs(settings.tools.call_timeout_secs.max(1)),
@@ -168,6 +172,7 @@ pub fn start_session(
                 context: services.context.clone(),
                 report,
             }),
+            hooks: hooks.clone(),
         },
         scheduler.clone(),
         events.clone(),
@@ -184,6 +189,7 @@ pub fn start_session(
         policy,
         registry,
         services,
+        hooks,
     })
 }
 
