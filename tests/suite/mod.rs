@@ -1,6 +1,7 @@
 mod edit;
 mod gemini_wire;
 mod history_rules;
+mod hooks;
 mod local_llm;
 mod openai_wire;
 mod read_search;
