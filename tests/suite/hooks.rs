@@ -348,13 +348,21 @@ fn a_hook_that_hangs_is_killed_and_the_call_goes_on() {
     let read = response_of(&s.requests()[1]);
     assert!(read["output"].as_str().unwrap().starts_with("alpha"));
     let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
-    // The whole group is gone: neither the shell nor its sleeping child survives.
-    let alive = std::process::Command::new("kill")
-        .args(["-0", &format!("-{pid}")])
-        .status()
-        .unwrap()
-        .success();
-    assert!(!alive, "the hook's process group is still running");
+    // The whole group is gone: neither the shell nor its sleeping child survives (the
+    // killed processes may take a moment to be reaped once troupe has exited).
+    let alive = || {
+        std::process::Command::new("kill")
+            .args(["-0", &format!("-{pid}")])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap()
+            .success()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while alive() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!alive(), "the hook's process group is still running");
 }
 
 #[test]
@@ -510,4 +518,37 @@ fn migrate_from_claude_writes_gemini_hooks_that_troupe_runs() {
         .output()
         .unwrap();
     assert!(!out.status.success());
+}
+
+#[test]
+fn repl_lists_and_toggles_hooks_and_runs_pre_compress() {
+    let s = Scratch::new();
+    s.write("a.txt", "alpha\n");
+    let mut hooks = recording(&s, "PreCompress", "manual", "pc", "true");
+    hooks.push_str(&recording(&s, "BeforeTool", "read_file", "bt", "true"));
+    hooks.push_str(&recording(&s, "SessionEnd", "", "se", "true"));
+    user_hooks(&s, &hooks);
+    let turns = [
+        turn(vec![call("read_file", json!({"file_path": "a.txt"}))]),
+        turn(vec![text("Read it.")]),
+        json!({"method": "generateContent", "response": {"candidates": [{"content": {"role": "model",
+            "parts": [{"text": "<state_snapshot>a.txt was read.</state_snapshot>"}]}, "finishReason": "STOP"}]}}),
+    ];
+    let t = super::repl::term::Term::start(&s, &turns, &[], &[]);
+    t.line("/hooks");
+    let text = t.wait_for("SessionEnd");
+    assert!(text.contains("3 hook(s)"), "{text}");
+    assert!(text.contains("BeforeTool"), "{text}");
+    t.line("/hooks disable bt");
+    t.wait_for("Disabled 1 hook(s) (bt).");
+    t.line("read a.txt");
+    t.wait_for("Read it.");
+    t.wait_prompt();
+    assert!(!seen(&s, "bt").exists(), "a disabled hook ran");
+    t.line("/compress");
+    t.wait_for("Conversation compressed from ");
+    assert_eq!(read_seen(&s, "pc")["trigger"], "manual");
+    t.line("/quit");
+    t.wait_for("[troupe exited 0]");
+    assert_eq!(read_seen(&s, "se")["reason"], "exit");
 }
