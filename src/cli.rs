@@ -70,6 +70,10 @@ pub struct RunArgs {
     /// Write the log here instead of the default file.
     #[arg(long = "log-file", value_name = "PATH")]
     pub log_file: Option<PathBuf>,
+
+    /// Run as an Agent Client Protocol agent on stdio (for editors such as Zed).
+    #[arg(long = "acp", alias = "experimental-acp")]
+    pub acp: bool,
 }
 
 /// `-o` values.

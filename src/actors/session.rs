@@ -32,6 +32,8 @@ pub struct SessionOptions {
     pub request_log: Option<PathBuf>,
     /// Registers the test-only tools (`TROUPE_TEST_TOOLS=1`).
     pub test_tools: bool,
+    /// A client editor serving files (ACP); `None` elsewhere.
+    pub editor_files: Option<super::editor_files::SharedEditor>,
 }
 
 /// The running session.
@@ -81,7 +83,8 @@ pub fn start_session(
     let fs = FsClient::new(FileSystem::start_pool(
         options.workspace.clone(),
         settings.tools.fs_threads,
-    ));
+    ))
+    .with_editor(options.editor_files.clone());
     let corrector = settings.edit.correction.then(|| {
         let (model, name, fs, edit) = (
             options.model.clone(),

@@ -165,6 +165,7 @@ pub fn run_turn(
                 approval_mode: mode,
                 request_log,
                 test_tools,
+                editor_files: None,
             },
             front.clone().recipient(),
             front.recipient(),

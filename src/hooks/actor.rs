@@ -193,7 +193,11 @@ fn carry_forward(input: &mut Value, out: &HookOutput) {
     let Some(obj) = input.as_object_mut() else {
         return;
     };
-    if let Some(ctx) = out.specific.get("additionalContext").and_then(Value::as_str) {
+    if let Some(ctx) = out
+        .specific
+        .get("additionalContext")
+        .and_then(Value::as_str)
+    {
         if let Some(Value::String(prompt)) = obj.get_mut("prompt") {
             prompt.push_str("\n\n");
             prompt.push_str(ctx);

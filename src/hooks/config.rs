@@ -161,9 +161,9 @@ fn read_toml(path: &Path, origin: HookOrigin, out: &mut LoadedHooks) {
                             origin,
                             source: source.clone(),
                         }),
-                        Err(e) => out.warnings.push(format!(
-                            "A {name} hook in {source} was skipped: {e}"
-                        )),
+                        Err(e) => out
+                            .warnings
+                            .push(format!("A {name} hook in {source} was skipped: {e}")),
                     }
                 }
             }
@@ -213,11 +213,20 @@ fn read_gemini(path: &Path, origin: HookOrigin, out: &mut LoadedHooks) {
                 .unwrap_or("")
                 .to_string();
             let sequential = group.get("sequential").and_then(Value::as_bool) == Some(true);
-            for hook in group.get("hooks").and_then(Value::as_array).into_iter().flatten() {
-                let kind = hook.get("type").and_then(Value::as_str).unwrap_or("command");
+            for hook in group
+                .get("hooks")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let kind = hook
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("command");
                 let Some(command) = hook.get("command").and_then(Value::as_str) else {
-                    out.warnings
-                        .push(format!("A {name} hook in {source} has no command. Skipping."));
+                    out.warnings.push(format!(
+                        "A {name} hook in {source} has no command. Skipping."
+                    ));
                     continue;
                 };
                 if kind != "command" {
@@ -292,6 +301,10 @@ mod tests {
         assert!(loaded.defs[1].sequential);
         assert_eq!(loaded.defs[1].origin, HookOrigin::Project);
         assert!(loaded.disabled.contains("off"));
-        assert!(loaded.warnings[0].contains("Bogus"), "{:?}", loaded.warnings);
+        assert!(
+            loaded.warnings[0].contains("Bogus"),
+            "{:?}",
+            loaded.warnings
+        );
     }
 }

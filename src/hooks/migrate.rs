@@ -69,7 +69,10 @@ fn migrate_hook(hook: &Value) -> Value {
         out.insert("type".into(), "command".into());
     }
     if let Some(secs) = obj.get("timeout").and_then(Value::as_f64) {
-        out.insert("timeout".into(), Value::from((secs * 1000.0).round() as u64));
+        out.insert(
+            "timeout".into(),
+            Value::from((secs * 1000.0).round() as u64),
+        );
     }
     Value::Object(out)
 }
@@ -81,7 +84,9 @@ pub fn convert(claude: &Value) -> Map<String, Value> {
         return out;
     };
     for (event, defs) in hooks {
-        let Some(defs) = defs.as_array() else { continue };
+        let Some(defs) = defs.as_array() else {
+            continue;
+        };
         let name = EVENTS
             .iter()
             .find(|(c, _)| c == event)
@@ -125,7 +130,10 @@ pub fn run(workspace: &Path) -> Result<Vec<String>, MigrateError> {
     .find(|p| p.is_file())
     .ok_or(MigrateError::NoClaudeSettings)?;
     let claude = read_json(&source)?;
-    let mut lines = vec![format!("Found Claude Code settings in: {}", source.display())];
+    let mut lines = vec![format!(
+        "Found Claude Code settings in: {}",
+        source.display()
+    )];
     let migrated = convert(&claude);
     if migrated.is_empty() {
         lines.push("No hooks found in Claude Code settings to migrate.".into());

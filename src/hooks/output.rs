@@ -151,7 +151,11 @@ pub fn merge(outputs: &[HookOutput]) -> HookVerdict {
         if let Some(m) = &out.system_message {
             verdict.system_messages.push(m.clone());
         }
-        if let Some(c) = out.specific.get("additionalContext").and_then(Value::as_str) {
+        if let Some(c) = out
+            .specific
+            .get("additionalContext")
+            .and_then(Value::as_str)
+        {
             contexts.push(escape_context(c));
         }
         if let Some(v) = out.specific.get("tool_input").filter(|v| v.is_object()) {
@@ -194,7 +198,12 @@ mod tests {
         assert_eq!(deny.reason.as_deref(), Some("no writes allowed"));
         let json = parse(r#"{"decision":"block","reason":"r"}"#, "", 7);
         assert_eq!(json.decision, Decision::Deny);
-        assert_eq!(parse(r#"{"continue":false,"stopReason":"s"}"#, "", 0).stop.as_deref(), Some("s"));
+        assert_eq!(
+            parse(r#"{"continue":false,"stopReason":"s"}"#, "", 0)
+                .stop
+                .as_deref(),
+            Some("s")
+        );
         let garbage = parse("\u{1}{not json", "", 3);
         assert_eq!(garbage.decision, Decision::Deny);
         let huge = "x".repeat(MAX_TEXT_CHARS * 3);
@@ -203,8 +212,16 @@ mod tests {
 
     #[test]
     fn merging_prefers_deny_and_joins_texts() {
-        let a = parse(r#"{"decision":"ask","reason":"a","hookSpecificOutput":{"additionalContext":"<x>"}}"#, "", 0);
-        let b = parse(r#"{"decision":"deny","reason":"b","hookSpecificOutput":{"additionalContext":"y"}}"#, "", 0);
+        let a = parse(
+            r#"{"decision":"ask","reason":"a","hookSpecificOutput":{"additionalContext":"<x>"}}"#,
+            "",
+            0,
+        );
+        let b = parse(
+            r#"{"decision":"deny","reason":"b","hookSpecificOutput":{"additionalContext":"y"}}"#,
+            "",
+            0,
+        );
         let v = merge(&[a, b]);
         assert_eq!(v.decision, Decision::Deny);
         assert_eq!(v.reason.as_deref(), Some("b"));

@@ -42,10 +42,19 @@ fn before_tool_exit_2_blocks_the_call_and_names_the_hook() {
     let s = Scratch::new();
     user_hooks(
         &s,
-        &recording(&s, "BeforeTool", "write_file|replace", "guard", "echo 'no writes allowed' >&2; exit 2"),
+        &recording(
+            &s,
+            "BeforeTool",
+            "write_file|replace",
+            "guard",
+            "echo 'no writes allowed' >&2; exit 2",
+        ),
     );
     let turns = [
-        turn(vec![call("write_file", json!({"file_path": "a.txt", "content": "x"}))]),
+        turn(vec![call(
+            "write_file",
+            json!({"file_path": "a.txt", "content": "x"}),
+        )]),
         turn(vec![text("ok")]),
     ];
     let out = s.run(&turns, &["-p", "write", "--yolo"]);
@@ -61,7 +70,9 @@ fn before_tool_exit_2_blocks_the_call_and_names_the_hook() {
     assert_eq!(input["tool_name"], "write_file");
     assert_eq!(input["tool_input"]["file_path"], "a.txt");
     assert_eq!(input["cwd"], s.ws().display().to_string());
-    assert!(input["session_id"].as_str().is_some_and(|id| id.len() == 36));
+    assert!(input["session_id"]
+        .as_str()
+        .is_some_and(|id| id.len() == 36));
     assert!(stderr(&out).contains("Hook \"guard\" failed for event BeforeTool (exit status 2)"));
 }
 
@@ -98,9 +109,8 @@ fn before_tool_matcher_json_deny_and_tool_input_rewrite() {
     let responses = function_responses(&s.requests()[1]);
     let read = responses[0]["response"]["output"].as_str().unwrap();
     assert!(read.starts_with("bravo"), "{read}");
-    assert!(read.ends_with(
-        "\n\n[System] Tool input parameters were modified by a hook before execution."
-    ));
+    assert!(read
+        .ends_with("\n\n[System] Tool input parameters were modified by a hook before execution."));
     assert_eq!(
         responses[1]["response"]["error"],
         "Tool execution blocked: json deny reason"
@@ -114,7 +124,13 @@ fn before_tool_matcher_json_deny_and_tool_input_rewrite() {
 fn before_tool_ask_forces_a_confirmation_that_headless_refuses() {
     let s = Scratch::new();
     s.write("a.txt", "alpha\n");
-    let mut hooks = recording(&s, "BeforeTool", "", "asker", r#"echo '{"decision":"ask"}'"#);
+    let mut hooks = recording(
+        &s,
+        "BeforeTool",
+        "",
+        "asker",
+        r#"echo '{"decision":"ask"}'"#,
+    );
     hooks.push_str(&recording(&s, "Notification", "", "notify", "true"));
     user_hooks(&s, &hooks);
     let turns = [
@@ -128,7 +144,10 @@ fn before_tool_ask_forces_a_confirmation_that_headless_refuses() {
     assert!(response.get("output").is_none());
     let note = read_seen(&s, "notify");
     assert_eq!(note["notification_type"], "ToolPermission");
-    assert!(note["message"].as_str().unwrap().contains("read_file"), "{note}");
+    assert!(
+        note["message"].as_str().unwrap().contains("read_file"),
+        "{note}"
+    );
 }
 
 #[test]
@@ -199,7 +218,13 @@ fn before_agent_adds_context_or_blocks_the_prompt() {
     let s = Scratch::new();
     user_hooks(
         &s,
-        &recording(&s, "BeforeAgent", "", "ba", "echo 'prompts are closed' >&2; exit 2"),
+        &recording(
+            &s,
+            "BeforeAgent",
+            "",
+            "ba",
+            "echo 'prompts are closed' >&2; exit 2",
+        ),
     );
     let out = s.run(&[turn(vec![text("hi")])], &["-p", "hello"]);
     assert_eq!(out.status.code(), Some(1));
@@ -218,14 +243,20 @@ fn after_agent_deny_sends_the_reason_back_once() {
             seen(&s, "aa").display()
         ),
     );
-    let turns = [turn(vec![text("first answer")]), turn(vec![text("tests run")])];
+    let turns = [
+        turn(vec![text("first answer")]),
+        turn(vec![text("tests run")]),
+    ];
     let (json_out, out) = s.run_json(&turns, &["-p", "fix it"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(json_out["response"], "first answertests run");
     let requests = s.requests();
     assert_eq!(requests.len(), 2);
     let contents = requests[1]["contents"].as_array().unwrap();
-    assert_eq!(contents.last().unwrap()["parts"][0]["text"], "run the tests too");
+    assert_eq!(
+        contents.last().unwrap()["parts"][0]["text"],
+        "run the tests too"
+    );
     let text = std::fs::read_to_string(seen(&s, "aa")).unwrap();
     let inputs: Vec<Value> = text
         .lines()
@@ -347,7 +378,11 @@ fn a_hook_that_hangs_is_killed_and_the_call_goes_on() {
         .contains("Hook \"sleeper\" failed for event BeforeTool: Hook timed out after 300ms"));
     let read = response_of(&s.requests()[1]);
     assert!(read["output"].as_str().unwrap().starts_with("alpha"));
-    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     // The whole group is gone: neither the shell nor its sleeping child survives (the
     // killed processes may take a moment to be reaped once troupe has exited).
     let alive = || {
@@ -383,10 +418,19 @@ fn crashing_garbage_and_huge_hooks_leave_the_session_running() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(json_out["response"], "ok");
     let read = response_of(&s.requests()[1]);
-    assert!(read["output"].as_str().unwrap().starts_with("alpha"), "{read}");
+    assert!(
+        read["output"].as_str().unwrap().starts_with("alpha"),
+        "{read}"
+    );
     let err = stderr(&out);
-    assert!(err.contains("Hook \"crash\" failed for event BeforeAgent"), "{err}");
-    assert!(err.contains("Hook \"garbage\" failed for event AfterTool (exit status 1)"), "{err}");
+    assert!(
+        err.contains("Hook \"crash\" failed for event BeforeAgent"),
+        "{err}"
+    );
+    assert!(
+        err.contains("Hook \"garbage\" failed for event AfterTool (exit status 1)"),
+        "{err}"
+    );
     assert!(err.contains("Warning: \u{1}{not json"), "{err}");
     // The huge output is shown clipped, not whole.
     assert!(err.len() < 100_000, "stderr is {} bytes", err.len());
@@ -440,7 +484,11 @@ fn project_hooks_run_only_in_a_trusted_folder_and_are_announced_once() {
     let out = s.run(&turns, &["-p", "read", "--yolo"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!seen(&s, "proj").exists(), "an untrusted project hook ran");
-    assert!(stderr(&out).contains("not trusted: proj"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not trusted: proj"),
+        "{}",
+        stderr(&out)
+    );
 
     let trusted = |s: &Scratch| {
         let script = s.script(&turns);

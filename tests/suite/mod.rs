@@ -1,3 +1,4 @@
+mod acp;
 mod edit;
 mod gemini_wire;
 mod history_rules;

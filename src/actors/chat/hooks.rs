@@ -19,7 +19,11 @@ pub fn llm_request(request: &ModelRequest) -> Value {
         .contents
         .iter()
         .map(|c| {
-            let role = if c.role == Role::Model { "model" } else { "user" };
+            let role = if c.role == Role::Model {
+                "model"
+            } else {
+                "user"
+            };
             json!({"role": role, "content": c.text()})
         })
         .collect();
@@ -84,20 +88,23 @@ impl Chat {
         let cancel = self.turn_cancel();
         let fields = json!({"prompt": text});
         ctx.spawn(
-            async move { hooks.fire(HookEvent::BeforeAgent, None, fields, cancel).await }
-                .into_actor(self)
-                .map(move |verdict, act, ctx| {
-                    if let Some(message) = stopped(&verdict) {
-                        return act.finish(TurnOutcome::Failed { message });
-                    }
-                    if verdict.denied() {
-                        let message =
-                            format!("Agent execution blocked: {}", verdict.reason_text());
-                        act.emit(UiEvent::Warning(message.clone()));
-                        return act.finish(TurnOutcome::Failed { message });
-                    }
-                    act.add_prompt(text, verdict.additional_context, ctx);
-                }),
+            async move {
+                hooks
+                    .fire(HookEvent::BeforeAgent, None, fields, cancel)
+                    .await
+            }
+            .into_actor(self)
+            .map(move |verdict, act, ctx| {
+                if let Some(message) = stopped(&verdict) {
+                    return act.finish(TurnOutcome::Failed { message });
+                }
+                if verdict.denied() {
+                    let message = format!("Agent execution blocked: {}", verdict.reason_text());
+                    act.emit(UiEvent::Warning(message.clone()));
+                    return act.finish(TurnOutcome::Failed { message });
+                }
+                act.add_prompt(text, verdict.additional_context, ctx);
+            }),
         );
     }
 
@@ -185,18 +192,22 @@ impl Chat {
             },
         });
         ctx.spawn(
-            async move { hooks.fire(HookEvent::AfterModel, None, fields, cancel).await }
-                .into_actor(self)
-                .map(move |verdict, act, ctx| {
-                    if let Some(message) = stopped(&verdict) {
-                        return act.fail(message);
-                    }
-                    if verdict.denied() {
-                        let reason = verdict.reason_text();
-                        return act.fail(format!("Model response blocked by hook: {reason}"));
-                    }
-                    act.on_model_done(Ok(assembled), ctx);
-                }),
+            async move {
+                hooks
+                    .fire(HookEvent::AfterModel, None, fields, cancel)
+                    .await
+            }
+            .into_actor(self)
+            .map(move |verdict, act, ctx| {
+                if let Some(message) = stopped(&verdict) {
+                    return act.fail(message);
+                }
+                if verdict.denied() {
+                    let reason = verdict.reason_text();
+                    return act.fail(format!("Model response blocked by hook: {reason}"));
+                }
+                act.on_model_done(Ok(assembled), ctx);
+            }),
         );
     }
 
@@ -229,25 +240,28 @@ impl Chat {
         let hooks = self.config.hooks.clone();
         let cancel = self.turn_cancel();
         ctx.spawn(
-            async move { hooks.fire(HookEvent::AfterAgent, None, fields, cancel).await }
-                .into_actor(self)
-                .map(move |verdict, act, ctx| {
-                    if let Some(message) = stopped(&verdict) {
-                        act.emit(UiEvent::Warning(message));
-                    } else if verdict.denied() && !stop_hook_active {
-                        if let Some(turn) = act.turn.as_mut() {
-                            turn.stop_hook_active = true;
-                            turn.after_function_response = false;
-                        }
-                        act.history
-                            .push(Content::user_text(verdict.reason_text()));
-                        return act.request_model(ctx);
+            async move {
+                hooks
+                    .fire(HookEvent::AfterAgent, None, fields, cancel)
+                    .await
+            }
+            .into_actor(self)
+            .map(move |verdict, act, ctx| {
+                if let Some(message) = stopped(&verdict) {
+                    act.emit(UiEvent::Warning(message));
+                } else if verdict.denied() && !stop_hook_active {
+                    if let Some(turn) = act.turn.as_mut() {
+                        turn.stop_hook_active = true;
+                        turn.after_function_response = false;
                     }
-                    act.finish(TurnOutcome::Completed { response });
-                    if verdict.clear_context {
-                        act.history.clear();
-                    }
-                }),
+                    act.history.push(Content::user_text(verdict.reason_text()));
+                    return act.request_model(ctx);
+                }
+                act.finish(TurnOutcome::Completed { response });
+                if verdict.clear_context {
+                    act.history.clear();
+                }
+            }),
         );
     }
 }

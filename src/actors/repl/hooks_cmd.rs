@@ -41,7 +41,11 @@ pub fn hooks(link: &SessionLink, args: &[&str], p: Palette) -> Vec<String> {
         Ok(list) => {
             let mut out = vec![p.bold(&format!("{} hook(s)", list.len()))];
             for h in list {
-                let state = if h.enabled { p.green("on ") } else { p.dim("off") };
+                let state = if h.enabled {
+                    p.green("on ")
+                } else {
+                    p.dim("off")
+                };
                 let matcher = if h.matcher.is_empty() {
                     String::new()
                 } else {

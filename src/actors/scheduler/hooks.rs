@@ -181,7 +181,12 @@ impl Inner {
             "details": serde_json::to_value(&request.details).unwrap_or(Value::Null),
         });
         hooks
-            .fire(HookEvent::Notification, None, fields, CancellationToken::new())
+            .fire(
+                HookEvent::Notification,
+                None,
+                fields,
+                CancellationToken::new(),
+            )
             .await;
     }
 }
@@ -203,7 +208,11 @@ fn append_to_response(completed: &mut CompletedCall, text: &str) {
     } else {
         "output"
     };
-    let old = obj.get(key).and_then(Value::as_str).unwrap_or("").to_string();
+    let old = obj
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     obj.insert(key.into(), Value::String(format!("{old}{text}")));
 }
 

@@ -196,20 +196,22 @@ impl Inner {
                     continue;
                 }
             };
-            let (invocation, force_ask) =
-                match self.before_tool(&tool, invocation, &mut call, &cancel).await {
-                    hooks::BeforeTool::Run {
-                        invocation,
-                        force_ask,
-                    } => (invocation, force_ask),
-                    hooks::BeforeTool::Done(completed) => {
-                        slots.push(Slot::Done(completed));
-                        if cancel.is_cancelled() {
-                            stop_reason = Some("Agent execution stopped by hook");
-                        }
-                        continue;
+            let (invocation, force_ask) = match self
+                .before_tool(&tool, invocation, &mut call, &cancel)
+                .await
+            {
+                hooks::BeforeTool::Run {
+                    invocation,
+                    force_ask,
+                } => (invocation, force_ask),
+                hooks::BeforeTool::Done(completed) => {
+                    slots.push(Slot::Done(completed));
+                    if cancel.is_cancelled() {
+                        stop_reason = Some("Agent execution stopped by hook");
                     }
-                };
+                    continue;
+                }
+            };
             match self
                 .approve(&tool, invocation, &call, &cancel, force_ask)
                 .await
