@@ -8,6 +8,7 @@
 pub mod convert;
 pub mod editor;
 pub mod front;
+pub mod load;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -16,9 +17,9 @@ use std::sync::{Arc, Mutex};
 use actix::prelude::*;
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, AuthenticateResponse, CancelNotification, InitializeRequest,
-    InitializeResponse, LoadSessionRequest, NewSessionRequest, NewSessionResponse, PromptRequest,
-    PromptResponse, RequestPermissionRequest, SessionNotification, SetSessionModeRequest,
-    SetSessionModeResponse,
+    InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, PromptRequest, PromptResponse, RequestPermissionRequest,
+    SessionNotification, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, Client, Error, Stdio};
@@ -33,6 +34,7 @@ use crate::cli::RunArgs;
 use crate::engine::workspace::Workspace;
 use crate::protocol::{ApprovalMode, CancelTurn, CompressHistory, Memory, UserInput};
 use front::{AcpFront, AwaitTurn, ClientLink};
+use load::RecordedSessions;
 
 /// The modes a session offers (gemini-cli's, in Troupe's names).
 const MODES: [(&str, &str, &str); 4] = [
@@ -160,7 +162,7 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
                 responder.respond(typed::<InitializeResponse>(json!({
                     "protocolVersion": 1,
                     "agentCapabilities": {
-                        "loadSession": false,
+                        "loadSession": true,
                         "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true},
                         "mcpCapabilities": {"http": false, "sse": false},
                     },
@@ -179,14 +181,11 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
         .on_receive_request(
             async move |req: NewSessionRequest, responder, cx| {
                 let req = value(&req);
-                match new_session(&s2, &req, &cx) {
+                match new_session(&s2, &req, &cx, None) {
                     Ok((id, mode)) => {
                         responder.respond(typed::<NewSessionResponse>(json!({
                             "sessionId": id,
-                            "modes": {
-                                "currentModeId": mode,
-                                "availableModes": MODES.iter().map(|(id, name, d)| json!({"id": id, "name": name, "description": d})).collect::<Vec<_>>(),
-                            },
+                            "modes": modes(mode),
                         }))?)?;
                         let commands: Vec<Value> = COMMANDS
                             .iter()
@@ -204,11 +203,29 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |_req: LoadSessionRequest, responder, _cx| {
-                responder.respond_with_error(error(
-                    -32002,
-                    "Resource not found: this build of Troupe does not record sessions yet",
-                ))
+            async move |req: LoadSessionRequest, responder, cx| {
+                let req = value(&req);
+                let id = req["sessionId"].as_str().unwrap_or("").to_string();
+                let history = match load::GeminiJsonl::standard().history(&id) {
+                    Ok(h) => h,
+                    Err(message) => return responder.respond_with_error(error(-32603, message)),
+                };
+                let s = s7.clone();
+                let link = Link { cx: cx.clone() };
+                // Off the dispatch loop: the replay waits on the new session's Chat.
+                cx.spawn(async move {
+                    let mode = match new_session(&s, &req, &link.cx, Some(id.clone())) {
+                        Ok((_, mode)) => mode,
+                        Err(message) => return responder.respond_with_error(error(-32603, message)),
+                    };
+                    if let Some(session) = s.session(&id) {
+                        let _ = session.session.chat.send(crate::actors::chat::SetHistory(history.clone())).await;
+                    }
+                    for update in load::replay(&history) {
+                        link.update(&id, update);
+                    }
+                    responder.respond(typed::<LoadSessionResponse>(json!({"modes": modes(mode)}))?)
+                })
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -287,15 +304,24 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
         crate::hooks::session_end(&s.session.hooks, "exit").await;
         s.session.shutdown().await;
     }
-    drop(s7);
     result
 }
 
-/// Starts a Troupe session for `session/new`; its id and approval mode.
+/// The `modes` of a session in `current`.
+fn modes(current: &str) -> Value {
+    json!({
+        "currentModeId": current,
+        "availableModes": MODES.iter().map(|(id, name, d)| json!({"id": id, "name": name, "description": d})).collect::<Vec<_>>(),
+    })
+}
+
+/// Starts a Troupe session for `session/new` (or `session/load`, under the loaded
+/// session's id); its id and approval mode.
 fn new_session(
     state: &State,
     req: &Value,
     cx: &ConnectionTo<Client>,
+    loaded_id: Option<String>,
 ) -> Result<(String, &'static str), String> {
     let cwd = PathBuf::from(req["cwd"].as_str().unwrap_or(""));
     if !cwd.is_absolute() {
@@ -346,7 +372,7 @@ fn new_session(
         front.clone().recipient(),
         front.clone().recipient(),
     )?;
-    let id = session.session_id.clone();
+    let id = loaded_id.unwrap_or_else(|| session.session_id.clone());
     if let Ok(mut slot) = front_id.lock() {
         *slot = id.clone();
     }

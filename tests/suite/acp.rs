@@ -449,3 +449,79 @@ fn hooks_fire_under_acp() {
     );
     assert!(ed.close().success());
 }
+
+#[test]
+fn load_replays_a_recorded_session_and_continues_it() {
+    let s = Scratch::new();
+    let id = "2bf63e19-1111-4222-8333-444455556666";
+    let chats = s.home().join(".troupe/tmp/ws/chats");
+    std::fs::create_dir_all(&chats).unwrap();
+    let records = [
+        json!({"sessionId": id, "projectHash": "abc", "startTime": "2026-11-23T08:51:00.000Z", "lastUpdated": "2026-11-23T08:52:00.000Z", "kind": "main"}),
+        json!({"id": "m1", "timestamp": "t", "type": "user", "content": [{"text": "what is in a.txt?"}]}),
+        json!({"id": "m2", "timestamp": "t", "type": "gemini", "content": "", "thoughts": [{"subject": "Plan", "description": "read it", "timestamp": "t"}],
+               "toolCalls": [{"id": "read_file__read_file_1_0", "name": "read_file", "args": {"file_path": "a.txt"}, "status": "success",
+                              "result": [{"functionResponse": {"id": "read_file_1_0", "name": "read_file", "response": {"output": "alpha"}}}]}]}),
+        json!({"id": "m3", "timestamp": "t", "type": "gemini", "content": "It says alpha."}),
+    ];
+    let lines: String = records.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(chats.join("session-2026-11-23T08-51-2bf63e19.jsonl"), lines).unwrap();
+    let turns = [turn(vec![text("Still alpha.")])];
+    let mut ed = Editor::start(&s, &turns, &[]);
+    let init = ed.call(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+    );
+    assert_eq!(init["result"]["agentCapabilities"]["loadSession"], true);
+    let loaded = ed.call(
+        "session/load",
+        json!({"sessionId": id, "cwd": s.ws().display().to_string(), "mcpServers": []}),
+    );
+    assert_eq!(
+        loaded["result"]["modes"]["currentModeId"], "default",
+        "{loaded}"
+    );
+    let kinds: Vec<String> = ed
+        .updates
+        .iter()
+        .filter(|u| u["params"]["sessionId"] == id)
+        .map(|u| {
+            u["params"]["update"]["sessionUpdate"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .filter(|k| k != "available_commands_update")
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "user_message_chunk",
+            "agent_thought_chunk",
+            "tool_call",
+            "agent_message_chunk"
+        ]
+    );
+    let call = &ed.kinds("tool_call")[0];
+    assert_eq!(call["status"], "completed");
+    assert_eq!(call["content"][0]["content"]["text"], "alpha");
+    let done = ed.call(
+        "session/prompt",
+        json!({"sessionId": id, "prompt": [{"type": "text", "text": "and now?"}]}),
+    );
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    let sent = s.requests()[0]["contents"].to_string();
+    assert!(
+        sent.contains("what is in a.txt?") && sent.contains("It says alpha."),
+        "{sent}"
+    );
+    let missing = ed.call(
+        "session/load",
+        json!({"sessionId": "nope", "cwd": s.ws().display().to_string(), "mcpServers": []}),
+    );
+    assert!(missing["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("Invalid session identifier"));
+    assert!(ed.close().success());
+}
