@@ -69,7 +69,7 @@ fn head_id(path: &Path) -> Option<String> {
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v.get("projectHash").is_some())
         .filter_map(|v| v["sessionId"].as_str().map(str::to_string))
-        .last()
+        .next_back()
 }
 
 impl RecordedSessions for GeminiJsonl {
