@@ -79,7 +79,12 @@ pub fn start_session(
 ) -> Result<Session, String> {
     let session_id = new_session_id();
     let settings = options.settings.clone();
-    let hooks = crate::hooks::start(options.workspace.primary(), &session_id, events.clone());
+    let hooks = crate::hooks::start(
+        options.workspace.primary(),
+        &session_id,
+        &settings,
+        events.clone(),
+    );
     let fs = FsClient::new(FileSystem::start_pool(
         options.workspace.clone(),
         settings.tools.fs_threads,

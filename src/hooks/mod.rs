@@ -136,8 +136,18 @@ impl HookClient {
 /// Loads the hooks of a session in `workspace` and starts their actor (none when no
 /// hook is configured). Untrusted project hooks are left out and said so; new trusted
 /// project hooks are announced once.
-pub fn start(workspace: &Path, session_id: &str, events: Recipient<UiEvent>) -> HookClient {
-    let loaded = config::load(&config::HookSources::standard(workspace));
+pub fn start(
+    workspace: &Path,
+    session_id: &str,
+    settings: &crate::settings::Settings,
+    events: Recipient<UiEvent>,
+) -> HookClient {
+    let mut loaded = config::load(&config::HookSources::standard(workspace));
+    // The merged settings win (a `-c hooks.enabled=false` flag, for instance).
+    loaded.globally_disabled |= !settings.hooks.enabled;
+    loaded
+        .disabled
+        .extend(settings.hooks.disabled.iter().cloned());
     for warning in &loaded.warnings {
         events.do_send(UiEvent::Warning(warning.clone()));
     }

@@ -171,16 +171,25 @@ pub async fn run(
     };
     let limit = Duration::from_millis(def.timeout_ms);
     let result = tokio::select! {
-        r = tokio::time::timeout(limit, io) => r,
-        _ = cancel.cancelled() => {
-            guard.kill(Signal::SIGKILL);
-            return RunResult::Failed("Hook was cancelled".into());
-        }
+        r = tokio::time::timeout(limit, io) => Some(r),
+        _ = cancel.cancelled() => None,
+    };
+    let Some(result) = result else {
+        guard.kill(Signal::SIGKILL);
+        let _ = child.wait().await;
+        return RunResult::Failed("Hook was cancelled".into());
     };
     match result {
         Err(_) => {
             guard.kill(Signal::SIGTERM);
-            tokio::time::sleep(TERM_GRACE).await;
+            if tokio::time::timeout(TERM_GRACE, child.wait())
+                .await
+                .is_err()
+            {
+                guard.kill(Signal::SIGKILL);
+                let _ = child.wait().await;
+            }
+            // Whatever the hook started goes with its group.
             guard.kill(Signal::SIGKILL);
             RunResult::Failed(format!("Hook timed out after {}ms", def.timeout_ms))
         }

@@ -208,10 +208,20 @@ fn before_agent_adds_context_or_blocks_the_prompt() {
             r#"echo '{"hookSpecificOutput":{"additionalContext":"BA-CTX"}}'"#,
         ),
     );
+    let out = s.run(
+        &[turn(vec![text("hi")])],
+        &["-p", "hello", "-c", "hooks.enabled=false"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        !seen(&s, "ba").exists(),
+        "a hook ran with hooks.enabled=false"
+    );
     let out = s.run(&[turn(vec![text("hi")])], &["-p", "hello"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(read_seen(&s, "ba")["prompt"], "hello");
-    let parts = s.requests()[0]["contents"][0]["parts"].clone();
+    let requests = s.requests();
+    let parts = requests.last().unwrap()["contents"][0]["parts"].clone();
     assert_eq!(parts[0]["text"], "hello");
     assert_eq!(parts[1]["text"], "<hook_context>BA-CTX</hook_context>");
 
@@ -383,21 +393,39 @@ fn a_hook_that_hangs_is_killed_and_the_call_goes_on() {
         .trim()
         .parse()
         .unwrap();
-    // The whole group is gone: neither the shell nor its sleeping child survives (the
-    // killed processes may take a moment to be reaped once troupe has exited).
-    let alive = || {
-        std::process::Command::new("kill")
-            .args(["-0", &format!("-{pid}")])
-            .stderr(std::process::Stdio::null())
-            .status()
-            .unwrap()
-            .success()
+    // The whole group is gone: neither the shell nor its sleeping child survives.
+    wait_group_gone(pid);
+}
+
+/// Whether a process of group `pgid` is still running (zombies, which this machine's
+/// init may never reap, are dead).
+pub(crate) fn group_running(pgid: i32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
     };
+    entries.flatten().any(|e| {
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            return false;
+        };
+        // pid (comm) state ppid pgrp ...: split after the last ')'.
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            return false;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        fields.len() > 2 && fields[0] != "Z" && fields[2] == pgid.to_string()
+    })
+}
+
+/// Waits (up to 10 s) for group `pgid` to stop running, then asserts it did.
+pub(crate) fn wait_group_gone(pgid: i32) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while alive() && std::time::Instant::now() < deadline {
+    while group_running(pgid) && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    assert!(!alive(), "the hook's process group is still running");
+    assert!(
+        !group_running(pgid),
+        "processes of group {pgid} are still running"
+    );
 }
 
 #[test]
