@@ -74,6 +74,10 @@ pub struct RunArgs {
     /// Trust the current folder for this run only (its .troupe/config.toml applies).
     #[arg(long = "skip-trust")]
     pub skip_trust: bool,
+
+    /// Run as an Agent Client Protocol agent on stdio (for editors such as Zed).
+    #[arg(long = "acp", alias = "experimental-acp")]
+    pub acp: bool,
 }
 
 /// `-o` values.
@@ -106,6 +110,22 @@ pub enum Command {
     Untrust {
         #[arg(value_name = "DIR")]
         dir: Option<PathBuf>,
+    },
+    /// Manage hooks (`troupe hooks migrate --from-claude`).
+    Hooks {
+        #[command(subcommand)]
+        action: HooksAction,
+    },
+}
+
+/// `troupe hooks` actions.
+#[derive(Debug, Subcommand)]
+pub enum HooksAction {
+    /// Convert Claude Code hooks (.claude/settings*.json) into .gemini/settings.json.
+    Migrate {
+        /// Migrate from Claude Code hooks.
+        #[arg(long = "from-claude")]
+        from_claude: bool,
     },
 }
 

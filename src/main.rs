@@ -15,6 +15,8 @@ fn main() {
         Some(Command::Config { overrides }) => config(overrides),
         Some(Command::Trust { dir }) => app::trust_cmd::trust(dir.as_deref()),
         Some(Command::Untrust { dir }) => app::trust_cmd::untrust(dir.as_deref()),
+        Some(Command::Hooks { action }) => app::hooks_cmd::run(action),
+        None if cli.run.acp => troupe::acp::run(&cli.run),
         None => match cli.run.prompt.clone() {
             Some(prompt) => app::run_headless(&cli.run, prompt),
             None => app::interactive::run(&cli.run),

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod demo;
+pub mod hooks_cmd;
 pub mod interactive;
 pub mod signals;
 pub mod stdin;
@@ -190,12 +191,15 @@ pub fn run_turn(
                 approval_mode: mode,
                 request_log,
                 test_tools,
+                editor_files: None,
             },
             front.clone().recipient(),
             front.recipient(),
         )
         .map_err(AppError::Usage)?;
         let mut signals = signals::Signals::install();
+        let start = crate::hooks::session_start(&session.hooks, "startup").await;
+        let prompt = crate::hooks::with_session_context(prompt, start.additional_context);
         session.chat.do_send(UserInput { text: prompt });
         let mut rx = rx;
         let summary = tokio::select! {
@@ -220,11 +224,19 @@ pub fn run_turn(
                     },
                 };
                 summary.interrupted_by = Some(number);
+                crate::hooks::session_end(&session.hooks, "exit").await;
                 session.shutdown().await;
                 signals::kill_started_groups().await;
                 Ok(summary)
             }
         };
+        // After a signal the end hooks already ran.
+        if !summary
+            .as_ref()
+            .is_ok_and(|s| s.interrupted_by.is_some())
+        {
+            crate::hooks::session_end(&session.hooks, "exit").await;
+        }
         session.shutdown().await;
         summary
     });

@@ -51,9 +51,10 @@ pub fn untrust(dir: Option<&Path>) -> Result<i32, AppError> {
     Ok(0)
 }
 
-/// Whether this run trusts the workspace: `--skip-trust`, else the trust file.
+/// Whether this run trusts the workspace: `--skip-trust` or `TROUPE_TRUST_WORKSPACE=1`
+/// (gemini-cli's `GEMINI_CLI_TRUST_WORKSPACE`), else the trust file.
 pub fn run_trust(ws: &Workspace, args: &RunArgs) -> TrustState {
-    if args.skip_trust {
+    if args.skip_trust || crate::hooks::trust::workspace_trusted(ws.primary()) {
         return TrustState::SkippedForRun;
     }
     trust::is_trusted(ws.primary())

@@ -179,6 +179,9 @@ pub fn discover(workspace: &Path, context_file_names: &[String]) -> Vec<String> 
             found.push(what.to_string());
         }
     }
+    if workspace.join(".gemini").join("settings.json").is_file() {
+        found.push("gemini-cli project settings and hooks (.gemini/settings.json)".to_string());
+    }
     for name in context_file_names {
         let path = workspace.join(name);
         let Ok(text) = std::fs::read_to_string(&path) else {

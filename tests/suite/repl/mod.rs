@@ -6,7 +6,7 @@ mod cancel;
 mod commands;
 mod confirm;
 mod signals;
-mod term;
+pub(crate) mod term;
 mod trust_prompt;
 
 /// The edit tool the confirmation tests drive. `replace` once it is on this branch.
