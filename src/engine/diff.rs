@@ -35,7 +35,7 @@ pub fn line_diff<'a>(old: &'a str, new: &'a str) -> TextDiff<'a, 'a, 'a, str> {
 
 /// `text` cut to at most `max` bytes (at a line end when there is one), with a last
 /// line saying how much was left out.
-pub fn cap_text(mut text: String, max: usize) -> String {
+pub fn cap_text(mut text: String, max: usize, what: &str) -> String {
     if text.len() <= max {
         return text;
     }
@@ -49,7 +49,7 @@ pub fn cap_text(mut text: String, max: usize) -> String {
     let left_out = text[cut..].lines().count();
     text.truncate(cut);
     text.push_str(&format!(
-        "... [diff cut at {} KiB: {left_out} more lines not shown]\n",
+        "... [{what} cut at {} KiB: {left_out} more lines not shown]\n",
         max / 1024
     ));
     text
@@ -107,7 +107,7 @@ pub fn unified(name: &str, old: &str, new: &str) -> FileDiff {
         }
         text.push_str(&hunk.to_string());
     }
-    let mut text = cap_text(text, MAX_DIFF_TEXT_BYTES);
+    let mut text = cap_text(text, MAX_DIFF_TEXT_BYTES, "diff");
     if left_out > 0 {
         text.push_str(&format!("... [{left_out} more diff lines not shown]\n"));
     }

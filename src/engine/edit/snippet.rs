@@ -5,7 +5,16 @@ use similar::DiffOp;
 
 /// The changed regions of `new` with `context` lines around each, gaps shown as `...`.
 /// An empty `original` (a new file) gives the whole new text.
+/// Capped at [`crate::engine::diff::MAX_DIFF_TEXT_BYTES`] (a line says what was cut).
 pub fn diff_context_snippet(original: &str, new: &str, context: usize) -> String {
+    crate::engine::diff::cap_text(
+        snippet(original, new, context),
+        crate::engine::diff::MAX_DIFF_TEXT_BYTES,
+        "snippet",
+    )
+}
+
+fn snippet(original: &str, new: &str, context: usize) -> String {
     if original.is_empty() {
         return new.to_string();
     }
