@@ -66,6 +66,9 @@ pub struct ToolContext {
     pub call_id: String,
     pub cancel: CancellationToken,
     events: Option<Recipient<UiEvent>>,
+    /// Set once the call has started a change that cannot be taken back (a write):
+    /// a cancellation after that waits for the call and reports what it did.
+    committed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl ToolContext {
@@ -80,7 +83,19 @@ impl ToolContext {
             call_id,
             cancel,
             events,
+            committed: Arc::default(),
         }
+    }
+
+    /// Marks the point of no return (called right before a write starts).
+    pub fn commit(&self) {
+        self.committed
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The flag [`ToolContext::commit`] sets.
+    pub fn committed_flag(&self) -> Arc<std::sync::atomic::AtomicBool> {
+        self.committed.clone()
     }
 
     /// Forwards live output (a running command's output, ...) to the front end.

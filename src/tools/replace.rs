@@ -339,6 +339,11 @@ async fn write(p: Params, ctx: ToolContext, computed: Computed) -> ToolOutput {
             WriteExpect::Unchanged(None),
         ),
     };
+    // Past this point the write is what happened, whatever a cancellation says.
+    if ctx.cancel.is_cancelled() {
+        return ToolOutput::text("Cancelled before writing.", "Cancelled before writing.");
+    }
+    ctx.commit();
     let written = ctx
         .services
         .fs

@@ -113,6 +113,10 @@ impl Tool for SaveMemory {
         let file = memory_file(&ctx.services);
         let fact = sanitize_fact(&p.fact);
         Box::pin(async move {
+            if ctx.cancel.is_cancelled() {
+                return ToolOutput::text("Cancelled before saving.", "Cancelled before saving.");
+            }
+            ctx.commit();
             match save(&ctx.services, &file, &fact).await {
                 Ok(()) => {
                     let message = format!("Okay, I've remembered that: \"{fact}\"");

@@ -203,6 +203,11 @@ async fn write(p: Params, ctx: ToolContext, planned: Planned) -> ToolOutput {
     };
     let correction = planned.corrected.then_some("success");
     let method = planned.corrected.then_some("unescape");
+    // Past this point the write is what happened, whatever a cancellation says.
+    if ctx.cancel.is_cancelled() {
+        return ToolOutput::text("Cancelled before writing.", "Cancelled before writing.");
+    }
+    ctx.commit();
     let outcome = match ctx
         .services
         .fs

@@ -47,7 +47,11 @@ fn tree(dir: &Path) -> Vec<String> {
 
 /// Swaps `ws/d` (a real directory) and `ws/swap` (a link to the outside directory)
 /// with `renameat2(RENAME_EXCHANGE)` until stopped; returns the number of swaps.
-fn start_swapper(ws: PathBuf, stop: Arc<AtomicBool>, swaps: Arc<AtomicUsize>) -> std::thread::JoinHandle<()> {
+fn start_swapper(
+    ws: PathBuf,
+    stop: Arc<AtomicBool>,
+    swaps: Arc<AtomicUsize>,
+) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let dir = rustix::fs::open(
             &ws,
@@ -152,13 +156,22 @@ fn new_files_follow_the_umask_and_replaced_files_keep_mode_and_link() {
     std::os::unix::fs::symlink(&outside, ws.join("out_link.txt")).expect("out link");
     let turns = [
         turn(vec![
-            call("write_file", json!({"file_path": "fresh.txt", "content": "new\n"})),
-            call("write_file", json!({"file_path": "run.sh", "content": "#!/bin/sh\necho new\n"})),
+            call(
+                "write_file",
+                json!({"file_path": "fresh.txt", "content": "new\n"}),
+            ),
+            call(
+                "write_file",
+                json!({"file_path": "run.sh", "content": "#!/bin/sh\necho new\n"}),
+            ),
             call(
                 "replace",
                 json!({"file_path": "link.txt", "instruction": "x", "old_string": "alpha", "new_string": "beta"}),
             ),
-            call("write_file", json!({"file_path": "out_link.txt", "content": "pwned\n"})),
+            call(
+                "write_file",
+                json!({"file_path": "out_link.txt", "content": "pwned\n"}),
+            ),
         ]),
         turn(vec![text("done")]),
     ];
@@ -185,7 +198,10 @@ fn new_files_follow_the_umask_and_replaced_files_keep_mode_and_link() {
         .file_type()
         .is_symlink());
     assert_eq!(s.read("real/target.txt"), "beta\n");
-    assert_eq!(std::fs::read_to_string(&outside).expect("outside"), "untouched\n");
+    assert_eq!(
+        std::fs::read_to_string(&outside).expect("outside"),
+        "untouched\n"
+    );
     let responses = all_responses(&s);
     let out_link = responses
         .iter()
@@ -193,7 +209,9 @@ fn new_files_follow_the_umask_and_replaced_files_keep_mode_and_link() {
         .expect("the refused write's response");
     assert!(
         out_link.to_string().contains("Path not in workspace")
-            || out_link.to_string().contains("outside the allowed workspace"),
+            || out_link
+                .to_string()
+                .contains("outside the allowed workspace"),
         "{out_link}"
     );
     // Owner kept (the test's own uid: the best effort always succeeds here).
@@ -247,7 +265,12 @@ fn kill_9_during_parallel_writes_leaves_no_torn_file_and_the_next_start_cleans_u
         s.write(&format!("w/{i}.txt"), &old);
     }
     let calls: Vec<Value> = (0..200)
-        .map(|i| call("write_file", json!({"file_path": format!("w/{i}.txt"), "content": new_body(i)})))
+        .map(|i| {
+            call(
+                "write_file",
+                json!({"file_path": format!("w/{i}.txt"), "content": new_body(i)}),
+            )
+        })
         .collect();
     let script = s.script(&[turn(calls), turn(vec![text("done")])]);
     let mut child = s
@@ -265,7 +288,11 @@ fn kill_9_during_parallel_writes_leaves_no_torn_file_and_the_next_start_cleans_u
         std::fs::read_dir(ws.join("w"))
             .map(|r| {
                 r.flatten()
-                    .filter(|e| e.file_name().to_string_lossy().starts_with(".troupe-write-"))
+                    .filter(|e| {
+                        e.file_name()
+                            .to_string_lossy()
+                            .starts_with(".troupe-write-")
+                    })
                     .count()
             })
             .unwrap_or(0)
@@ -288,7 +315,11 @@ fn kill_9_during_parallel_writes_leaves_no_torn_file_and_the_next_start_cleans_u
     std::thread::sleep(Duration::from_millis(20));
     let proc = s.run(&[turn(vec![text("hi")])], &["-p", "hi"]);
     assert!(proc.status.success(), "stderr: {}", stderr(&proc));
-    assert_eq!(temps(&ws), 0, "temp files left after the next start ({left} before, {fresh} written)");
+    assert_eq!(
+        temps(&ws),
+        0,
+        "temp files left after the next start ({left} before, {fresh} written)"
+    );
 }
 
 /// Peak resident memory (KiB) of a finished child, through `wait4`.
@@ -315,7 +346,12 @@ fn parallel_rewrites_of_5_mb_files_whose_every_line_changes_stay_bounded() {
         s.write(&format!("big{i}.txt"), &old);
     }
     let calls: Vec<Value> = (0..files)
-        .map(|i| call("write_file", json!({"file_path": format!("big{i}.txt"), "content": new})))
+        .map(|i| {
+            call(
+                "write_file",
+                json!({"file_path": format!("big{i}.txt"), "content": new}),
+            )
+        })
         .collect();
     let script = s.script(&[turn(calls), turn(vec![text("done")])]);
     let child = s
@@ -336,7 +372,11 @@ fn parallel_rewrites_of_5_mb_files_whose_every_line_changes_stay_bounded() {
     assert_eq!(responses.len(), files);
     for r in &responses {
         let out = r["response"]["output"].as_str().expect("output");
-        assert!(out.starts_with("Successfully overwrote file"), "{}", &out[..200.min(out.len())]);
+        assert!(
+            out.starts_with("Successfully overwrote file"),
+            "{}",
+            &out[..200.min(out.len())]
+        );
         // What goes back to the model is capped too.
         assert!(out.len() < 1024 * 1024, "{} bytes", out.len());
     }

@@ -1,5 +1,6 @@
 mod confinement;
 mod edit;
+mod faults;
 mod gemini_wire;
 mod history_rules;
 mod local_llm;

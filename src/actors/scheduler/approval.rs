@@ -89,8 +89,17 @@ impl Inner {
                 PolicyDecision::Ask => {}
             }
             let ctx = self.context(&call.id, cancel.clone());
-            let Some(details) = invocation.confirmation(&ctx).await else {
-                return Approval::Run(invocation);
+            // A panic while building the confirmation fails this call only.
+            let details = match confirmation_guarded(invocation.as_ref(), &ctx).await {
+                Ok(Some(details)) => details,
+                Ok(None) => return Approval::Run(invocation),
+                Err(message) => {
+                    return Approval::Refused(self.failed(
+                        call,
+                        ToolErrorKind::UnhandledException,
+                        format!("Internal error while building the confirmation: the tool panicked ({message})"),
+                    ))
+                }
             };
             self.status(call, CallStatus::AwaitingApproval);
             let request = ApprovalRequest {
@@ -181,4 +190,19 @@ impl Inner {
             }
         }
     }
+}
+
+/// The call's confirmation, a panic (while starting or running) turned into its text.
+pub(super) async fn confirmation_guarded(
+    invocation: &dyn Invocation,
+    ctx: &crate::tools::ToolContext,
+) -> Result<Option<crate::protocol::ConfirmationDetails>, String> {
+    use futures::FutureExt;
+    use std::panic::AssertUnwindSafe;
+    let future = std::panic::catch_unwind(AssertUnwindSafe(|| invocation.confirmation(ctx)))
+        .map_err(|p| super::panic_text(p.as_ref()))?;
+    AssertUnwindSafe(future)
+        .catch_unwind()
+        .await
+        .map_err(|p| super::panic_text(p.as_ref()))
 }

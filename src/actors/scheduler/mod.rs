@@ -181,9 +181,24 @@ impl Inner {
                 )));
                 continue;
             };
-            let invocation = match tool.prepare(&call.args, &self.services) {
-                Ok(inv) => inv,
-                Err(msg) => {
+            // A panic while validating fails this call only.
+            let prepared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                tool.prepare(&call.args, &self.services)
+            }));
+            let invocation = match prepared {
+                Ok(Ok(inv)) => inv,
+                Err(payload) => {
+                    slots.push(Slot::Done(self.failed(
+                        &call,
+                        ToolErrorKind::UnhandledException,
+                        format!(
+                            "Internal error while validating the call: the tool panicked ({})",
+                            panic_text(payload.as_ref())
+                        ),
+                    )));
+                    continue;
+                }
+                Ok(Err(msg)) => {
                     slots.push(Slot::Done(self.failed(
                         &call,
                         ToolErrorKind::InvalidToolParams,
@@ -381,4 +396,13 @@ fn call_clone(call: &CallInfo) -> CallInfo {
 
 fn wait_for_previous(args: &Value) -> bool {
     args.get("wait_for_previous").and_then(Value::as_bool) == Some(true)
+}
+
+/// The message of a panic payload.
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
 }
