@@ -69,6 +69,9 @@ pub struct ToolContext {
     /// Set once the call has started a change that cannot be taken back (a write):
     /// a cancellation after that waits for the call and reports what it did.
     committed: Arc<std::sync::atomic::AtomicBool>,
+    /// The hash of the file's content as the approved diff showed it, when the user
+    /// approved this call's edit: the edit must start from exactly that content.
+    pub approved_original: Option<[u8; 32]>,
 }
 
 impl ToolContext {
@@ -84,6 +87,29 @@ impl ToolContext {
             cancel,
             events,
             committed: Arc::default(),
+            approved_original: None,
+        }
+    }
+
+    /// Binds the call to the content its approved diff was computed from.
+    pub fn with_approved_original(mut self, hash: Option<[u8; 32]>) -> Self {
+        self.approved_original = hash;
+        self
+    }
+
+    /// `Err` with a clear error when the user approved a diff of other content than
+    /// `original` (the file changed after the approval).
+    pub fn check_approved(&self, path: &std::path::Path, original: &str) -> Result<(), ToolOutput> {
+        match self.approved_original {
+            Some(hash) if hash != crate::actors::filesystem::content_hash(original.as_bytes()) => {
+                let msg = format!("The file {} changed after this edit was approved, so the approved edit was not written. Read the file again and propose the edit against its current content.", path.display());
+                Err(ToolOutput::error(
+                    crate::protocol::ToolErrorKind::FileChangedOnDisk,
+                    msg,
+                    "Error: the file changed after approval; the edit was not written.",
+                ))
+            }
+            _ => Ok(()),
         }
     }
 

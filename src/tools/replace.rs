@@ -316,6 +316,9 @@ impl Tool for Replace {
                 Ok(c) => c,
                 Err(out) => return out,
             };
+            if let Err(out) = ctx.check_approved(&computed.path, computed.original()) {
+                return out;
+            }
             file_edit::pause_before_write().await;
             write(p, ctx, computed).await
         })

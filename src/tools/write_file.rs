@@ -184,6 +184,9 @@ impl Tool for WriteFile {
                 Ok(planned) => planned,
                 Err(out) => return out,
             };
+            if let Err(out) = ctx.check_approved(&planned.path, planned.original()) {
+                return out;
+            }
             file_edit::pause_before_write().await;
             write(p, ctx, planned).await
         })

@@ -208,7 +208,7 @@ impl Inner {
                 }
             };
             match self.approve(&tool, invocation, &call, &cancel).await {
-                Approval::Run(invocation) => {
+                Approval::Run(invocation, approved) => {
                     let touched = invocation.touched();
                     let (tx, deps) = conflicts.add(
                         slots.len(),
@@ -219,7 +219,7 @@ impl Inner {
                     let handle = actix::spawn(self.clone().execute(
                         call_clone(&call),
                         tool,
-                        invocation,
+                        (invocation, approved),
                         deps,
                         cancel.clone(),
                         tx,
@@ -267,7 +267,7 @@ impl Inner {
         self: Arc<Self>,
         call: CallInfo,
         tool: Arc<dyn ToolHandle>,
-        invocation: Box<dyn Invocation>,
+        (invocation, approved): (Box<dyn Invocation>, Option<[u8; 32]>),
         deps: Vec<DoneSignal>,
         cancel: CancellationToken,
         done: tokio::sync::oneshot::Sender<()>,
@@ -283,9 +283,24 @@ impl Inner {
             let _ = done.send(());
             return self.cancelled(&call, "Operation cancelled");
         }
+        let (invocation, approved) = match approved {
+            Some(hash) => match self
+                .recheck_approval(&tool, invocation, hash, &call, &cancel)
+                .await
+            {
+                Ok(rechecked) => rechecked,
+                Err(completed) => {
+                    let _ = done.send(());
+                    return completed;
+                }
+            },
+            None => (invocation, None),
+        };
         self.status(&call, CallStatus::Executing);
         let started = Instant::now();
-        let ctx = self.context(&call.id, cancel);
+        let ctx = self
+            .context(&call.id, cancel)
+            .with_approved_original(approved);
         let outcome = invocation.execute(ctx).await;
         let duration = started.elapsed();
         let _ = done.send(());
