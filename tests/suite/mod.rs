@@ -5,6 +5,7 @@ mod gemini_wire;
 mod history_rules;
 mod local_llm;
 mod openai_wire;
+mod properties;
 mod read_search;
 mod record_replay;
 mod repl;

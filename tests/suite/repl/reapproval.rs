@@ -28,7 +28,7 @@ fn a_file_changed_after_approval_is_asked_again_with_the_new_diff() {
     )
     .expect("external change");
     t.keys(&["Enter"]);
-    let shown = t.wait_for("here is the new diff");
+    t.wait_for("here is the new diff");
     assert_eq!(
         s.read("a.txt"),
         "LINE ONE\nline 2\nold value\nline 4\n",
