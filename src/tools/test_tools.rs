@@ -201,3 +201,14 @@ impl Tool for TestSleep {
         })
     }
 }
+
+/// Test hook: with `TROUPE_TEST_TOOLS=1`, the prompt `__troupe_test_panic_in_chat__`
+/// makes the Chat actor panic when it starts the turn.
+#[allow(clippy::panic)]
+pub fn maybe_panic_in_chat(prompt: &str) {
+    if prompt == "__troupe_test_panic_in_chat__"
+        && std::env::var("TROUPE_TEST_TOOLS").as_deref() == Ok("1")
+    {
+        panic!("test panic in Chat");
+    }
+}

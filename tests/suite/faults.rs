@@ -77,3 +77,32 @@ fn two_memory_saves_in_one_batch_both_land() {
         assert!(found.contains(&format!("- fact number {i}\n")), "{found}");
     }
 }
+
+#[test]
+fn a_panic_in_chat_ends_the_session_with_an_error_instead_of_a_hang() {
+    let s = Scratch::new();
+    let script = s.script(&[turn(vec![text("never reached")])]);
+    let mut child = s
+        .command()
+        .arg("--fake-responses")
+        .arg(&script)
+        .args(["-p", "__troupe_test_panic_in_chat__", "-o", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // A hang is a failure: give it far longer than it needs, then kill it.
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("try_wait").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("troupe hung after a panic in Chat");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("output");
+    assert!(!out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json result");
+    let message = json["error"]["message"].as_str().expect("error message");
+    assert!(message.contains("chat actor stopped"), "{message}");
+}

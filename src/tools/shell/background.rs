@@ -11,7 +11,6 @@ use super::process::{
     group_alive, kill_group, signal_name, OutputBuffer, RunningCommand, Stop, TERM_GRACE,
 };
 
-
 /// The output kept of a background process once it has exited (the newest bytes).
 pub const MAX_EXITED_OUTPUT_BYTES: usize = 1024 * 1024;
 
