@@ -134,8 +134,11 @@ fn check_edit(content: &str, old: &str, new: &str) {
     ] {
         let r = calculate_replacement(content, old, new, want);
         // An exact, unique match of a plain string replaces exactly that.
-        // (A match at the very end keeps the file's final newline, as gemini-cli does.)
+        // (A match at the very end keeps the file's final newline, and CRLF in the new
+        // text becomes LF, as in gemini-cli.)
         if !old.is_empty()
+            && !content.contains('\r')
+            && !new.contains('\r')
             && !content.ends_with(old)
             && !new.contains('$')
             && content.matches(old).count() == 1
