@@ -99,15 +99,19 @@ impl ToolContext {
 
     /// `Err` with a clear error when the user approved a diff of other content than
     /// `original` (the file changed after the approval).
-    pub fn check_approved(&self, path: &std::path::Path, original: &str) -> Result<(), ToolOutput> {
+    pub fn check_approved(
+        &self,
+        path: &std::path::Path,
+        original: &str,
+    ) -> Result<(), Box<ToolOutput>> {
         match self.approved_original {
             Some(hash) if hash != crate::actors::filesystem::content_hash(original.as_bytes()) => {
                 let msg = format!("The file {} changed after this edit was approved, so the approved edit was not written. Read the file again and propose the edit against its current content.", path.display());
-                Err(ToolOutput::error(
+                Err(Box::new(ToolOutput::error(
                     crate::protocol::ToolErrorKind::FileChangedOnDisk,
                     msg,
                     "Error: the file changed after approval; the edit was not written.",
-                ))
+                )))
             }
             _ => Ok(()),
         }

@@ -317,7 +317,7 @@ impl Tool for Replace {
                 Err(out) => return out,
             };
             if let Err(out) = ctx.check_approved(&computed.path, computed.original()) {
-                return out;
+                return *out;
             }
             file_edit::pause_before_write().await;
             write(p, ctx, computed).await

@@ -185,7 +185,7 @@ impl Tool for WriteFile {
                 Err(out) => return out,
             };
             if let Err(out) = ctx.check_approved(&planned.path, planned.original()) {
-                return out;
+                return *out;
             }
             file_edit::pause_before_write().await;
             write(p, ctx, planned).await

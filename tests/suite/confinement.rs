@@ -17,10 +17,7 @@ const SENTINEL: &str = "SENTINEL-OUTSIDE-THE-WORKSPACE";
 
 /// Every function response of every request, as text.
 fn all_responses(s: &Scratch) -> Vec<Value> {
-    s.requests()
-        .iter()
-        .flat_map(|r| function_responses(r))
-        .collect()
+    s.requests().iter().flat_map(function_responses).collect()
 }
 
 /// The names under `dir`, recursively, relative.
