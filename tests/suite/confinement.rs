@@ -381,3 +381,24 @@ fn parallel_rewrites_of_5_mb_files_whose_every_line_changes_stay_bounded() {
     // every copy; an unbounded diff of 100k changed lines each ran to gigabytes.
     assert!(peak_kib < 1_500_000, "peak RSS {peak_kib} KiB");
 }
+
+#[test]
+fn grep_with_no_ignore_does_not_read_what_read_file_refuses() {
+    let s = Scratch::new();
+    s.write(".env", "API_KEY=TOPSECRET-ENV\n");
+    s.write(".git/config", "[core]\n\tTOPSECRET-GIT = 1\n");
+    s.write("src/a.txt", "TOPSECRET-VISIBLE\n");
+    let turns = [
+        turn(vec![call(
+            "grep_search",
+            json!({"pattern": "TOPSECRET", "no_ignore": true}),
+        )]),
+        turn(vec![text("done")]),
+    ];
+    let proc = s.run(&turns, &["-p", "go", "--approval-mode", "yolo"]);
+    assert!(proc.status.success(), "stderr: {}", stderr(&proc));
+    let out = all_responses(&s)[0].to_string();
+    assert!(out.contains("TOPSECRET-VISIBLE"), "{out}");
+    assert!(!out.contains("TOPSECRET-ENV"), "{out}");
+    assert!(!out.contains("TOPSECRET-GIT"), "{out}");
+}
