@@ -1,8 +1,10 @@
+mod acp;
 mod confinement;
 mod edit;
 mod faults;
 mod gemini_wire;
 mod history_rules;
+mod hooks;
 mod local_llm;
 mod openai_wire;
 mod properties;

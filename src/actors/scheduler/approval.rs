@@ -67,6 +67,7 @@ impl Inner {
         mut invocation: Box<dyn Invocation>,
         call: &CallInfo,
         cancel: &CancellationToken,
+        force_ask: bool,
     ) -> Approval {
         let mut args = call.args.clone();
         loop {
@@ -79,7 +80,8 @@ impl Inner {
                 Err(_) => (ApprovalMode::Default, false),
             };
             match decide(mode, tool.kind(), hint) {
-                PolicyDecision::Allow => return Approval::Run(invocation, None),
+                PolicyDecision::Allow if !force_ask => return Approval::Run(invocation, None),
+                PolicyDecision::Allow => {}
                 PolicyDecision::Deny(reason) => {
                     return Approval::Refused(self.failed(
                         call,
@@ -87,13 +89,16 @@ impl Inner {
                         format!("Tool execution denied by policy. {reason}"),
                     ))
                 }
-                PolicyDecision::Ask if allowed => return Approval::Run(invocation, None),
+                PolicyDecision::Ask if allowed && !force_ask => {
+                    return Approval::Run(invocation, None)
+                }
                 PolicyDecision::Ask => {}
             }
             let ctx = self.context(&call.id, cancel.clone());
             // A panic while building the confirmation fails this call only.
             let details = match confirmation_guarded(invocation.as_ref(), &ctx).await {
                 Ok(Some(details)) => details,
+                Ok(None) if force_ask => super::hooks::forced_details(tool.name(), &args),
                 Ok(None) => return Approval::Run(invocation, None),
                 Err(message) => {
                     return Approval::Refused(self.failed(
@@ -111,6 +116,7 @@ impl Inner {
                 args: args.clone(),
                 details,
             };
+            self.notify_permission(&request).await;
             let decision = tokio::select! {
                 d = { self.events.flush(); self.approver.send(request) } => d.unwrap_or(ApprovalDecision::Cancel { feedback: None }),
                 _ = cancel.cancelled() => return Approval::Refused(self.cancelled(call, "Operation cancelled by user")),
@@ -188,7 +194,7 @@ impl Inner {
             "The file changed after you approved this {} call; here is the new diff.",
             tool.name()
         )));
-        match self.approve(tool, invocation, call, cancel).await {
+        match self.approve(tool, invocation, call, cancel, false).await {
             Approval::Run(invocation, bound) => Ok((invocation, bound)),
             Approval::Refused(done) | Approval::UserCancelled(done) => Err(done),
         }
