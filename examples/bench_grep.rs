@@ -55,7 +55,23 @@ fn main() {
         threads,
         timeout: None,
     };
-    let hits = match search(&request, None) {
+    // Files are opened the way the grep_search tool opens them: beneath the root.
+    let confined = match troupe::engine::workspace::Workspace::new(&request.path, &[])
+        .and_then(|ws| troupe::actors::filesystem::Confined::new(std::sync::Arc::new(ws)))
+    {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("bench_grep: {e}");
+            std::process::exit(1);
+        }
+    };
+    let open = |path: &std::path::Path| {
+        confined
+            .open(path, troupe::actors::filesystem::OpenMode::Read)
+            .ok()
+            .map(|o| o.file)
+    };
+    let hits = match search(&request, &open, None) {
         Ok(hits) => hits,
         Err(e) => {
             eprintln!("bench_grep: {e}");

@@ -298,6 +298,19 @@ impl Actor for Chat {
     type Context = Context<Self>;
 }
 
+/// A Chat dropped while a turn runs was torn down by a panic (a normal end finishes
+/// the turn first): the front end hears that the turn failed instead of waiting.
+impl Drop for Chat {
+    fn drop(&mut self) {
+        if self.turn.take().is_some() {
+            tracing::error!("the chat actor ended in the middle of a turn");
+            self.emit(UiEvent::TurnFinished(TurnOutcome::Failed {
+                message: "Internal error: the chat actor stopped in the middle of the turn (a panic); the session ends.".into(),
+            }));
+        }
+    }
+}
+
 impl Handler<UserInput> for Chat {
     type Result = ();
 
@@ -344,6 +357,7 @@ impl Chat {
     /// Adds the user input (closing an unanswered tool-response turn first) and sends
     /// the first model request of the turn.
     fn begin_turn(&mut self, text: String, ctx: &mut Context<Self>) {
+        crate::tools::test_tools::maybe_panic_in_chat(&text);
         let Some(turn) = self.turn.as_ref() else {
             return;
         };

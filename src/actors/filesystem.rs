@@ -1,15 +1,23 @@
 //! The FileSystem actor: every file access of every tool goes through this pool
-//! (`SyncArbiter`), and every path it is given is checked against the workspace first.
-//! Writes are atomic (temp file + rename, permissions kept) and can require that the
-//! file still holds the content an edit was computed from.
+//! (`SyncArbiter`), and every path it is given is opened beneath a workspace root's
+//! descriptor ([`confined`]), never by name. Writes are atomic ([`atomic_write`]:
+//! temp file and rename relative to the parent's descriptor, mode and owner kept) and
+//! can require that the file still holds the content an edit was computed from.
 
-use std::io::{self, Write};
+pub mod atomic_write;
+pub mod confined;
+pub mod stale_temps;
+
+use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
 use actix::prelude::*;
 use sha2::{Digest, Sha256};
+
+pub use confined::{Confined, OpenMode, Opened};
 
 use crate::engine::workspace::{PathError, Workspace};
 
@@ -34,17 +42,26 @@ pub enum FsError {
     ChangedOnDisk(PathBuf),
     #[error("{}: {message}", path.display())]
     Io { path: PathBuf, message: String },
+    #[error("Not a regular file (a device, FIFO or socket is never read): {}", .0.display())]
+    NotRegularFile(PathBuf),
+    #[error("File too large: {} is {size} bytes, the limit is {limit} bytes", path.display())]
+    TooLarge {
+        path: PathBuf,
+        size: u64,
+        limit: u64,
+    },
     #[error("file system actor unavailable: {0}")]
     Unavailable(String),
 }
 
 impl FsError {
-    fn from_io(path: &Path, e: io::Error) -> Self {
+    pub fn from_io(path: &Path, e: io::Error) -> Self {
         match e.kind() {
             io::ErrorKind::NotFound => FsError::NotFound(path.to_path_buf()),
             io::ErrorKind::PermissionDenied => FsError::PermissionDenied(path.to_path_buf()),
             io::ErrorKind::IsADirectory => FsError::IsDirectory(path.to_path_buf()),
             io::ErrorKind::StorageFull => FsError::NoSpace(path.to_path_buf()),
+            io::ErrorKind::NotADirectory => FsError::NotDirectory(path.to_path_buf()),
             _ => FsError::Io {
                 path: path.to_path_buf(),
                 message: e.to_string(),
@@ -106,7 +123,7 @@ pub fn content_hash(bytes: &[u8]) -> [u8; 32] {
 
 /// The actor; one instance per pool thread.
 pub struct FileSystem {
-    workspace: Arc<Workspace>,
+    confined: Arc<Confined>,
 }
 
 impl Actor for FileSystem {
@@ -114,10 +131,16 @@ impl Actor for FileSystem {
 }
 
 impl FileSystem {
-    /// Starts a pool of `threads` FileSystem actors.
-    pub fn start_pool(workspace: Arc<Workspace>, threads: usize) -> Addr<Self> {
+    /// Opens the workspace roots and starts a pool of `threads` FileSystem actors.
+    pub fn start_pool(workspace: Arc<Workspace>, threads: usize) -> io::Result<Addr<Self>> {
+        let confined = Arc::new(Confined::new(workspace)?);
+        Ok(Self::start_confined(confined, threads))
+    }
+
+    /// Starts a pool on already opened roots.
+    pub fn start_confined(confined: Arc<Confined>, threads: usize) -> Addr<Self> {
         SyncArbiter::start(threads.max(1), move || FileSystem {
-            workspace: workspace.clone(),
+            confined: confined.clone(),
         })
     }
 }
@@ -146,57 +169,42 @@ pub struct WriteAtomic {
     pub expect: WriteExpect,
 }
 
-/// Runs blocking work (a walk, a search) on the pool with the workspace guard at hand.
+/// Runs blocking work (a walk, a search) on the pool with the confined workspace at
+/// hand (it dereferences to the [`Workspace`]).
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct Job(pub Box<dyn FnOnce(&Workspace) + Send>);
+pub struct Job(pub Box<dyn FnOnce(&Confined) + Send>);
 
 impl Handler<ReadFile> for FileSystem {
     type Result = Result<FileRead, FsError>;
     fn handle(&mut self, msg: ReadFile, _: &mut Self::Context) -> Self::Result {
-        read_checked(&self.workspace, &msg.0)
+        read_checked(&self.confined, &msg.0)
     }
 }
 
-/// Reads a file after the workspace check (also used inside [`Job`]s).
+/// Reads a regular file of the workspace (also used inside [`Job`]s).
 ///
-/// The file is opened first (following symlinks, non-blocking so a FIFO cannot hang the
-/// pool) and the check runs on the real path of the open descriptor, so what is checked
-/// is exactly what is read, with two syscalls instead of a `realpath` walk.
-pub fn read_checked(workspace: &Workspace, path: &Path) -> Result<FileRead, FsError> {
+/// The file is opened beneath a root descriptor ([`Confined::open`]), non-blocking so
+/// a FIFO cannot hang the pool, and its kind and size are checked on the open
+/// descriptor: what is checked is exactly what is read. Devices, FIFOs and sockets are
+/// refused, and so are files above [`MAX_READ_BYTES`].
+pub fn read_checked(confined: &Confined, path: &Path) -> Result<FileRead, FsError> {
     use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    use std::os::unix::io::AsRawFd;
-
-    crate::engine::workspace::validate_path_text(&path.to_string_lossy())?;
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path);
-    let mut file = match opened {
-        Ok(file) => file,
-        Err(e) => {
-            // The workspace error wins over "not found" for paths outside it.
-            let real = workspace.check(path)?;
-            return Err(FsError::from_io(&real, e));
-        }
-    };
-    let real = match std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
-        Ok(real) => workspace.check_real(path, real)?,
-        Err(_) => workspace.check(path)?,
-    };
-    let meta = file.metadata().map_err(|e| FsError::from_io(&real, e))?;
-    if meta.is_dir() {
-        return Err(FsError::IsDirectory(real));
-    }
-    if !meta.is_file() {
-        return Err(FsError::Io {
+    let opened = confined.open(path, OpenMode::Read)?;
+    let real = opened.real_path;
+    let mut file = opened.file;
+    let meta = regular_file_meta(&file, &real)?;
+    if meta.len() > MAX_READ_BYTES {
+        return Err(FsError::TooLarge {
             path: real,
-            message: "not a regular file".into(),
+            size: meta.len(),
+            limit: MAX_READ_BYTES,
         });
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes)
+    (&mut file)
+        .take(MAX_READ_BYTES + 1)
+        .read_to_end(&mut bytes)
         .map_err(|e| FsError::from_io(&real, e))?;
     Ok(FileRead {
         real_path: real,
@@ -205,120 +213,138 @@ pub fn read_checked(workspace: &Workspace, path: &Path) -> Result<FileRead, FsEr
     })
 }
 
+/// Files above this size are not read whole by [`ReadFile`] (20 MiB, read_file's
+/// limit).
+pub const MAX_READ_BYTES: u64 = 20 * 1024 * 1024;
+
+/// The metadata of an open file that must be a regular file (`fstat`, no read).
+pub fn regular_file_meta(file: &std::fs::File, real: &Path) -> Result<std::fs::Metadata, FsError> {
+    let meta = file.metadata().map_err(|e| FsError::from_io(real, e))?;
+    if meta.is_dir() {
+        return Err(FsError::IsDirectory(real.to_path_buf()));
+    }
+    if !meta.is_file() {
+        return Err(FsError::NotRegularFile(real.to_path_buf()));
+    }
+    Ok(meta)
+}
+
 impl Handler<Stat> for FileSystem {
     type Result = Result<FileMeta, FsError>;
     fn handle(&mut self, msg: Stat, _: &mut Self::Context) -> Self::Result {
-        let real = self.workspace.check(&msg.0)?;
-        match std::fs::metadata(&real) {
-            Ok(meta) => Ok(FileMeta {
-                real_path: real,
+        stat_confined(&self.confined, &msg.0)
+    }
+}
+
+/// Stats a path of the workspace through a descriptor opened beneath its root.
+pub fn stat_confined(confined: &Confined, path: &Path) -> Result<FileMeta, FsError> {
+    match confined.open(path, OpenMode::Handle) {
+        Ok(opened) => {
+            let meta = opened
+                .file
+                .metadata()
+                .map_err(|e| FsError::from_io(&opened.real_path, e))?;
+            Ok(FileMeta {
+                real_path: opened.real_path,
                 exists: true,
                 is_dir: meta.is_dir(),
                 size: meta.len(),
                 modified: meta.modified().ok(),
-            }),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(FileMeta {
-                real_path: real,
-                exists: false,
-                is_dir: false,
-                size: 0,
-                modified: None,
-            }),
-            Err(e) => Err(FsError::from_io(&real, e)),
+            })
         }
+        Err(FsError::NotFound(_)) | Err(FsError::NotDirectory(_)) => Ok(FileMeta {
+            real_path: confined.check(&confined.absolute(path))?,
+            exists: false,
+            is_dir: false,
+            size: 0,
+            modified: None,
+        }),
+        Err(e) => Err(e),
     }
 }
 
 impl Handler<ListDir> for FileSystem {
     type Result = Result<Vec<DirEntryInfo>, FsError>;
     fn handle(&mut self, msg: ListDir, _: &mut Self::Context) -> Self::Result {
-        let real = self.workspace.check(&msg.0)?;
-        let meta = std::fs::metadata(&real).map_err(|e| FsError::from_io(&real, e))?;
-        if !meta.is_dir() {
-            return Err(FsError::NotDirectory(real));
-        }
-        let mut out = Vec::new();
-        for entry in std::fs::read_dir(&real).map_err(|e| FsError::from_io(&real, e))? {
-            let Ok(entry) = entry else { continue };
-            let path = entry.path();
-            // Entries whose stat fails are skipped, as gemini-cli does.
-            let Ok(meta) = std::fs::metadata(&path) else {
-                continue;
-            };
-            out.push(DirEntryInfo {
-                name: entry.file_name().to_string_lossy().into_owned(),
-                path,
-                is_dir: meta.is_dir(),
-                size: meta.len(),
-                modified: meta.modified().ok(),
-            });
-        }
-        Ok(out)
+        list_confined(&self.confined, &msg.0)
     }
+}
+
+/// Lists a directory of the workspace through its descriptor; each entry is stat'ed
+/// beneath the root (a link leading out is left out).
+pub fn list_confined(confined: &Confined, path: &Path) -> Result<Vec<DirEntryInfo>, FsError> {
+    let opened = confined.open(path, OpenMode::Handle)?;
+    let real = opened.real_path;
+    let meta = opened
+        .file
+        .metadata()
+        .map_err(|e| FsError::from_io(&real, e))?;
+    if !meta.is_dir() {
+        return Err(FsError::NotDirectory(real));
+    }
+    let at = confined.locate_real(path, &real)?;
+    let dir = confined
+        .open_located(&at, OpenMode::Directory)
+        .map_err(|e| FsError::from_io(&real, e))?;
+    let entries =
+        rustix::fs::Dir::read_from(&dir).map_err(|e| FsError::from_io(&real, e.into()))?;
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let name = std::ffi::OsStr::from_bytes(entry.file_name().to_bytes()).to_os_string();
+        if name == "." || name == ".." {
+            continue;
+        }
+        let entry_at = confined::Located {
+            root: at.root,
+            rel: at.rel.join(&name),
+        };
+        // Entries whose stat fails (dangling links, links leading out) are skipped.
+        let Ok(fd) = confined.open_located(&entry_at, OpenMode::Handle) else {
+            continue;
+        };
+        let Ok(meta) = std::fs::File::from(fd).metadata() else {
+            continue;
+        };
+        out.push(DirEntryInfo {
+            name: name.to_string_lossy().into_owned(),
+            path: real.join(&name),
+            is_dir: meta.is_dir(),
+            size: meta.len(),
+            modified: meta.modified().ok(),
+        });
+    }
+    Ok(out)
 }
 
 impl Handler<WriteAtomic> for FileSystem {
     type Result = Result<WriteOutcome, FsError>;
     fn handle(&mut self, msg: WriteAtomic, _: &mut Self::Context) -> Self::Result {
-        write_atomic(&self.workspace, &msg.path, &msg.bytes, &msg.expect)
+        write_atomic(&self.confined, &msg.path, &msg.bytes, &msg.expect)
     }
 }
 
 impl Handler<Job> for FileSystem {
     type Result = ();
     fn handle(&mut self, msg: Job, _: &mut Self::Context) {
-        (msg.0)(&self.workspace);
+        // A panicking job must not take its pool thread with it: the caller sees its
+        // result channel dropped (an error), the thread serves the next job.
+        let confined = &self.confined;
+        let job = msg.0;
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || job(confined))).is_err() {
+            tracing::error!("a file system job panicked; its call fails, the pool goes on");
+        }
     }
 }
 
-/// Checks, compares against `expect`, then writes through a temp file and a rename.
+/// Checks, compares against `expect`, then writes atomically beneath the workspace
+/// root (see [`atomic_write`]).
 pub fn write_atomic(
-    workspace: &Workspace,
+    confined: &Confined,
     path: &Path,
     bytes: &[u8],
     expect: &WriteExpect,
 ) -> Result<WriteOutcome, FsError> {
-    let real = workspace.check(path)?;
-    let existing = match std::fs::read(&real) {
-        Ok(b) => Some(b),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-        Err(e) if e.kind() == io::ErrorKind::IsADirectory => {
-            return Err(FsError::IsDirectory(real))
-        }
-        Err(e) => return Err(FsError::from_io(&real, e)),
-    };
-    match (expect, &existing) {
-        (WriteExpect::Absent, Some(_)) => return Err(FsError::AlreadyExists(real)),
-        (WriteExpect::Unchanged(expected), current) => {
-            let current_hash = current.as_deref().map(content_hash);
-            if current_hash != *expected {
-                return Err(FsError::ChangedOnDisk(real));
-            }
-        }
-        _ => {}
-    }
-    let parent = real
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("/"));
-    std::fs::create_dir_all(&parent).map_err(|e| FsError::from_io(&parent, e))?;
-    let permissions = std::fs::metadata(&real).ok().map(|m| m.permissions());
-    let mut temp = tempfile::Builder::new()
-        .prefix(".troupe-write-")
-        .tempfile_in(&parent)
-        .map_err(|e| FsError::from_io(&parent, e))?;
-    temp.write_all(bytes)
-        .and_then(|_| temp.as_file().sync_all())
-        .map_err(|e| FsError::from_io(&real, e))?;
-    if let Some(perms) = permissions {
-        std::fs::set_permissions(temp.path(), perms).map_err(|e| FsError::from_io(&real, e))?;
-    }
-    temp.persist(&real)
-        .map_err(|e| FsError::from_io(&real, e.error))?;
-    Ok(WriteOutcome {
-        real_path: real,
-        created: existing.is_none(),
-    })
+    atomic_write::write_confined(confined, path, bytes, expect)
 }
 
 /// A cheap handle on the pool with async methods.
@@ -392,7 +418,7 @@ impl FsClient {
     /// Runs `work` on the pool and returns its result.
     pub async fn run<R: Send + 'static>(
         &self,
-        work: impl FnOnce(&Workspace) -> R + Send + 'static,
+        work: impl FnOnce(&Confined) -> R + Send + 'static,
     ) -> Result<R, FsError> {
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.addr

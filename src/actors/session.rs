@@ -85,8 +85,12 @@ pub fn start_session(
         &settings,
         events.clone(),
     );
-    let fs = FsClient::new(FileSystem::start_pool(
-        options.workspace.clone(),
+    let confined = crate::actors::filesystem::Confined::new(options.workspace.clone())
+        .map(Arc::new)
+        .map_err(|e| format!("cannot open the workspace: {e}"))?;
+    crate::actors::filesystem::stale_temps::remove_stale_temps(&confined, process_start());
+    let fs = FsClient::new(FileSystem::start_confined(
+        confined,
         settings.tools.fs_threads,
     ))
     .with_editor(options.editor_files.clone());
@@ -278,4 +282,10 @@ fn context_config(settings: &Settings, workspace: &Workspace) -> ContextConfig {
         global_dir,
         roots: workspace.roots().to_vec(),
     }
+}
+
+/// When this process started (its temp files cannot be older).
+fn process_start() -> std::time::SystemTime {
+    static START: std::sync::OnceLock<std::time::SystemTime> = std::sync::OnceLock::new();
+    *START.get_or_init(std::time::SystemTime::now)
 }

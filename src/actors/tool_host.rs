@@ -67,9 +67,15 @@ impl<T: Tool> Handler<Invoke<T>> for ToolActor<T> {
         let call_id = msg.ctx.call_id.clone();
         let span = tracing::info_span!("tool_call", tool = tool.name(), call_id = %call_id);
         let timeout = self.timeout;
+        let committed = msg.ctx.committed_flag();
         Box::pin(
-            run_guarded(move || tool.execute(msg.params, msg.ctx), cancel, timeout)
-                .instrument_span(span),
+            run_guarded(
+                move || tool.execute(msg.params, msg.ctx),
+                cancel,
+                timeout,
+                committed,
+            )
+            .instrument_span(span),
         )
     }
 }
@@ -86,11 +92,15 @@ impl<F: std::future::Future> InstrumentSpan for F {
 
 /// Starts the tool's future and waits for it, its cancellation or its timeout,
 /// turning a panic (while starting or while running) into [`HostOutcome::Panicked`].
+/// A call that has `committed` (its write started) when it is cancelled is waited
+/// for and reported as what it did, never as cancelled.
 pub async fn run_guarded(
     start: impl FnOnce() -> BoxFuture<'static, ToolOutput>,
     cancel: tokio_util::sync::CancellationToken,
     timeout: Duration,
+    committed: Arc<std::sync::atomic::AtomicBool>,
 ) -> HostOutcome {
+    let is_committed = || committed.load(std::sync::atomic::Ordering::SeqCst);
     let future = match std::panic::catch_unwind(AssertUnwindSafe(start)) {
         Ok(future) => future,
         Err(payload) => return panicked(payload),
@@ -101,13 +111,22 @@ pub async fn run_guarded(
         result = &mut future => match result {
             // A tool that noticed the cancellation and returned is still cancelled
             // (gemini-cli: signal aborted after the tool returned); its output is kept.
-            Ok(output) if cancel.is_cancelled() => HostOutcome::Cancelled(Some(output)),
+            Ok(output) if cancel.is_cancelled() && !is_committed() => HostOutcome::Cancelled(Some(output)),
             Ok(output) => HostOutcome::Finished(output),
             Err(payload) => panicked(payload),
         },
         _ = cancel.cancelled() => match tokio::time::timeout(CANCEL_GRACE, &mut future).await {
+            Ok(Ok(output)) if is_committed() => HostOutcome::Finished(output),
             Ok(Ok(output)) => HostOutcome::Cancelled(Some(output)),
-            _ => HostOutcome::Cancelled(None),
+            Ok(Err(payload)) => panicked(payload),
+            // The write started: wait for it (bounded by the call's timeout) and say
+            // what it did.
+            Err(_) if is_committed() => match tokio::time::timeout(timeout, &mut future).await {
+                Ok(Ok(output)) => HostOutcome::Finished(output),
+                Ok(Err(payload)) => panicked(payload),
+                Err(_) => HostOutcome::TimedOut(timeout),
+            },
+            Err(_) => HostOutcome::Cancelled(None),
         },
         _ = tokio::time::sleep(timeout) => HostOutcome::TimedOut(timeout),
     };

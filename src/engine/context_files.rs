@@ -147,6 +147,16 @@ impl ContextFiles {
     /// The unseen context files in `dir` and its ancestors up to the ceiling (the
     /// deepest workspace root holding it), root first.
     pub fn discover_from(&self, dir: &Path) -> Vec<ContextFile> {
+        self.discover_from_with(dir, &|p| std::fs::read_to_string(p).ok())
+    }
+
+    /// [`ContextFiles::discover_from`] with the files read by `read` (the FileSystem
+    /// actor's confined read for the just-in-time tier).
+    pub fn discover_from_with(
+        &self,
+        dir: &Path,
+        read: &dyn Fn(&Path) -> Option<String>,
+    ) -> Vec<ContextFile> {
         let start = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
         let Some(ceiling) = self
             .config
@@ -166,12 +176,21 @@ impl ContextFiles {
             .iter()
             .flat_map(|d| self.config.file_names.iter().map(move |n| d.join(n)))
             .collect();
-        self.read_new(candidates, false)
+        self.read_new_with(candidates, false, read)
     }
 
     /// Reads the candidates that exist and were not seen (by real path), in order.
     /// `reset` forgets what was seen before (a full reload).
     fn read_new(&self, candidates: Vec<PathBuf>, reset: bool) -> Vec<ContextFile> {
+        self.read_new_with(candidates, reset, &|p| std::fs::read_to_string(p).ok())
+    }
+
+    fn read_new_with(
+        &self,
+        candidates: Vec<PathBuf>,
+        reset: bool,
+        read: &dyn Fn(&Path) -> Option<String>,
+    ) -> Vec<ContextFile> {
         let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
         if reset {
             seen.clear();
@@ -189,7 +208,7 @@ impl ContextFiles {
             if !seen.insert(real) {
                 continue;
             }
-            let Ok(raw) = std::fs::read_to_string(&path) else {
+            let Some(raw) = read(&path) else {
                 continue;
             };
             let allowed = self.import_roots(&path);

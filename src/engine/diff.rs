@@ -2,10 +2,58 @@
 //! confirmation and returned to front ends, line-numbered rows a REPL can colour, and
 //! the lines added/removed.
 
+use std::time::{Duration, Instant};
+
 use similar::{ChangeTag, TextDiff};
 
 /// Lines of context around each hunk, as gemini-cli's `DEFAULT_DIFF_OPTIONS`.
 pub const CONTEXT_LINES: usize = 3;
+
+/// The longest a line diff may search for a minimal answer; past it, `similar` gives a
+/// correct but coarser diff.
+pub const DIFF_DEADLINE: Duration = Duration::from_millis(500);
+
+/// Above this many bytes (old and new together) no minimal diff is searched at all:
+/// the common head and tail are kept and the middle is shown as replaced (linear).
+pub const MAX_DIFF_INPUT_BYTES: usize = 2 * 1024 * 1024;
+
+/// Above this many bytes a diff's text is cut, with a line saying so.
+pub const MAX_DIFF_TEXT_BYTES: usize = 256 * 1024;
+
+/// The line diff every diff of Troupe uses: bounded in time by [`DIFF_DEADLINE`] and,
+/// for inputs above [`MAX_DIFF_INPUT_BYTES`], linear.
+pub fn line_diff<'a>(old: &'a str, new: &'a str) -> TextDiff<'a, 'a, 'a, str> {
+    let deadline = if old.len() + new.len() > MAX_DIFF_INPUT_BYTES {
+        Instant::now()
+    } else {
+        Instant::now() + DIFF_DEADLINE
+    };
+    TextDiff::configure()
+        .deadline(deadline)
+        .diff_lines(old, new)
+}
+
+/// `text` cut to at most `max` bytes (at a line end when there is one), with a last
+/// line saying how much was left out.
+pub fn cap_text(mut text: String, max: usize, what: &str) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let mut cut = max;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    if let Some(nl) = text[..cut].rfind('\n') {
+        cut = nl + 1;
+    }
+    let left_out = text[cut..].lines().count();
+    text.truncate(cut);
+    text.push_str(&format!(
+        "... [{what} cut at {} KiB: {left_out} more lines not shown]\n",
+        max / 1024
+    ));
+    text
+}
 
 /// A unified diff and its counts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,13 +85,32 @@ pub struct DiffRow {
 }
 
 /// The unified diff from `old` to `new` for the file `name`.
+/// Bounded: see [`line_diff`] and [`MAX_DIFF_TEXT_BYTES`].
 pub fn unified(name: &str, old: &str, new: &str) -> FileDiff {
-    let diff = TextDiff::from_lines(old, new);
-    let text = diff
-        .unified_diff()
+    let diff = line_diff(old, new);
+    let mut text = String::new();
+    let mut unified = diff.unified_diff();
+    unified
         .context_radius(CONTEXT_LINES)
-        .header(&format!("{name}\tCurrent"), &format!("{name}\tProposed"))
-        .to_string();
+        .header(&format!("{name}\tCurrent"), &format!("{name}\tProposed"));
+    // Written hunk by hunk so a huge diff is never held whole.
+    let mut header_done = false;
+    let mut left_out = 0usize;
+    for hunk in unified.iter_hunks() {
+        if text.len() > MAX_DIFF_TEXT_BYTES {
+            left_out += hunk.iter_changes().count();
+            continue;
+        }
+        if !header_done {
+            text.push_str(&format!("--- {name}\tCurrent\n+++ {name}\tProposed\n"));
+            header_done = true;
+        }
+        text.push_str(&hunk.to_string());
+    }
+    let mut text = cap_text(text, MAX_DIFF_TEXT_BYTES, "diff");
+    if left_out > 0 {
+        text.push_str(&format!("... [{left_out} more diff lines not shown]\n"));
+    }
     let (mut lines_added, mut lines_removed) = (0, 0);
     for change in diff.iter_all_changes() {
         match change.tag() {
@@ -61,7 +128,7 @@ pub fn unified(name: &str, old: &str, new: &str) -> FileDiff {
 
 /// The hunks of the diff from `old` to `new` as numbered rows (1-based line numbers).
 pub fn rows(old: &str, new: &str) -> Vec<DiffRow> {
-    let diff = TextDiff::from_lines(old, new);
+    let diff = line_diff(old, new);
     let mut out = Vec::new();
     for hunk in diff
         .unified_diff()

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use base64::Engine as _;
 
+use crate::actors::filesystem::{Confined, FsError, OpenMode};
 use crate::engine::content::Part;
 use crate::engine::file_kind::{self, FileKind, SUPPORTED_AUDIO_FORMATS};
 use crate::engine::text::{utf16_len, utf16_prefix};
@@ -56,16 +57,20 @@ impl Processed {
     }
 }
 
-/// Reads `real` (already checked against the workspace); `rel` names it in messages.
-pub fn process_file(real: &Path, rel: &str, window: LineWindow) -> Processed {
-    match std::fs::File::open(real) {
-        Ok(file) => process_open_file(real, rel, window, file),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => not_found(real),
+/// Opens `path` beneath its workspace root ([`Confined::open`]) and reads it; `rel`
+/// names it in messages. A path the workspace refuses is reported with
+/// [`crate::tools::read_file::path_error`].
+pub fn process_file(confined: &Confined, path: &Path, rel: &str, window: LineWindow) -> Processed {
+    match confined.open(path, OpenMode::Read) {
+        Ok(opened) => process_open_file(&opened.real_path, rel, window, opened.file),
+        Err(FsError::NotFound(p)) => not_found(&p),
+        Err(FsError::Path(e)) => Processed::plain(super::read_file::path_error(e), FileKind::Text),
         Err(e) => read_failure(rel, &e.to_string()),
     }
 }
 
-fn not_found(real: &Path) -> Processed {
+/// The answer for a missing file.
+pub fn not_found(real: &Path) -> Processed {
     Processed::plain(
         failure(
             ToolErrorKind::FileNotFound,
@@ -102,6 +107,12 @@ pub fn process_open_file(
             FileKind::Text,
         );
     }
+    if !meta.is_file() {
+        return read_failure(
+            rel,
+            "not a regular file (devices, FIFOs and sockets are never read)",
+        );
+    }
     let mb = meta.len() as f64 / (1024.0 * 1024.0);
     if mb > MAX_FILE_SIZE_MB {
         return Processed::plain(
@@ -117,7 +128,9 @@ pub fn process_open_file(
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     // Through `take` so std does not stat and seek again to size the buffer: the
     // capacity is already the file's size.
-    if let Err(e) = (&mut file).take(u64::MAX).read_to_end(&mut bytes) {
+    // At most the size limit, even if the file grows while it is read.
+    let limit = (MAX_FILE_SIZE_MB * 1024.0 * 1024.0) as u64;
+    if let Err(e) = (&mut file).take(limit).read_to_end(&mut bytes) {
         return read_failure(rel, &e.to_string());
     }
     let kind = file_kind::detect(real, &bytes[..bytes.len().min(4096)]);

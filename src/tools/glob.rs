@@ -12,9 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::file_walk::{glob_matcher, literal_or_glob, walk_files};
 use super::{Services, Tool, ToolContext};
+use crate::actors::filesystem::{stat_confined, Confined, FsError, OpenMode};
 use crate::engine::ignore_rules::{FilterOptions, IgnoreRules};
 use crate::engine::text::locale_cmp;
-use crate::engine::workspace::Workspace;
 use crate::protocol::{ToolErrorKind, ToolKind, ToolOutput};
 
 /// The `glob` tool.
@@ -105,7 +105,7 @@ fn unexpected(message: &str) -> ToolOutput {
 }
 
 /// Validates the directory, then matches every workspace file under it (on the pool).
-fn search(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> ToolOutput {
+fn search(ws: &Confined, p: &Params, cancel: &CancellationToken) -> ToolOutput {
     let dirs: Vec<PathBuf> = match &p.dir_path {
         Some(dir) => match checked_dir(ws, dir) {
             Ok(real) => vec![real],
@@ -139,7 +139,12 @@ fn search(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> ToolOutput 
                 ignored += 1;
                 continue;
             }
-            if seen.insert(file.path.clone()) {
+            // Each match is opened (a handle only) beneath its root: a directory
+            // swapped for a link leading out during the walk makes this fail.
+            let inside = ws
+                .locate_lexically(&file.path)
+                .is_some_and(|at| ws.open_located(&at, OpenMode::Handle).is_ok());
+            if inside && seen.insert(file.path.clone()) {
                 found.push((file.path, file.modified));
             }
         }
@@ -192,15 +197,21 @@ fn search(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> ToolOutput 
 }
 
 /// The real path of `dir_path` if it is a workspace directory, else the error result.
-fn checked_dir(ws: &Workspace, dir: &str) -> Result<PathBuf, Box<ToolOutput>> {
-    let real = ws.check(&ws.resolve(dir)).map_err(|e| {
+fn checked_dir(ws: &Confined, dir: &str) -> Result<PathBuf, Box<ToolOutput>> {
+    let outside = |e: &dyn std::fmt::Display| {
         Box::new(ToolOutput::error(
             ToolErrorKind::PathNotInWorkspace,
             e.to_string(),
             "Path not in workspace.",
         ))
-    })?;
-    if !real.exists() {
+    };
+    let meta = match stat_confined(ws, &ws.resolve(dir)) {
+        Ok(meta) => meta,
+        Err(FsError::Path(e)) => return Err(outside(&e)),
+        Err(e) => return Err(Box::new(unexpected(&e.to_string()))),
+    };
+    let real = meta.real_path;
+    if !meta.exists {
         let msg = format!("Search path does not exist {}", real.display());
         return Err(Box::new(ToolOutput::error(
             ToolErrorKind::SearchPathNotFound,
@@ -208,7 +219,7 @@ fn checked_dir(ws: &Workspace, dir: &str) -> Result<PathBuf, Box<ToolOutput>> {
             msg,
         )));
     }
-    if !real.is_dir() {
+    if !meta.is_dir {
         let msg = format!("Search path is not a directory: {}", real.display());
         return Err(Box::new(ToolOutput::error(
             ToolErrorKind::SearchPathNotADirectory,

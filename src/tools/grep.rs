@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::{Services, Tool, ToolContext};
+use crate::actors::filesystem::{read_checked, Confined, FsError, OpenMode};
 use crate::engine::ignore_rules::{FilterOptions, IgnoreRules};
-use crate::engine::workspace::Workspace;
 use crate::protocol::{ToolErrorKind, ToolKind, ToolOutput};
 use format::{add_auto_context, format_results, GrepReport};
 use search::{build_matcher, SearchError, SearchRequest};
@@ -155,33 +155,44 @@ fn grep_error(message: &str) -> ToolOutput {
 }
 
 /// Resolves and checks the search path, searches, adds auto-context and formats.
-pub fn run(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> ToolOutput {
+pub fn run(ws: &Confined, p: &Params, cancel: &CancellationToken) -> ToolOutput {
     let shown = p.dir_path.clone().unwrap_or_else(|| ".".to_string());
-    let base = match ws.check(&ws.resolve(&shown)) {
-        Ok(real) => real,
-        Err(e) => {
+    // The search path is opened beneath its root: outside paths are refused first.
+    let (base, meta) = match ws.open(&ws.resolve(&shown), OpenMode::Handle) {
+        Ok(opened) => {
+            let meta = opened.file.metadata();
+            (opened.real_path, meta)
+        }
+        Err(FsError::Path(e)) => {
             return ToolOutput::error(
                 ToolErrorKind::PathNotInWorkspace,
                 e.to_string(),
                 "Error: Path not in workspace.",
             )
         }
-    };
-    match std::fs::metadata(&base) {
-        Ok(meta) if meta.is_dir() || meta.is_file() => {}
-        Ok(_) => {
-            return ToolOutput::text(
-                format!("Path is not a valid directory or file: {}", base.display()),
-                "Error: Path is not a valid directory or file.",
-            )
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(FsError::NotFound(_)) | Err(FsError::NotDirectory(_)) => {
+            let base = ws.absolute(&ws.resolve(&shown));
             let msg = format!("Path does not exist: {}", base.display());
             return ToolOutput::error(
                 ToolErrorKind::FileNotFound,
                 msg,
                 "Error: Path does not exist.",
             );
+        }
+        Err(e) => {
+            return ToolOutput::text(
+                format!("Failed to access path stats for {shown}: {e}"),
+                "Error: Failed to access path.",
+            )
+        }
+    };
+    match meta {
+        Ok(meta) if meta.is_dir() || meta.is_file() => {}
+        Ok(_) => {
+            return ToolOutput::text(
+                format!("Path is not a valid directory or file: {}", base.display()),
+                "Error: Path is not a valid directory or file.",
+            )
         }
         Err(e) => {
             return ToolOutput::text(
@@ -216,7 +227,8 @@ pub fn run(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> ToolOutput
         threads: 4,
         timeout: Some(SEARCH_TIMEOUT),
     };
-    let mut hits = match search::search(&request, Some(cancel)) {
+    let open = |path: &Path| ws.open(path, OpenMode::Read).ok().map(|o| o.file);
+    let mut hits = match search::search(&request, &open, Some(cancel)) {
         Ok(hits) => hits,
         Err(SearchError::Cancelled) => return grep_error("the search was cancelled"),
         Err(e) => return grep_error(&e.to_string()),
@@ -230,7 +242,9 @@ pub fn run(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> ToolOutput
     let wants_auto_context =
         !p.names_only && p.context.is_none() && p.before.is_none() && p.after.is_none();
     if wants_auto_context {
-        add_auto_context(&mut hits, request.exclude.as_ref());
+        add_auto_context(&mut hits, request.exclude.as_ref(), |path| {
+            read_checked(ws, path).ok().map(|r| r.bytes)
+        });
     }
     let report = GrepReport {
         pattern: &p.pattern,

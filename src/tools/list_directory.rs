@@ -7,9 +7,9 @@ use serde_json::{json, Value};
 use std::path::Path;
 
 use super::{FileFilteringOptions, Services, Tool, ToolContext, Touched};
+use crate::actors::filesystem::{list_confined, stat_confined, Confined, FsError};
 use crate::engine::ignore_rules::{FilterOptions, IgnoreRules};
 use crate::engine::text::locale_cmp;
-use crate::engine::workspace::Workspace;
 use crate::protocol::{ToolErrorKind, ToolKind, ToolOutput};
 
 /// The `list_directory` tool.
@@ -105,56 +105,46 @@ struct Entry {
 }
 
 /// Lists `dir` (on the pool): ignore files first (counted), then `ignore` globs.
-fn list(ws: &Workspace, dir: &Path, ignore: &[String], options: FilterOptions) -> ToolOutput {
+fn list(ws: &Confined, dir: &Path, ignore: &[String], options: FilterOptions) -> ToolOutput {
     let shown = dir.display().to_string();
-    let real = match ws.check(dir) {
-        Ok(real) => real,
-        Err(e) => {
+    let failed = |e: FsError, call: &str| {
+        let detail = match e {
+            FsError::NotFound(_) => format!("ENOENT: no such file or directory, {call} '{shown}'"),
+            FsError::PermissionDenied(_) => format!("EACCES: permission denied, {call} '{shown}'"),
+            other => format!("{other}, {call} '{shown}'"),
+        };
+        ToolOutput::error(
+            ToolErrorKind::LsExecutionError,
+            format!("Error listing directory: {detail}"),
+            "Error: Failed to list directory.",
+        )
+    };
+    // Opened beneath its root: a path outside is refused before anything is opened.
+    let meta = match stat_confined(ws, dir) {
+        Ok(meta) if meta.exists => meta,
+        Ok(meta) => return failed(FsError::NotFound(meta.real_path), "stat"),
+        Err(FsError::Path(e)) => {
             return ToolOutput::error(
                 ToolErrorKind::PathNotInWorkspace,
                 e.to_string(),
                 "Path not in workspace.",
             )
         }
+        Err(e) => return failed(e, "stat"),
     };
-    let meta = match std::fs::metadata(&real) {
-        Ok(meta) => meta,
-        Err(e) => {
-            return ToolOutput::error(
-                ToolErrorKind::LsExecutionError,
-                format!(
-                    "Error listing directory: {}",
-                    node_error(&e, "stat", &shown)
-                ),
-                "Error: Failed to list directory.",
-            )
-        }
-    };
-    if !meta.is_dir() {
+    let real = meta.real_path;
+    if !meta.is_dir {
         return ToolOutput::error(
             ToolErrorKind::PathIsNotADirectory,
             format!("Error: Path is not a directory: {shown}"),
             "Error: Path is not a directory.",
         );
     }
-    let read = match std::fs::read_dir(&real) {
-        Ok(read) => read,
-        Err(e) => {
-            return ToolOutput::error(
-                ToolErrorKind::LsExecutionError,
-                format!(
-                    "Error listing directory: {}",
-                    node_error(&e, "scandir", &shown)
-                ),
-                "Error: Failed to list directory.",
-            )
-        }
+    let entries = match list_confined(ws, &real) {
+        Ok(entries) => entries,
+        Err(e) => return failed(e, "scandir"),
     };
-    let names: Vec<String> = read
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    if names.is_empty() {
+    if entries.is_empty() {
         return ToolOutput::text(
             format!("Directory {shown} is empty."),
             "Directory is empty.",
@@ -165,14 +155,12 @@ fn list(ws: &Workspace, dir: &Path, ignore: &[String], options: FilterOptions) -
     let mut rules = IgnoreRules::new(options);
     let mut ignored = 0usize;
     let mut kept = Vec::new();
-    for name in names {
-        let path = real.join(&name);
-        // Entries whose stat fails (dangling links, races) are skipped, as gemini-cli does.
-        let Ok(meta) = std::fs::metadata(&path) else {
-            continue;
-        };
+    // Entries whose stat fails (dangling links, links leading out, races) are already
+    // left out, as gemini-cli does.
+    for entry in entries {
+        let (name, path) = (entry.name, entry.path);
         let is_ignored = match &root {
-            Some(root) => rules.is_ignored(root, &path, meta.is_dir()),
+            Some(root) => rules.is_ignored(root, &path, entry.is_dir),
             None => name == ".git",
         };
         if is_ignored {
@@ -181,13 +169,15 @@ fn list(ws: &Workspace, dir: &Path, ignore: &[String], options: FilterOptions) -
         }
         // Entries the workspace refuses (.git, .env, node_modules, links leading out)
         // are dropped without being counted, as gemini-cli does.
-        if ws.check(&path).is_err() || patterns.iter().any(|re| re.is_match(&name)) {
+        if ws.check_real(&path, path.clone()).is_err()
+            || patterns.iter().any(|re| re.is_match(&name))
+        {
             continue;
         }
         kept.push(Entry {
             name,
-            is_dir: meta.is_dir(),
-            size: meta.len(),
+            is_dir: entry.is_dir,
+            size: entry.size,
         });
     }
     kept.sort_by(|a, b| {
@@ -215,18 +205,6 @@ fn list(ws: &Workspace, dir: &Path, ignore: &[String], options: FilterOptions) -
 }
 
 /// Node's wording of a failed system call, which gemini-cli passes on.
-fn node_error(e: &std::io::Error, call: &str, path: &str) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            format!("ENOENT: no such file or directory, {call} '{path}'")
-        }
-        std::io::ErrorKind::PermissionDenied => {
-            format!("EACCES: permission denied, {call} '{path}'")
-        }
-        _ => format!("{e}, {call} '{path}'"),
-    }
-}
-
 /// gemini-cli's basename glob: `*` and `?` only, anchored.
 fn glob_to_regex(glob: &str) -> Option<regex::Regex> {
     let mut re = String::from("^");

@@ -69,6 +69,12 @@ pub struct ToolContext {
     pub call_id: String,
     pub cancel: CancellationToken,
     events: Option<Recipient<UiEvent>>,
+    /// Set once the call has started a change that cannot be taken back (a write):
+    /// a cancellation after that waits for the call and reports what it did.
+    committed: Arc<std::sync::atomic::AtomicBool>,
+    /// The hash of the file's content as the approved diff showed it, when the user
+    /// approved this call's edit: the edit must start from exactly that content.
+    pub approved_original: Option<[u8; 32]>,
 }
 
 impl ToolContext {
@@ -83,7 +89,46 @@ impl ToolContext {
             call_id,
             cancel,
             events,
+            committed: Arc::default(),
+            approved_original: None,
         }
+    }
+
+    /// Binds the call to the content its approved diff was computed from.
+    pub fn with_approved_original(mut self, hash: Option<[u8; 32]>) -> Self {
+        self.approved_original = hash;
+        self
+    }
+
+    /// `Err` with a clear error when the user approved a diff of other content than
+    /// `original` (the file changed after the approval).
+    pub fn check_approved(
+        &self,
+        path: &std::path::Path,
+        original: &str,
+    ) -> Result<(), Box<ToolOutput>> {
+        match self.approved_original {
+            Some(hash) if hash != crate::actors::filesystem::content_hash(original.as_bytes()) => {
+                let msg = format!("The file {} changed after this edit was approved, so the approved edit was not written. Read the file again and propose the edit against its current content.", path.display());
+                Err(Box::new(ToolOutput::error(
+                    crate::protocol::ToolErrorKind::FileChangedOnDisk,
+                    msg,
+                    "Error: the file changed after approval; the edit was not written.",
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Marks the point of no return (called right before a write starts).
+    pub fn commit(&self) {
+        self.committed
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The flag [`ToolContext::commit`] sets.
+    pub fn committed_flag(&self) -> Arc<std::sync::atomic::AtomicBool> {
+        self.committed.clone()
     }
 
     /// Forwards live output (a running command's output, ...) to the front end.

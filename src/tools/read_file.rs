@@ -6,12 +6,12 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::file_reader::{process_file, process_open_file, LineWindow};
+use super::file_reader::{not_found, process_open_file, LineWindow};
 use super::{Services, Tool, ToolContext, Touched};
-use crate::actors::filesystem::FsError;
+use crate::actors::filesystem::{Confined, FsError, OpenMode};
 use crate::engine::file_kind;
 use crate::engine::ignore_rules::{FilterOptions, IgnoreRules};
-use crate::engine::workspace::{PathError, Workspace};
+use crate::engine::workspace::PathError;
 use crate::protocol::{ToolErrorKind, ToolKind, ToolOutput};
 
 pub use super::file_reader::{split_lines, MAX_LINES, MAX_LINE_LENGTH};
@@ -146,17 +146,22 @@ fn window_of(p: &Params) -> LineWindow {
 }
 
 /// Resolves, checks (workspace, ignore files) and reads one file; runs on the pool.
-pub fn read_for_model(ws: &Workspace, raw: &str, window: LineWindow) -> ToolOutput {
-    let path = ws.resolve_defensive(raw);
-    let (real, file) = match open_checked(ws, &path) {
+/// The file is opened once, beneath its workspace root, and what is read is what
+/// was checked: a failed open is an answer, never a reason to open again by name.
+pub fn read_for_model(confined: &Confined, raw: &str, window: LineWindow) -> ToolOutput {
+    let path = confined.resolve_defensive(raw);
+    let opened = match confined.open(&path, OpenMode::Read) {
         Ok(opened) => opened,
-        Err(e) => return path_error(e),
+        Err(FsError::Path(e)) => return path_error(e),
+        Err(FsError::NotFound(p)) => return not_found(&p).output,
+        Err(e) => {
+            let msg = format!("Error reading file {}: {e}", path.display());
+            return ToolOutput::error(ToolErrorKind::ReadContentFailure, msg.clone(), msg);
+        }
     };
-    let is_dir = match &file {
-        Some(f) => f.metadata().map(|m| m.is_dir()).unwrap_or(false),
-        None => real.is_dir(),
-    };
-    if let Some(root) = ws.root_of(&real) {
+    let real = opened.real_path;
+    let is_dir = opened.file.metadata().map(|m| m.is_dir()).unwrap_or(false);
+    if let Some(root) = confined.root_of(&real) {
         if is_ignored_cached(root, &real, is_dir) {
             let msg = format!(
                 "File path '{}' is ignored by configured ignore patterns.",
@@ -165,39 +170,8 @@ pub fn read_for_model(ws: &Workspace, raw: &str, window: LineWindow) -> ToolOutp
             return ToolOutput::error(ToolErrorKind::InvalidToolParams, msg.clone(), msg);
         }
     }
-    let rel = ws.display_relative(&real);
-    match file {
-        Some(file) => process_open_file(&real, &rel, window, file).output,
-        None => process_file(&real, &rel, window).output,
-    }
-}
-
-/// Opens the file (following symlinks; non-blocking, so a FIFO cannot hang the pool)
-/// and checks the real path of the open descriptor against the workspace: two
-/// syscalls instead of a `realpath` walk, and what is checked is what is read. When
-/// it cannot be opened, the path is checked the slow way so that a path outside the
-/// workspace is reported as such rather than as missing.
-fn open_checked(
-    ws: &Workspace,
-    path: &std::path::Path,
-) -> Result<(std::path::PathBuf, Option<std::fs::File>), PathError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    use std::os::unix::io::AsRawFd;
-    crate::engine::workspace::validate_path_text(&path.to_string_lossy())?;
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path);
-    match opened {
-        Ok(file) => {
-            let real = match std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
-                Ok(real) => ws.check_real(path, real)?,
-                Err(_) => ws.check(path)?,
-            };
-            Ok((real, Some(file)))
-        }
-        Err(_) => Ok((ws.check(path)?, None)),
-    }
+    let rel = confined.display_relative(&real);
+    process_open_file(&real, &rel, window, opened.file).output
 }
 
 thread_local! {

@@ -11,9 +11,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::file_reader::{process_file, LineWindow};
+use super::file_reader::{process_open_file, LineWindow};
 use super::file_walk::{glob_matcher, walk_files};
 use super::{FileFilteringOptions, Services, Tool, ToolContext, Touched};
+use crate::actors::filesystem::{Confined, FsError, OpenMode};
 use crate::engine::content::Part;
 use crate::engine::file_kind;
 use crate::engine::ignore_rules::IgnoreRules;
@@ -224,7 +225,7 @@ fn include_matchers(root: &Path, include: &[String]) -> Result<Vec<globset::Glob
 }
 
 /// Finds, filters and reads the files (on the pool).
-fn read_many(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> ToolOutput {
+fn read_many(ws: &Confined, p: &Params, cancel: &CancellationToken) -> ToolOutput {
     let mut excludes: Vec<String> = Vec::new();
     if p.use_default_excludes {
         excludes.extend(DEFAULT_EXCLUDES.iter().map(|s| s.to_string()));
@@ -255,15 +256,7 @@ fn read_many(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> ToolOutp
                 ignored += 1;
                 continue;
             }
-            match ws.check(&file.path) {
-                Ok(_) => {
-                    files.insert(file.path);
-                }
-                Err(_) => skipped.push(Skipped {
-                    path: file.path.display().to_string(),
-                    reason: "Security: Path not in workspace".into(),
-                }),
-            }
+            files.insert(file.path);
         }
     }
     if ignored > 0 {
@@ -277,7 +270,25 @@ fn read_many(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> ToolOutp
     let mut read: Vec<String> = Vec::new();
     for path in &files {
         let rel = ws.display_relative(path);
-        let head = read_head(path);
+        // Opened once, beneath its root: what is checked is what is read.
+        let opened = match ws.open(path, OpenMode::Read) {
+            Ok(opened) => opened,
+            Err(FsError::Path(_)) => {
+                skipped.push(Skipped {
+                    path: path.display().to_string(),
+                    reason: "Security: Path not in workspace".into(),
+                });
+                continue;
+            }
+            Err(e) => {
+                skipped.push(Skipped {
+                    path: rel,
+                    reason: format!("Read error: {e}"),
+                });
+                continue;
+            }
+        };
+        let head = read_head(&opened.file);
         let kind = file_kind::detect(path, &head);
         if kind.is_media() && !explicitly_requested(path, &p.include) {
             skipped.push(Skipped {
@@ -288,8 +299,8 @@ fn read_many(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> ToolOutp
             });
             continue;
         }
-        let real = ws.check(path).unwrap_or_else(|_| path.clone());
-        let processed = process_file(&real, &rel, LineWindow::Default);
+        let processed =
+            process_open_file(&opened.real_path, &rel, LineWindow::Default, opened.file);
         if let Some(error) = &processed.output.error {
             skipped.push(Skipped {
                 path: rel,
@@ -324,12 +335,12 @@ fn read_many(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> ToolOutp
     render(ws, text, media, &read, &skipped)
 }
 
-fn read_head(path: &Path) -> Vec<u8> {
-    use std::io::Read;
-    let mut head = Vec::with_capacity(4096);
-    if let Ok(file) = std::fs::File::open(path) {
-        let _ = file.take(4096).read_to_end(&mut head);
-    }
+/// The first 4 KiB, read at offset 0 without moving the file's position.
+fn read_head(file: &std::fs::File) -> Vec<u8> {
+    use std::os::unix::fs::FileExt;
+    let mut head = vec![0u8; 4096];
+    let n = file.read_at(&mut head, 0).unwrap_or(0);
+    head.truncate(n);
     head
 }
 
@@ -454,7 +465,10 @@ mod tests {
         for name in ["a.txt", "b.txt", "c.txt", "d.txt"] {
             std::fs::write(dir.path().join(name), &body).unwrap();
         }
-        let ws = Workspace::new(dir.path(), &[]).unwrap();
+        let ws = Confined::new(std::sync::Arc::new(
+            Workspace::new(dir.path(), &[]).unwrap(),
+        ))
+        .unwrap();
         let out = read_many(&ws, &params(&["*.txt"]), &CancellationToken::new());
         let t = text(&out);
         let separator = format!("--- {}/", ws.primary().display());
@@ -474,7 +488,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let body: String = (0..2500).map(|i| format!("{i}\n")).collect();
         std::fs::write(dir.path().join("long.txt"), body).unwrap();
-        let ws = Workspace::new(dir.path(), &[]).unwrap();
+        let ws = Confined::new(std::sync::Arc::new(
+            Workspace::new(dir.path(), &[]).unwrap(),
+        ))
+        .unwrap();
         let out = read_many(&ws, &params(&["long.txt"]), &CancellationToken::new());
         assert!(text(&out).contains("[WARNING: This file was truncated. To view the full content, use the 'read_file' tool on this specific file.]"));
     }

@@ -320,6 +320,9 @@ impl Tool for Replace {
                 Ok(c) => c,
                 Err(out) => return out,
             };
+            if let Err(out) = ctx.check_approved(&computed.path, computed.original()) {
+                return *out;
+            }
             file_edit::pause_before_write().await;
             write(p, ctx, computed).await
         })
@@ -343,6 +346,11 @@ async fn write(p: Params, ctx: ToolContext, computed: Computed) -> ToolOutput {
             WriteExpect::Unchanged(None),
         ),
     };
+    // Past this point the write is what happened, whatever a cancellation says.
+    if ctx.cancel.is_cancelled() {
+        return ToolOutput::text("Cancelled before writing.", "Cancelled before writing.");
+    }
+    ctx.commit();
     let written = ctx
         .services
         .fs

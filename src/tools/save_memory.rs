@@ -5,10 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::actors::filesystem::atomic_write::write_owned_path;
+use crate::actors::filesystem::{content_hash, FsError, WriteExpect};
+
 use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use similar::TextDiff;
 
 use super::{PolicyHint, Services, Tool, ToolContext};
 use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
@@ -81,7 +83,7 @@ impl Tool for SaveMemory {
             let original = read_or_empty(&file).await.ok()?;
             let proposed = add_fact(&original, &fact);
             let shown = tilde_path(&file);
-            let diff = TextDiff::from_lines(&original, &proposed);
+            let diff = crate::engine::diff::line_diff(&original, &proposed);
             let (mut added, mut removed) = (0, 0);
             for change in diff.iter_all_changes() {
                 match change.tag() {
@@ -111,7 +113,11 @@ impl Tool for SaveMemory {
         let file = memory_file(&ctx.services);
         let fact = sanitize_fact(&p.fact);
         Box::pin(async move {
-            match save(&file, &fact).await {
+            if ctx.cancel.is_cancelled() {
+                return ToolOutput::text("Cancelled before saving.", "Cancelled before saving.");
+            }
+            ctx.commit();
+            match save(&ctx.services, &file, &fact).await {
                 Ok(()) => {
                     let message = format!("Okay, I've remembered that: \"{fact}\"");
                     ToolOutput::text(
@@ -215,25 +221,42 @@ async fn read_or_empty(path: &Path) -> std::io::Result<String> {
     }
 }
 
-/// Reads, adds the fact and writes atomically (temp file + rename in the same
-/// directory), creating the directory if needed.
-async fn save(file: &Path, fact: &str) -> std::io::Result<()> {
-    if let Some(dir) = file.parent() {
-        tokio::fs::create_dir_all(dir).await?;
+/// Reads, adds the fact and writes with the one atomic write every writer uses
+/// (on the FileSystem pool). Saves of one process are serialised, and a file changed
+/// by another process between the read and the write is read again: two facts saved
+/// at once both land.
+async fn save(services: &Services, file: &Path, fact: &str) -> Result<(), String> {
+    let (file, fact) = (file.to_path_buf(), fact.to_string());
+    services
+        .fs
+        .run(move |_| save_blocking(&file, &fact))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())
+}
+
+fn save_blocking(file: &Path, fact: &str) -> Result<(), FsError> {
+    static SAVING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = SAVING.lock().unwrap_or_else(|e| e.into_inner());
+    for _ in 0..8 {
+        let original = match std::fs::read(file) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(FsError::from_io(file, e)),
+        };
+        let text = original
+            .as_deref()
+            .map(String::from_utf8_lossy)
+            .unwrap_or_default();
+        let updated = add_fact(&text, fact);
+        let expect = WriteExpect::Unchanged(original.as_deref().map(content_hash));
+        match write_owned_path(file, updated.as_bytes(), &expect) {
+            Ok(_) => return Ok(()),
+            Err(FsError::ChangedOnDisk(_)) => continue,
+            Err(e) => return Err(e),
+        }
     }
-    let original = read_or_empty(file).await?;
-    let updated = add_fact(&original, fact);
-    let name = file
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = file.with_file_name(format!(".{name}.{:08x}.tmp", fastrand::u32(..)));
-    tokio::fs::write(&temp, updated.as_bytes()).await?;
-    if let Err(e) = tokio::fs::rename(&temp, file).await {
-        let _ = tokio::fs::remove_file(&temp).await;
-        return Err(e);
-    }
-    Ok(())
+    Err(FsError::ChangedOnDisk(file.to_path_buf()))
 }
 
 #[cfg(test)]

@@ -103,6 +103,10 @@ pub struct PanicParams {
     pub panic: bool,
     #[serde(default)]
     pub in_future: bool,
+    /// `"validate"` panics while the call is validated (in `prepare`),
+    /// `"confirmation"` asks for approval and panics while building the confirmation.
+    #[serde(default)]
+    pub panic_in: Option<String>,
 }
 
 impl Tool for TestPanic {
@@ -120,7 +124,28 @@ impl Tool for TestPanic {
         "Test only: panics.".into()
     }
     fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {"message": {"type": "string"}, "in_future": {"type": "boolean"}, "panic": {"type": "boolean"}}})
+        json!({"type": "object", "properties": {"message": {"type": "string"}, "in_future": {"type": "boolean"}, "panic": {"type": "boolean"}, "panic_in": {"type": "string"}}})
+    }
+    #[allow(clippy::panic)]
+    fn validate(&self, p: &PanicParams, _: &super::Services) -> Result<(), String> {
+        if p.panic_in.as_deref() == Some("validate") {
+            panic!("panic while validating");
+        }
+        Ok(())
+    }
+    fn policy_hint(&self, p: &PanicParams) -> Option<super::PolicyHint> {
+        (p.panic_in.as_deref() == Some("confirmation")).then_some(super::PolicyHint::Ask)
+    }
+    #[allow(clippy::panic)]
+    fn confirmation(
+        &self,
+        p: &PanicParams,
+        _ctx: &ToolContext,
+    ) -> BoxFuture<'static, Option<crate::protocol::ConfirmationDetails>> {
+        if p.panic_in.as_deref() == Some("confirmation") {
+            panic!("panic while building the confirmation");
+        }
+        Box::pin(async { None })
     }
     #[allow(clippy::panic)]
     fn execute(&self, p: PanicParams, _ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
@@ -174,5 +199,16 @@ impl Tool for TestSleep {
                 _ = ctx.cancel.cancelled() => ToolOutput::text("woken early", "cancelled"),
             }
         })
+    }
+}
+
+/// Test hook: with `TROUPE_TEST_TOOLS=1`, the prompt `__troupe_test_panic_in_chat__`
+/// makes the Chat actor panic when it starts the turn.
+#[allow(clippy::panic)]
+pub fn maybe_panic_in_chat(prompt: &str) {
+    if prompt == "__troupe_test_panic_in_chat__"
+        && std::env::var("TROUPE_TEST_TOOLS").as_deref() == Ok("1")
+    {
+        panic!("test panic in Chat");
     }
 }

@@ -188,6 +188,9 @@ impl Tool for WriteFile {
                 Ok(planned) => planned,
                 Err(out) => return out,
             };
+            if let Err(out) = ctx.check_approved(&planned.path, planned.original()) {
+                return *out;
+            }
             file_edit::pause_before_write().await;
             write(p, ctx, planned).await
         })
@@ -207,6 +210,11 @@ async fn write(p: Params, ctx: ToolContext, planned: Planned) -> ToolOutput {
     };
     let correction = planned.corrected.then_some("success");
     let method = planned.corrected.then_some("unescape");
+    // Past this point the write is what happened, whatever a cancellation says.
+    if ctx.cancel.is_cancelled() {
+        return ToolOutput::text("Cancelled before writing.", "Cancelled before writing.");
+    }
+    ctx.commit();
     let outcome = match ctx
         .services
         .fs

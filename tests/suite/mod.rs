@@ -1,10 +1,13 @@
 mod acp;
+mod confinement;
 mod edit;
+mod faults;
 mod gemini_wire;
 mod history_rules;
 mod hooks;
 mod local_llm;
 mod openai_wire;
+mod properties;
 mod read_search;
 mod record_replay;
 mod repl;

@@ -26,7 +26,7 @@ fn setup(content: &str, script: &[String], use_model: bool) -> Setup {
     let path = root.join("a.py");
     std::fs::write(&path, content).unwrap();
     let workspace = Arc::new(Workspace::new(Path::new(&root), &[]).unwrap());
-    let fs = FsClient::new(FileSystem::start_pool(workspace, 1));
+    let fs = FsClient::new(FileSystem::start_pool(workspace, 1).unwrap());
     let model = Arc::new(ScriptedModel::from_text("script", &script.join("\n")).unwrap());
     let corrector = Corrector::new(
         model.clone(),

@@ -2,7 +2,7 @@
 //! size of the change, then hunks with old and new line numbers, removed lines red,
 //! added lines green, and unchanged stretches between hunks collapsed to one line.
 
-use similar::{ChangeTag, TextDiff};
+use similar::ChangeTag;
 
 use super::terminal::Palette;
 
@@ -17,7 +17,7 @@ pub fn render_edit(
     p: Palette,
     max_lines: usize,
 ) -> Vec<String> {
-    let diff = TextDiff::from_lines(original, proposed);
+    let diff = crate::engine::diff::line_diff(original, proposed);
     let (mut added, mut removed) = (0usize, 0usize);
     for change in diff.iter_all_changes() {
         match change.tag() {

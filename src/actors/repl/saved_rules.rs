@@ -70,11 +70,13 @@ pub fn save_allowed(path: &Path, allowed: &[String]) -> Result<(), SaveError> {
         path: path.to_path_buf(),
         source,
     };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(write_err)?;
-    let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(write_err)?;
-    std::io::Write::write_all(&mut temp, doc.to_string().as_bytes()).map_err(write_err)?;
-    temp.persist(path).map_err(|e| write_err(e.error))?;
+    // The one atomic write every writer uses (mode kept, fsynced, renamed in place).
+    crate::actors::filesystem::atomic_write::write_owned_path(
+        path,
+        doc.to_string().as_bytes(),
+        &crate::actors::filesystem::WriteExpect::Any,
+    )
+    .map_err(|e| write_err(std::io::Error::other(e.to_string())))?;
     Ok(())
 }
 

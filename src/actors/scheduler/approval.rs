@@ -53,7 +53,9 @@ pub type SharedPolicy = Arc<Mutex<PolicyState>>;
 
 /// What approval came to for one call.
 pub(super) enum Approval {
-    Run(Box<dyn Invocation>),
+    /// Run it; with the content hash of the file as the approved diff showed it, when
+    /// the user approved an edit (what lands must be what was approved).
+    Run(Box<dyn Invocation>, Option<[u8; 32]>),
     Refused(Arc<CompletedCall>),
     UserCancelled(Arc<CompletedCall>),
 }
@@ -79,7 +81,7 @@ impl Inner {
                 Err(_) => (ApprovalMode::Default, false),
             };
             match decide(mode, tool.kind(), hint) {
-                PolicyDecision::Allow if !force_ask => return Approval::Run(invocation),
+                PolicyDecision::Allow if !force_ask => return Approval::Run(invocation, None),
                 PolicyDecision::Allow => {}
                 PolicyDecision::Deny(reason) => {
                     return Approval::Refused(self.failed(
@@ -88,16 +90,27 @@ impl Inner {
                         format!("Tool execution denied by policy. {reason}"),
                     ))
                 }
-                PolicyDecision::Ask if allowed && !force_ask => return Approval::Run(invocation),
+                PolicyDecision::Ask if allowed && !force_ask => {
+                    return Approval::Run(invocation, None)
+                }
                 PolicyDecision::Ask => {}
             }
             let ctx = self.context(&call.id, cancel.clone());
-            let details = match invocation.confirmation(&ctx).await {
-                Some(details) => details,
-                None if force_ask => super::hooks::forced_details(tool.name(), &args),
-                None => return Approval::Run(invocation),
+            // A panic while building the confirmation fails this call only.
+            let details = match confirmation_guarded(invocation.as_ref(), &ctx).await {
+                Ok(Some(details)) => details,
+                Ok(None) if force_ask => super::hooks::forced_details(tool.name(), &args),
+                Ok(None) => return Approval::Run(invocation, None),
+                Err(message) => {
+                    return Approval::Refused(self.failed(
+                        call,
+                        ToolErrorKind::UnhandledException,
+                        format!("Internal error while building the confirmation: the tool panicked ({message})"),
+                    ))
+                }
             };
             self.status(call, CallStatus::AwaitingApproval);
+            let bound = approved_hash(&details);
             let request = ApprovalRequest {
                 call_id: call.id.clone(),
                 tool_name: tool.name().to_string(),
@@ -110,7 +123,7 @@ impl Inner {
                 _ = cancel.cancelled() => return Approval::Refused(self.cancelled(call, "Operation cancelled by user")),
             };
             match decision {
-                ApprovalDecision::ProceedOnce => return Approval::Run(invocation),
+                ApprovalDecision::ProceedOnce => return Approval::Run(invocation, bound),
                 ApprovalDecision::ProceedAlways | ApprovalDecision::ProceedAlwaysAndSave => {
                     let origin = if decision == ApprovalDecision::ProceedAlways {
                         "session"
@@ -118,7 +131,7 @@ impl Inner {
                         "saved"
                     };
                     self.remember(tool.as_ref(), invocation.approval_keys(), origin);
-                    return Approval::Run(invocation);
+                    return Approval::Run(invocation, bound);
                 }
                 ApprovalDecision::Modify { edited_content } => {
                     let Some(new_args) = tool.modified_args(&args, &edited_content) else {
@@ -158,6 +171,36 @@ impl Inner {
         }
     }
 
+    /// Right before an approved edit runs: when the file no longer holds what the
+    /// approved diff was computed from, the user is asked again with the new diff (an
+    /// approver that cannot ask refuses, so the call fails). Never recomputed silently.
+    pub(super) async fn recheck_approval(
+        &self,
+        tool: &Arc<dyn ToolHandle>,
+        invocation: Box<dyn Invocation>,
+        approved: [u8; 32],
+        call: &CallInfo,
+        cancel: &CancellationToken,
+    ) -> Result<(Box<dyn Invocation>, Option<[u8; 32]>), Arc<CompletedCall>> {
+        let ctx = self.context(&call.id, cancel.clone());
+        let now = match confirmation_guarded(invocation.as_ref(), &ctx).await {
+            Ok(Some(details)) => approved_hash(&details),
+            _ => None,
+        };
+        if now == Some(approved) {
+            return Ok((invocation, Some(approved)));
+        }
+        tracing::info!(call_id = %call.id, "file changed since its edit was approved; asking again");
+        self.emit(UiEvent::Notice(format!(
+            "The file changed after you approved this {} call; here is the new diff.",
+            tool.name()
+        )));
+        match self.approve(tool, invocation, call, cancel, false).await {
+            Approval::Run(invocation, bound) => Ok((invocation, bound)),
+            Approval::Refused(done) | Approval::UserCancelled(done) => Err(done),
+        }
+    }
+
     fn remember(&self, tool: &dyn ToolHandle, keys: &[String], origin: &str) {
         let Ok(mut state) = self.policy.lock() else {
             return;
@@ -186,5 +229,30 @@ impl Inner {
                 state.rules.push(rule);
             }
         }
+    }
+}
+
+/// The call's confirmation, a panic (while starting or running) turned into its text.
+pub(super) async fn confirmation_guarded(
+    invocation: &dyn Invocation,
+    ctx: &crate::tools::ToolContext,
+) -> Result<Option<crate::protocol::ConfirmationDetails>, String> {
+    use futures::FutureExt;
+    use std::panic::AssertUnwindSafe;
+    let future = std::panic::catch_unwind(AssertUnwindSafe(|| invocation.confirmation(ctx)))
+        .map_err(|p| super::panic_text(p.as_ref()))?;
+    AssertUnwindSafe(future)
+        .catch_unwind()
+        .await
+        .map_err(|p| super::panic_text(p.as_ref()))
+}
+
+/// The hash an approved edit is bound to: the file's content as the diff showed it.
+pub(crate) fn approved_hash(details: &crate::protocol::ConfirmationDetails) -> Option<[u8; 32]> {
+    match details {
+        crate::protocol::ConfirmationDetails::Edit { original, .. } => {
+            Some(crate::actors::filesystem::content_hash(original.as_bytes()))
+        }
+        _ => None,
     }
 }

@@ -185,9 +185,24 @@ impl Inner {
                 )));
                 continue;
             };
-            let invocation = match tool.prepare(&call.args, &self.services) {
-                Ok(inv) => inv,
-                Err(msg) => {
+            // A panic while validating fails this call only.
+            let prepared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                tool.prepare(&call.args, &self.services)
+            }));
+            let invocation = match prepared {
+                Ok(Ok(inv)) => inv,
+                Err(payload) => {
+                    slots.push(Slot::Done(self.failed(
+                        &call,
+                        ToolErrorKind::UnhandledException,
+                        format!(
+                            "Internal error while validating the call: the tool panicked ({})",
+                            panic_text(payload.as_ref())
+                        ),
+                    )));
+                    continue;
+                }
+                Ok(Err(msg)) => {
                     slots.push(Slot::Done(self.failed(
                         &call,
                         ToolErrorKind::InvalidToolParams,
@@ -216,7 +231,7 @@ impl Inner {
                 .approve(&tool, invocation, &call, &cancel, force_ask)
                 .await
             {
-                Approval::Run(invocation) => {
+                Approval::Run(invocation, approved) => {
                     let touched = invocation.touched();
                     let (tx, deps) = conflicts.add(
                         slots.len(),
@@ -227,7 +242,7 @@ impl Inner {
                     let handle = actix::spawn(self.clone().execute(
                         call_clone(&call),
                         tool,
-                        invocation,
+                        (invocation, approved),
                         deps,
                         cancel.clone(),
                         tx,
@@ -280,7 +295,7 @@ impl Inner {
         self: Arc<Self>,
         call: CallInfo,
         tool: Arc<dyn ToolHandle>,
-        invocation: Box<dyn Invocation>,
+        (invocation, approved): (Box<dyn Invocation>, Option<[u8; 32]>),
         deps: Vec<DoneSignal>,
         cancel: CancellationToken,
         done: tokio::sync::oneshot::Sender<()>,
@@ -296,9 +311,24 @@ impl Inner {
             let _ = done.send(());
             return self.cancelled(&call, "Operation cancelled");
         }
+        let (invocation, approved) = match approved {
+            Some(hash) => match self
+                .recheck_approval(&tool, invocation, hash, &call, &cancel)
+                .await
+            {
+                Ok(rechecked) => rechecked,
+                Err(completed) => {
+                    let _ = done.send(());
+                    return completed;
+                }
+            },
+            None => (invocation, None),
+        };
         self.status(&call, CallStatus::Executing);
         let started = Instant::now();
-        let ctx = self.context(&call.id, cancel.clone());
+        let ctx = self
+            .context(&call.id, cancel.clone())
+            .with_approved_original(approved);
         let outcome = invocation.execute(ctx).await;
         let duration = started.elapsed();
         let _ = done.send(());
@@ -414,4 +444,13 @@ fn call_clone(call: &CallInfo) -> CallInfo {
 
 fn wait_for_previous(args: &Value) -> bool {
     args.get("wait_for_previous").and_then(Value::as_bool) == Some(true)
+}
+
+/// The message of a panic payload.
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
 }

@@ -1,16 +1,25 @@
 //! gemini-cli's `getDiffContextSnippet`: the changed lines of the new text with a few
 //! lines of context, so the model sees the result without reading the file again.
 
-use similar::{DiffOp, TextDiff};
+use similar::DiffOp;
 
 /// The changed regions of `new` with `context` lines around each, gaps shown as `...`.
 /// An empty `original` (a new file) gives the whole new text.
+/// Capped at [`crate::engine::diff::MAX_DIFF_TEXT_BYTES`] (a line says what was cut).
 pub fn diff_context_snippet(original: &str, new: &str, context: usize) -> String {
+    crate::engine::diff::cap_text(
+        snippet(original, new, context),
+        crate::engine::diff::MAX_DIFF_TEXT_BYTES,
+        "snippet",
+    )
+}
+
+fn snippet(original: &str, new: &str, context: usize) -> String {
     if original.is_empty() {
         return new.to_string();
     }
     let new_lines = split_lines(new);
-    let diff = TextDiff::from_lines(original, new);
+    let diff = crate::engine::diff::line_diff(original, new);
     let mut ranges: Vec<(usize, usize)> = Vec::new();
     let mut at = 0;
     for op in diff.ops() {

@@ -27,14 +27,19 @@ pub struct GrepReport<'a> {
 
 /// Adds ±50 lines around a single match, ±15 around each of two or three; context
 /// lines matching `exclude` are left out, as in the search itself.
-pub fn add_auto_context(hits: &mut [FileHits], exclude: Option<&regex::Regex>) {
+/// Files are read again with `read` (the FileSystem actor's confined read).
+pub fn add_auto_context(
+    hits: &mut [FileHits],
+    exclude: Option<&regex::Regex>,
+    read: impl Fn(&Path) -> Option<Vec<u8>>,
+) {
     let count: usize = hits.iter().map(FileHits::match_count).sum();
     if count == 0 || count > AUTO_CONTEXT_MAX_MATCHES {
         return;
     }
     let radius = if count == 1 { 50 } else { 15 };
     for file in hits.iter_mut() {
-        let Ok(bytes) = std::fs::read(&file.path) else {
+        let Some(bytes) = read(&file.path) else {
             continue;
         };
         let text = decode_text(&bytes);
@@ -231,7 +236,7 @@ mod tests {
         std::fs::write(&file, body).unwrap();
         let path = file.display().to_string();
         let mut one = vec![hit(&path, &[(100, "line 100", false)])];
-        add_auto_context(&mut one, None);
+        add_auto_context(&mut one, None, |p| std::fs::read(p).ok());
         assert_eq!(one[0].lines.first().unwrap().number, 50);
         assert_eq!(one[0].lines.last().unwrap().number, 130);
         assert_eq!(one[0].match_count(), 1);
@@ -239,7 +244,7 @@ mod tests {
             &path,
             &[(10, "line 10", false), (100, "line 100", false)],
         )];
-        add_auto_context(&mut two, None);
+        add_auto_context(&mut two, None, |p| std::fs::read(p).ok());
         assert_eq!(two[0].lines.first().unwrap().number, 1);
         assert_eq!(two[0].lines.len(), 25 + 31);
         let mut four = vec![hit(
@@ -251,7 +256,7 @@ mod tests {
                 (4, "d", false),
             ],
         )];
-        add_auto_context(&mut four, None);
+        add_auto_context(&mut four, None, |p| std::fs::read(p).ok());
         assert_eq!(four[0].lines.len(), 4);
     }
 }

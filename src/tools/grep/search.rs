@@ -4,6 +4,7 @@
 //! gemini-cli's default excludes as override globs). Blocking; call it from the
 //! FileSystem pool or a blocking thread.
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -129,8 +130,13 @@ fn overrides(req: &SearchRequest) -> Result<Override, SearchError> {
 
 /// Runs the search; files come back sorted by path. Stops early once `total_max`
 /// matches are found or `cancel` fires.
+///
+/// Each file the walk yields is opened with `open` (the FileSystem actor opens it
+/// beneath its workspace root, so a directory swapped for a link leading out makes
+/// that open fail) and searched through that descriptor; `None` skips the file.
 pub fn search(
     req: &SearchRequest,
+    open: &(dyn Fn(&Path) -> Option<File> + Sync),
     cancel: Option<&CancellationToken>,
 ) -> Result<Vec<FileHits>, SearchError> {
     let matcher = build_matcher(&req.pattern, req.fixed_strings, req.case_sensitive)?;
@@ -183,12 +189,14 @@ pub fn search(
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
+            let Some(file) = open(entry.path()) else {
+                return WalkState::Continue;
+            };
+            if !file.metadata().is_ok_and(|m| m.is_file()) {
+                return WalkState::Continue;
+            }
             let mut sink = Collector::new(shared);
-            if searcher
-                .search_path(&matcher, entry.path(), &mut sink)
-                .is_ok()
-                && sink.matches > 0
-            {
+            if searcher.search_file(&matcher, &file, &mut sink).is_ok() && sink.matches > 0 {
                 let hits = FileHits {
                     path: entry.into_path(),
                     lines: sink.lines,
@@ -332,6 +340,10 @@ mod tests {
         }
     }
 
+    fn open_plain(p: &Path) -> Option<File> {
+        File::open(p).ok()
+    }
+
     fn tree() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
@@ -348,7 +360,7 @@ mod tests {
     #[test]
     fn finds_sorted_hits_and_respects_filters() {
         let dir = tree();
-        let hits = search(&request(dir.path(), "hit"), None).unwrap();
+        let hits = search(&request(dir.path(), "hit"), &open_plain, None).unwrap();
         let names: Vec<String> = hits
             .iter()
             .map(|h| display_path(dir.path(), &h.path))
@@ -358,11 +370,11 @@ mod tests {
         let mut req = request(dir.path(), "hit");
         req.case_sensitive = true;
         req.max_per_file = Some(1);
-        let hits = search(&req, None).unwrap();
+        let hits = search(&req, &open_plain, None).unwrap();
         assert_eq!(hits[0].lines.len(), 1);
         req.no_ignore = true;
         req.max_per_file = None;
-        let hits = search(&req, None).unwrap();
+        let hits = search(&req, &open_plain, None).unwrap();
         assert!(hits.iter().any(|h| h.path.ends_with("x.out")));
         assert!(!hits.iter().any(|h| h.path.ends_with("bin")));
     }
@@ -372,12 +384,12 @@ mod tests {
         let dir = tree();
         let mut req = request(&dir.path().join("src/a.rs"), "hit");
         req.total_max = 2;
-        let hits = search(&req, None).unwrap();
+        let hits = search(&req, &open_plain, None).unwrap();
         assert_eq!(hits[0].match_count(), 2);
         let mut req = request(&dir.path().join("src/a.rs"), "^miss");
         req.before = 1;
         req.after = 1;
-        let hits = search(&req, None).unwrap();
+        let hits = search(&req, &open_plain, None).unwrap();
         let lines: Vec<(u64, bool)> = hits[0]
             .lines
             .iter()
@@ -392,12 +404,12 @@ mod tests {
         let token = CancellationToken::new();
         token.cancel();
         assert!(matches!(
-            search(&request(dir.path(), "hit"), Some(&token)),
+            search(&request(dir.path(), "hit"), &open_plain, Some(&token)),
             Err(SearchError::Cancelled)
         ));
         let mut req = request(dir.path(), "hit");
         req.timeout = Some(Duration::ZERO);
-        let err = search(&req, None).unwrap_err();
+        let err = search(&req, &open_plain, None).unwrap_err();
         assert!(err
             .to_string()
             .starts_with("Operation timed out after 0ms. In large repositories"));

@@ -11,6 +11,12 @@ use super::process::{
     group_alive, kill_group, signal_name, OutputBuffer, RunningCommand, Stop, TERM_GRACE,
 };
 
+/// The output kept of a background process once it has exited (the newest bytes).
+pub const MAX_EXITED_OUTPUT_BYTES: usize = 1024 * 1024;
+
+/// How many exited background processes are remembered (the newest).
+pub const MAX_EXITED_KEPT: usize = 64;
+
 /// Where a background process is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ProcessStatus {
@@ -104,9 +110,33 @@ impl BackgroundProcesses {
                     signal: Some("SIGKILL".into()),
                 },
             };
-            entry.state().status = status;
+            {
+                let mut state = entry.state();
+                state.status = status;
+                // An exited process's output is kept small and its memory released.
+                state.output.shrink_to_newest(MAX_EXITED_OUTPUT_BYTES);
+            }
+            table.forget_oldest_exited();
         });
         pid
+    }
+
+    /// Drops the oldest exited processes beyond [`MAX_EXITED_KEPT`].
+    fn forget_oldest_exited(&self) {
+        let mut entries = self.entries();
+        let exited = entries
+            .iter()
+            .filter(|e| matches!(e.state().status, ProcessStatus::Exited { .. }))
+            .count();
+        let mut extra = exited.saturating_sub(MAX_EXITED_KEPT);
+        entries.retain(|e| {
+            if extra > 0 && matches!(e.state().status, ProcessStatus::Exited { .. }) {
+                extra -= 1;
+                false
+            } else {
+                true
+            }
+        });
     }
 
     /// Remembers a process group to kill at session end.

@@ -94,6 +94,17 @@ impl OutputBuffer {
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
+
+    /// Keeps only the newest `max` bytes and gives the rest of the memory back (for a
+    /// process that has exited: its output no longer grows).
+    pub fn shrink_to_newest(&mut self, max: usize) {
+        if self.bytes.len() > max {
+            let excess = self.bytes.len() - max;
+            self.bytes.drain(..excess);
+            self.dropped += excess;
+        }
+        self.bytes.shrink_to_fit();
+    }
 }
 
 /// Bytes to display text: lossy UTF-8 without ANSI escape sequences.

@@ -6,6 +6,7 @@ mod cancel;
 mod commands;
 mod confirm;
 mod signals;
+mod reapproval;
 pub(crate) mod term;
 mod trust_prompt;
 

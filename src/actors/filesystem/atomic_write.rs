@@ -1,0 +1,310 @@
+//! The one atomic write every writer uses (edits, the memory file, saved approvals).
+//!
+//! Everything happens relative to an open descriptor of the parent directory, never by
+//! path: the existing file is opened without following a link and checked against
+//! what the caller expects, the data goes to a temp file created in that directory
+//! (`0666 & !umask` for a new file; an existing file's mode and, best effort, owner are
+//! copied), the temp file is fsynced, the existing file is checked once more on its
+//! open descriptor (same inode, size, modification and change times: an append by
+//! another process in the meantime is detected, not lost), then the temp file is
+//! renamed over the name within the same directory and the directory is fsynced.
+//! A temp file left by a killed run is named `.troupe-write-<pid>-<random>` and is
+//! removed at the next start ([`super::stale_temps`]).
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::Path;
+
+use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
+
+use super::confined::{Confined, Located};
+use super::{content_hash, FsError, WriteExpect, WriteOutcome};
+
+/// The prefix of Troupe's temp files.
+pub const TEMP_PREFIX: &str = ".troupe-write-";
+
+/// Files above this size are not edited (their content would be held several times
+/// over by the edit, its diff and its confirmation): 20 MiB, as for reading.
+pub const MAX_EDIT_FILE_BYTES: u64 = 20 * 1024 * 1024;
+
+/// Writes `bytes` to `path` of the workspace: the path is resolved beneath a root
+/// descriptor (a symlink inside the workspace is followed, so the target is edited and
+/// the link stays a link), missing parent directories are created beneath the root,
+/// then [`write_in_dir`] does the rest.
+pub fn write_confined(
+    confined: &Confined,
+    path: &Path,
+    bytes: &[u8],
+    expect: &WriteExpect,
+) -> Result<WriteOutcome, FsError> {
+    let real = confined.real_path(path)?;
+    let at = confined.locate_real(path, &real)?;
+    let (Some(parent), Some(name)) = (at.rel.parent(), at.rel.file_name()) else {
+        return Err(FsError::IsDirectory(real));
+    };
+    let parent_at = Located {
+        root: at.root,
+        rel: parent.to_path_buf(),
+    };
+    let parent_path = real.parent().map(Path::to_path_buf).unwrap_or_default();
+    let dir = confined.open_or_create_dir(&parent_at).map_err(|e| {
+        if e.raw_os_error() == Some(libc::EXDEV) {
+            FsError::Path(crate::engine::workspace::PathError::OutsideWorkspace {
+                attempted: path.display().to_string(),
+                roots: confined.roots_text(),
+            })
+        } else {
+            FsError::from_io(&parent_path, e)
+        }
+    })?;
+    let created = write_in_dir(dir.as_fd(), &parent_path, name, bytes, expect)?;
+    Ok(WriteOutcome {
+        real_path: real,
+        created,
+    })
+}
+
+/// Writes `bytes` to a path outside the workspace that Troupe owns (the memory file,
+/// the user's settings): the parent directory is created and opened by path, then
+/// [`write_in_dir`] writes relative to it. Returns whether the file was created.
+pub fn write_owned_path(path: &Path, bytes: &[u8], expect: &WriteExpect) -> Result<bool, FsError> {
+    // A link (a dotfile kept elsewhere) is followed: its target is written.
+    let real = std::fs::canonicalize(path).ok();
+    let path = real.as_deref().unwrap_or(path);
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(FsError::IsDirectory(path.to_path_buf()));
+    };
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    std::fs::create_dir_all(parent).map_err(|e| FsError::from_io(parent, e))?;
+    let dir = rustix::fs::open(
+        parent,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| FsError::from_io(parent, e.into()))?;
+    write_in_dir(dir.as_fd(), parent, name, bytes, expect)
+}
+
+/// The file an atomic write replaces, as it was when opened.
+struct Existing {
+    file: File,
+    stat: rustix::fs::Stat,
+}
+
+/// Writes `bytes` as `name` in the directory `dir` (shown as `dir_path` in errors)
+/// atomically; see the module documentation. Returns whether the file was created.
+pub fn write_in_dir(
+    dir: BorrowedFd<'_>,
+    dir_path: &Path,
+    name: &OsStr,
+    bytes: &[u8],
+    expect: &WriteExpect,
+) -> Result<bool, FsError> {
+    let shown = dir_path.join(name);
+    let existing = open_existing(dir, name, &shown, expect)?;
+    check_expectation(existing.as_ref(), &shown, expect)?;
+    let temp_name = temp_name();
+    let temp_fd = rustix::fs::openat(
+        dir,
+        temp_name.as_str(),
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+        Mode::from_raw_mode(0o666),
+    )
+    .map_err(|e| FsError::from_io(&shown, e.into()))?;
+    let result = fill_and_rename(
+        dir,
+        name,
+        &temp_name,
+        temp_fd,
+        existing.as_ref(),
+        bytes,
+        expect,
+    )
+    .map_err(|e| match e {
+        Step::Io(e) => FsError::from_io(&shown, e),
+        Step::Changed => FsError::ChangedOnDisk(shown.clone()),
+        Step::Exists => FsError::AlreadyExists(shown.clone()),
+    });
+    if result.is_err() {
+        let _ = rustix::fs::unlinkat(dir, temp_name.as_str(), AtFlags::empty());
+        return result.map(|_| false);
+    }
+    // The rename is durable once the directory is.
+    let _ = rustix::fs::fsync(dir);
+    Ok(existing.is_none())
+}
+
+enum Step {
+    Io(io::Error),
+    Changed,
+    Exists,
+}
+
+impl From<io::Error> for Step {
+    fn from(e: io::Error) -> Self {
+        Step::Io(e)
+    }
+}
+
+impl From<rustix::io::Errno> for Step {
+    fn from(e: rustix::io::Errno) -> Self {
+        Step::Io(e.into())
+    }
+}
+
+fn fill_and_rename(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    temp_name: &str,
+    temp_fd: OwnedFd,
+    existing: Option<&Existing>,
+    bytes: &[u8],
+    expect: &WriteExpect,
+) -> Result<(), Step> {
+    let mut temp = File::from(temp_fd);
+    temp.write_all(bytes)?;
+    if let Some(old) = existing {
+        let mode = Mode::from_raw_mode(old.stat.st_mode & 0o7777);
+        // Owner first (it may clear set-id bits), then the mode; an owner we may not
+        // give away is kept as ours.
+        let _ = rustix::fs::fchown(
+            &temp,
+            Some(rustix::fs::Uid::from_raw(old.stat.st_uid)),
+            Some(rustix::fs::Gid::from_raw(old.stat.st_gid)),
+        );
+        rustix::fs::fchmod(&temp, mode)?;
+    }
+    temp.sync_all()?;
+    drop(temp);
+    match existing {
+        Some(old) => {
+            if still_the_same(dir, name, old)? {
+                rustix::fs::renameat(dir, temp_name, dir, name)?;
+                Ok(())
+            } else {
+                Err(Step::Changed)
+            }
+        }
+        None => {
+            let no_replace = matches!(expect, WriteExpect::Absent | WriteExpect::Unchanged(None));
+            if !no_replace {
+                rustix::fs::renameat(dir, temp_name, dir, name)?;
+                return Ok(());
+            }
+            match rustix::fs::renameat_with(dir, temp_name, dir, name, RenameFlags::NOREPLACE) {
+                Ok(()) => Ok(()),
+                Err(rustix::io::Errno::EXIST) => Err(match expect {
+                    WriteExpect::Absent => Step::Exists,
+                    _ => Step::Changed,
+                }),
+                Err(e) => Err(e.into()),
+            }
+        }
+    }
+}
+
+/// True when `name` still is the file that was read, unchanged since.
+fn still_the_same(dir: BorrowedFd<'_>, name: &OsStr, old: &Existing) -> Result<bool, Step> {
+    let now = rustix::fs::fstat(&old.file)?;
+    let named = match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => st,
+        Err(rustix::io::Errno::NOENT) => return Ok(false),
+        Err(e) => return Err(e.into()),
+    };
+    let same_inode = named.st_dev == old.stat.st_dev && named.st_ino == old.stat.st_ino;
+    let same_content = now.st_size == old.stat.st_size
+        && now.st_mtime == old.stat.st_mtime
+        && now.st_mtime_nsec == old.stat.st_mtime_nsec
+        && now.st_ctime == old.stat.st_ctime
+        && now.st_ctime_nsec == old.stat.st_ctime_nsec;
+    Ok(same_inode && same_content)
+}
+
+/// Opens the file a write replaces (without following a link: the caller resolved
+/// links, so a link here was swapped in) and checks it is a regular file.
+fn open_existing(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    shown: &Path,
+    expect: &WriteExpect,
+) -> Result<Option<Existing>, FsError> {
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+    let fd = match rustix::fs::openat(dir, name, flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::NOENT) => return Ok(None),
+        Err(rustix::io::Errno::LOOP) => return Err(FsError::ChangedOnDisk(shown.to_path_buf())),
+        Err(e) => return Err(FsError::from_io(shown, e.into())),
+    };
+    let stat = rustix::fs::fstat(&fd).map_err(|e| FsError::from_io(shown, e.into()))?;
+    let kind = rustix::fs::FileType::from_raw_mode(stat.st_mode);
+    if kind == rustix::fs::FileType::Directory {
+        return Err(FsError::IsDirectory(shown.to_path_buf()));
+    }
+    if kind != rustix::fs::FileType::RegularFile {
+        return Err(FsError::NotRegularFile(shown.to_path_buf()));
+    }
+    if matches!(expect, WriteExpect::Unchanged(_)) && stat.st_size as u64 > MAX_EDIT_FILE_BYTES {
+        return Err(FsError::TooLarge {
+            path: shown.to_path_buf(),
+            size: stat.st_size as u64,
+            limit: MAX_EDIT_FILE_BYTES,
+        });
+    }
+    Ok(Some(Existing {
+        file: File::from(fd),
+        stat,
+    }))
+}
+
+/// Compares the existing file with what the caller expects.
+fn check_expectation(
+    existing: Option<&Existing>,
+    shown: &Path,
+    expect: &WriteExpect,
+) -> Result<(), FsError> {
+    match (expect, existing) {
+        (WriteExpect::Any, _) | (WriteExpect::Absent, None) => Ok(()),
+        (WriteExpect::Absent, Some(_)) => Err(FsError::AlreadyExists(shown.to_path_buf())),
+        (WriteExpect::Unchanged(None), None) => Ok(()),
+        (WriteExpect::Unchanged(None), Some(_)) | (WriteExpect::Unchanged(Some(_)), None) => {
+            Err(FsError::ChangedOnDisk(shown.to_path_buf()))
+        }
+        (WriteExpect::Unchanged(Some(expected)), Some(old)) => {
+            let mut bytes = Vec::with_capacity(old.stat.st_size as usize);
+            (&old.file)
+                .take(MAX_EDIT_FILE_BYTES + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| FsError::from_io(shown, e))?;
+            if content_hash(&bytes) == *expected {
+                Ok(())
+            } else {
+                Err(FsError::ChangedOnDisk(shown.to_path_buf()))
+            }
+        }
+    }
+}
+
+/// `.troupe-write-<pid>-<random>`.
+fn temp_name() -> String {
+    format!(
+        "{TEMP_PREFIX}{}-{:016x}",
+        std::process::id(),
+        fastrand::u64(..)
+    )
+}
+
+/// Where a temp name says it came from: the pid of the writing process, if any.
+pub fn temp_owner(name: &str) -> Option<u32> {
+    name.strip_prefix(TEMP_PREFIX)?
+        .split('-')
+        .next()?
+        .parse()
+        .ok()
+}

@@ -1,0 +1,353 @@
+//! Confined file access: the one way Troupe opens a path of the workspace.
+//!
+//! Each workspace root is opened once as a directory descriptor. Every path is then
+//! opened *relative to that descriptor* with `openat2(RESOLVE_BENEATH |
+//! RESOLVE_NO_MAGICLINKS)`: the kernel resolves every component (symlinks included)
+//! and fails with `EXDEV` the moment resolution would leave the root, so a symlink or
+//! directory swapped in between a check and a use cannot lead outside. Paths are never
+//! opened by name.
+//!
+//! A path whose lexical form is not under a root, or that needs an absolute symlink
+//! (which `RESOLVE_BENEATH` always refuses), is first resolved by name and checked
+//! against the roots *without being opened*; only a path found inside is then opened,
+//! again beneath the root it lies in. Include-directories are further roots, nothing
+//! more. Requires Linux 5.6 or later (`openat2`).
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::io;
+use std::ops::Deref;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use rustix::fs::{Mode, OFlags, ResolveFlags};
+
+use super::FsError;
+use crate::engine::workspace::{normalize_lexically, validate_path_text, PathError, Workspace};
+
+/// The resolve flags of every confined open.
+const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGICLINKS);
+
+/// The workspace with an open descriptor per root; dereferences to the [`Workspace`].
+pub struct Confined {
+    workspace: Arc<Workspace>,
+    /// `roots[i]` is an `O_PATH` descriptor of `workspace.roots()[i]`.
+    roots: Vec<OwnedFd>,
+}
+
+impl std::fmt::Debug for Confined {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Confined")
+            .field("roots", &self.workspace.roots())
+            .finish()
+    }
+}
+
+impl Deref for Confined {
+    type Target = Workspace;
+    fn deref(&self) -> &Workspace {
+        &self.workspace
+    }
+}
+
+/// A path as a root and a path relative to it (empty: the root itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    pub root: usize,
+    pub rel: PathBuf,
+}
+
+/// An open file (or directory) and the real path of its descriptor.
+#[derive(Debug)]
+pub struct Opened {
+    pub file: File,
+    pub real_path: PathBuf,
+}
+
+/// How a path is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Read-only, non-blocking (a FIFO or device cannot hang the pool).
+    Read,
+    /// A directory, for reading its entries.
+    Directory,
+    /// Only a handle (`O_PATH`): for stat, nothing is read.
+    Handle,
+}
+
+impl OpenMode {
+    fn flags(self) -> OFlags {
+        // openat2 refuses flags O_PATH does not take (EINVAL).
+        match self {
+            OpenMode::Read => OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::RDONLY | OFlags::NONBLOCK,
+            OpenMode::Directory => OFlags::CLOEXEC | OFlags::RDONLY | OFlags::DIRECTORY,
+            OpenMode::Handle => OFlags::CLOEXEC | OFlags::PATH,
+        }
+    }
+}
+
+impl Confined {
+    /// Opens a descriptor on every root of `workspace`.
+    pub fn new(workspace: Arc<Workspace>) -> io::Result<Self> {
+        let roots = workspace
+            .roots()
+            .iter()
+            .map(|root| {
+                rustix::fs::open(
+                    root,
+                    OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(io::Error::from)
+            })
+            .collect::<io::Result<Vec<_>>>()?;
+        Ok(Self { workspace, roots })
+    }
+
+    /// The workspace this guards.
+    pub fn workspace(&self) -> &Arc<Workspace> {
+        &self.workspace
+    }
+
+    /// The descriptor of root `index`.
+    pub fn root_fd(&self, index: usize) -> Option<BorrowedFd<'_>> {
+        self.roots.get(index).map(AsFd::as_fd)
+    }
+
+    /// The absolute, lexically normalised form of `path` (relative paths are taken
+    /// from the primary root).
+    pub fn absolute(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() {
+            normalize_lexically(path)
+        } else {
+            normalize_lexically(&self.workspace.primary().join(path))
+        }
+    }
+
+    /// The deepest root `path` (absolute, normalised) lies under by its text.
+    pub fn locate_lexically(&self, path: &Path) -> Option<Located> {
+        self.workspace
+            .roots()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, root)| {
+                path.strip_prefix(root).ok().map(|rel| Located {
+                    root: i,
+                    rel: rel.to_path_buf(),
+                })
+            })
+            .max_by_key(|l| self.workspace.roots()[l.root].components().count())
+    }
+
+    /// Opens `rel` beneath root `root` with `mode`.
+    pub fn open_located(&self, at: &Located, mode: OpenMode) -> io::Result<OwnedFd> {
+        let fd = self
+            .roots
+            .get(at.root)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        open_beneath(fd.as_fd(), &at.rel, mode.flags())
+    }
+
+    /// Resolves `path` to a root and a relative path, refusing (without opening
+    /// anything) paths outside every root: by its text when it lies under a root and
+    /// resolves beneath it, else by resolving it by name first.
+    pub fn open(&self, path: &Path, mode: OpenMode) -> Result<Opened, FsError> {
+        validate_path_text(&path.to_string_lossy())?;
+        let abs = self.absolute(path);
+        self.refuse_blocked(path, &abs)?;
+        if let Some(at) = self.locate_lexically(&abs) {
+            match self.open_located(&at, mode) {
+                Ok(fd) => return self.finish(path, fd),
+                Err(e) if needs_real_path(&e) => {}
+                Err(e) => return Err(FsError::from_io(&abs, e)),
+            }
+        }
+        // Outside the roots by its text, or through an absolute symlink: resolve by
+        // name and check, before anything is opened.
+        let real = self.workspace.check(&abs)?;
+        let at = self.locate_real(path, &real)?;
+        match self.open_located(&at, mode) {
+            Ok(fd) => self.finish(path, fd),
+            // Swapped between the check and the open: still refused.
+            Err(e) if needs_real_path(&e) => Err(self.outside(path).into()),
+            Err(e) => Err(FsError::from_io(&real, e)),
+        }
+    }
+
+    /// Where a real (symlink-free) path lies, as a root and a relative path.
+    pub fn locate_real(&self, attempted: &Path, real: &Path) -> Result<Located, PathError> {
+        self.locate_lexically(real)
+            .ok_or_else(|| self.outside(attempted))
+    }
+
+    /// The real path of `path` without opening it: through its descriptor when it
+    /// exists, else resolved by name (a missing file, a dangling link) and checked.
+    pub fn real_path(&self, path: &Path) -> Result<PathBuf, FsError> {
+        match self.open(path, OpenMode::Handle) {
+            Ok(opened) => Ok(opened.real_path),
+            Err(FsError::NotFound(_)) | Err(FsError::NotDirectory(_)) => {
+                Ok(self.workspace.check(&self.absolute(path))?)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn outside(&self, attempted: &Path) -> PathError {
+        PathError::OutsideWorkspace {
+            attempted: attempted.display().to_string(),
+            roots: self.workspace.roots_text(),
+        }
+    }
+
+    /// Refuses blocked segments (`.git`, `.env`, ...) by the text of the path.
+    fn refuse_blocked(&self, attempted: &Path, abs: &Path) -> Result<(), PathError> {
+        if let Some(at) = self.locate_lexically(abs) {
+            let root = &self.workspace.roots()[at.root];
+            self.workspace.check_real(attempted, root.join(&at.rel))?;
+        }
+        Ok(())
+    }
+
+    /// Checks the real path of an open descriptor (blocked segments) and wraps it.
+    fn finish(&self, attempted: &Path, fd: OwnedFd) -> Result<Opened, FsError> {
+        let real = fd_path(fd.as_fd()).map_err(|e| FsError::from_io(attempted, e))?;
+        let real = self.workspace.check_real(attempted, real)?;
+        Ok(Opened {
+            file: File::from(fd),
+            real_path: real,
+        })
+    }
+
+    /// Opens (creating missing ones, mode `0777 & !umask`) the directory `rel` beneath
+    /// root `root`, readable so it can be fsynced.
+    pub fn open_or_create_dir(&self, at: &Located) -> io::Result<OwnedFd> {
+        match self.open_located(at, OpenMode::Directory) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            other => return other,
+        }
+        let root = self
+            .roots
+            .get(at.root)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        let mut prefix = PathBuf::new();
+        for component in at.rel.components() {
+            let Component::Normal(name) = component else {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "unexpected path component",
+                ));
+            };
+            let parent = open_beneath(root.as_fd(), &prefix, OpenMode::Directory.flags())?;
+            match rustix::fs::mkdirat(&parent, name, Mode::from_raw_mode(0o777)) {
+                Ok(()) => {}
+                Err(rustix::io::Errno::EXIST) => {}
+                Err(e) => return Err(e.into()),
+            }
+            prefix.push(name);
+        }
+        open_beneath(root.as_fd(), &prefix, OpenMode::Directory.flags())
+    }
+}
+
+/// `openat2(dir, rel, flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`; an empty `rel`
+/// is the directory itself.
+pub fn open_beneath(dir: BorrowedFd<'_>, rel: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+    let rel: &OsStr = if rel.as_os_str().is_empty() {
+        OsStr::new(".")
+    } else {
+        rel.as_os_str()
+    };
+    rustix::fs::openat2(dir, rel, flags, Mode::empty(), RESOLVE).map_err(io::Error::from)
+}
+
+/// True when an `openat2` error means "resolution would leave the root" (or a
+/// symlink could not be followed beneath it): the path must be resolved by name.
+fn needs_real_path(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(libc::EXDEV)
+}
+
+/// The path of an open descriptor (`/proc/self/fd/N`).
+pub fn fd_path(fd: BorrowedFd<'_>) -> io::Result<PathBuf> {
+    use std::os::fd::AsRawFd;
+    let link = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    let target = std::fs::read_link(link)?;
+    if target.as_os_str().as_bytes().ends_with(b" (deleted)") {
+        return Err(io::Error::from(io::ErrorKind::NotFound));
+    }
+    Ok(target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    fn setup() -> (tempfile::TempDir, PathBuf, Confined) {
+        let outer = tempfile::tempdir().unwrap();
+        let base = outer.path().canonicalize().unwrap();
+        let ws_dir = base.join("ws");
+        std::fs::create_dir_all(ws_dir.join("sub")).unwrap();
+        std::fs::write(base.join("secret"), "SECRET").unwrap();
+        std::fs::write(ws_dir.join("sub/a.txt"), "inside").unwrap();
+        let ws = Arc::new(Workspace::new(&ws_dir, &[]).unwrap());
+        let confined = Confined::new(ws).unwrap();
+        (outer, ws_dir, confined)
+    }
+
+    fn read(c: &Confined, p: &Path) -> Result<String, FsError> {
+        let mut opened = c.open(p, OpenMode::Read)?;
+        let mut s = String::new();
+        opened.file.read_to_string(&mut s).unwrap();
+        Ok(s)
+    }
+
+    #[test]
+    fn reads_inside_and_through_links_that_stay_inside() {
+        let (_t, ws, c) = setup();
+        assert_eq!(read(&c, &ws.join("sub/a.txt")).unwrap(), "inside");
+        assert_eq!(read(&c, Path::new("sub/a.txt")).unwrap(), "inside");
+        std::os::unix::fs::symlink("sub/a.txt", ws.join("rel")).unwrap();
+        std::os::unix::fs::symlink(ws.join("sub/a.txt"), ws.join("abs")).unwrap();
+        assert_eq!(read(&c, &ws.join("rel")).unwrap(), "inside");
+        assert_eq!(read(&c, &ws.join("abs")).unwrap(), "inside");
+    }
+
+    #[test]
+    fn refuses_links_and_dot_dots_that_lead_out() {
+        let (t, ws, c) = setup();
+        let base = t.path().canonicalize().unwrap();
+        std::os::unix::fs::symlink(base.join("secret"), ws.join("abs_out")).unwrap();
+        std::os::unix::fs::symlink("../secret", ws.join("rel_out")).unwrap();
+        std::os::unix::fs::symlink(&base, ws.join("dir_out")).unwrap();
+        for p in ["abs_out", "rel_out", "dir_out/secret", "../secret"] {
+            let err = read(&c, &ws.join(p)).unwrap_err();
+            assert!(
+                matches!(err, FsError::Path(PathError::OutsideWorkspace { .. })),
+                "{p}: {err}"
+            );
+        }
+        assert!(read(&c, &base.join("secret")).is_err());
+    }
+
+    #[test]
+    fn handles_and_directories_open() {
+        let (_t, ws, c) = setup();
+        assert!(c.open(&ws.join("sub/a.txt"), OpenMode::Handle).is_ok());
+        assert!(c.open(&ws.join("sub"), OpenMode::Directory).is_ok());
+        assert!(c.open(&ws, OpenMode::Handle).is_ok());
+    }
+
+    #[test]
+    fn creates_directories_beneath_the_root_only() {
+        let (t, ws, c) = setup();
+        let at = c.locate_lexically(&ws.join("new/deep")).unwrap();
+        c.open_or_create_dir(&at).unwrap();
+        assert!(ws.join("new/deep").is_dir());
+        std::os::unix::fs::symlink(t.path(), ws.join("out")).unwrap();
+        let at = c.locate_lexically(&ws.join("out/made")).unwrap();
+        assert!(c.open_or_create_dir(&at).is_err());
+        assert!(!t.path().join("made").exists());
+    }
+}

@@ -1,0 +1,86 @@
+//! Removing the temp files a killed run left behind: at start, every workspace root is
+//! walked (links not followed, `.git` and `node_modules` skipped, a bounded number of
+//! entries) for Troupe's own temp names (`.troupe-write-*`) written before this process
+//! started by a process that is gone; each is removed relative to its directory's
+//! descriptor, opened beneath the root.
+
+use std::path::Path;
+use std::time::SystemTime;
+
+use super::atomic_write::{temp_owner, TEMP_PREFIX};
+use super::confined::Confined;
+
+/// At most this many entries are visited per start; a larger tree is cleaned over
+/// several starts.
+const MAX_VISITED: usize = 200_000;
+
+/// Removes stale temp files under every root; returns how many were removed.
+pub fn remove_stale_temps(confined: &Confined, started: SystemTime) -> usize {
+    let mut removed = 0;
+    let mut visited = 0;
+    for (index, root) in confined.roots().iter().enumerate() {
+        let walker = ignore::WalkBuilder::new(root)
+            .standard_filters(false)
+            .follow_links(false)
+            .filter_entry(|e| {
+                let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                !(is_dir
+                    && e.depth() > 0
+                    && e.file_name()
+                        .to_str()
+                        .is_some_and(|n| crate::tools::file_walk::PRUNED_DIRS.contains(&n)))
+            })
+            .build();
+        for entry in walker.flatten() {
+            visited += 1;
+            if visited > MAX_VISITED {
+                return removed;
+            }
+            let Some(name) = entry.file_name().to_str() else {
+                continue;
+            };
+            if !name.starts_with(TEMP_PREFIX) || !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            if !is_stale(entry.path(), name, started) {
+                continue;
+            }
+            if remove_beneath(confined, index, root, entry.path()) {
+                removed += 1;
+            }
+        }
+    }
+    if removed > 0 {
+        tracing::info!(removed, "removed temp files left by an earlier run");
+    }
+    removed
+}
+
+/// Written before `started` by a process that no longer runs (or by this one's pid
+/// reused: a process cannot have written it before it started).
+fn is_stale(path: &Path, name: &str, started: SystemTime) -> bool {
+    let older = std::fs::symlink_metadata(path)
+        .and_then(|m| m.modified())
+        .is_ok_and(|m| m < started);
+    if !older {
+        return false;
+    }
+    match temp_owner(name) {
+        Some(pid) if pid != std::process::id() => !Path::new(&format!("/proc/{pid}")).exists(),
+        _ => true,
+    }
+}
+
+fn remove_beneath(confined: &Confined, root_index: usize, root: &Path, path: &Path) -> bool {
+    let (Ok(rel), Some(name)) = (path.strip_prefix(root), path.file_name()) else {
+        return false;
+    };
+    let at = super::confined::Located {
+        root: root_index,
+        rel: rel.parent().map(Path::to_path_buf).unwrap_or_default(),
+    };
+    let Ok(dir) = confined.open_located(&at, super::confined::OpenMode::Directory) else {
+        return false;
+    };
+    rustix::fs::unlinkat(&dir, name, rustix::fs::AtFlags::empty()).is_ok()
+}
