@@ -5,8 +5,8 @@
 mod cancel;
 mod commands;
 mod confirm;
-mod signals;
 mod reapproval;
+mod signals;
 pub(crate) mod term;
 mod trust_prompt;
 
