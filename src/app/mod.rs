@@ -79,9 +79,12 @@ pub fn init_logging(settings: &Settings, override_path: Option<&Path>) -> LogGua
 /// The workspace: the current directory plus `--include-directories`.
 pub fn workspace(args: &RunArgs) -> Result<Arc<Workspace>, AppError> {
     let cwd = std::env::current_dir()?;
-    Workspace::new(&cwd, &args.include_directories)
+    let ws = Workspace::new(&cwd, &args.include_directories)
+        .map_err(|e| AppError::Workspace(e.to_string()))?;
+    let temp = crate::engine::workspace::project_temp_dir(&settings::troupe_home(), ws.primary());
+    ws.with_temp_dir(&temp)
         .map(Arc::new)
-        .map_err(|e| AppError::Workspace(e.to_string()))
+        .map_err(|e| AppError::Workspace(format!("project temp directory {}: {e}", temp.display())))
 }
 
 /// Settings with the command line's own overrides applied last.

@@ -1,4 +1,5 @@
 mod edit;
+mod fidelity;
 mod gemini_wire;
 mod history_rules;
 mod local_llm;
