@@ -267,6 +267,15 @@ pub struct UserInput {
     pub text: String,
 }
 
+/// A prompt made of several parts (the text, then the content of `@path`
+/// references, images as inline data) starts a turn; `text` is what the user typed.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct UserParts {
+    pub text: String,
+    pub parts: Vec<crate::engine::content::Part>,
+}
+
 /// Cancels the turn in flight (Ctrl+C).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]

@@ -23,7 +23,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use actix::prelude::*;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::content::{Content, FunctionCall, FunctionDeclaration, Role};
+use crate::engine::content::{Content, FunctionCall, FunctionDeclaration, Part, Role};
 use crate::engine::context_files::ContextFiles;
 use crate::engine::history::{assign_call_ids, curated, TurnAssembler};
 use crate::engine::model::ModelRequest;
@@ -31,7 +31,7 @@ use crate::engine::prompt::SystemPrompt;
 use crate::engine::responses::error_parts;
 use crate::protocol::{
     CallStatus, CancelTurn, CompletedCall, CompressHistory, CompressionOutcome, Memory,
-    MemoryReport, Schedule, TurnOutcome, UiEvent, UserInput,
+    MemoryReport, Schedule, TurnOutcome, UiEvent, UserInput, UserParts,
 };
 use crate::providers::{ModelClient, ModelError};
 
@@ -289,6 +289,22 @@ impl Handler<UserInput> for Chat {
     type Result = ();
 
     fn handle(&mut self, msg: UserInput, ctx: &mut Self::Context) {
+        let parts = vec![Part::text(msg.text.clone())];
+        self.start_turn(msg.text, parts, ctx);
+    }
+}
+
+impl Handler<UserParts> for Chat {
+    type Result = ();
+
+    fn handle(&mut self, msg: UserParts, ctx: &mut Self::Context) {
+        self.start_turn(msg.text, msg.parts, ctx);
+    }
+}
+
+impl Chat {
+    /// Starts a turn on a user prompt (`text` for the front ends, `parts` for the model).
+    fn start_turn(&mut self, text: String, parts: Vec<Part>, ctx: &mut Context<Self>) {
         if self.turn.is_some() || self.compressing {
             self.emit(UiEvent::Notice(
                 "A turn is already running; wait for it or cancel it first.".into(),
@@ -309,10 +325,10 @@ impl Handler<UserInput> for Chat {
         });
         self.emit(UiEvent::TurnStarted {
             turn: id,
-            prompt: msg.text.clone(),
+            prompt: text,
         });
         if !self.compression_due() {
-            self.begin_turn(msg.text, ctx);
+            self.begin_turn(parts, ctx);
             return;
         }
         ctx.spawn(self.compress(false, cancel).map(move |outcome, act, ctx| {
@@ -321,7 +337,7 @@ impl Handler<UserInput> for Chat {
                     "Chat compression failed: {reason}"
                 )));
             }
-            act.begin_turn(msg.text, ctx);
+            act.begin_turn(parts, ctx);
         }));
     }
 }
@@ -329,7 +345,7 @@ impl Handler<UserInput> for Chat {
 impl Chat {
     /// Adds the user input (closing an unanswered tool-response turn first) and sends
     /// the first model request of the turn.
-    fn begin_turn(&mut self, text: String, ctx: &mut Context<Self>) {
+    fn begin_turn(&mut self, parts: Vec<Part>, ctx: &mut Context<Self>) {
         let Some(turn) = self.turn.as_ref() else {
             return;
         };
@@ -346,7 +362,10 @@ impl Chat {
             ));
         }
         let start_len = self.history.len();
-        self.history.push(Content::user_text(text));
+        self.history.push(Content {
+            role: Role::User,
+            parts,
+        });
         if let Some(turn) = self.turn.as_mut() {
             turn.start_len = start_len;
         }

@@ -172,7 +172,30 @@ pub fn run_turn(
             front.recipient(),
         )
         .map_err(AppError::Usage)?;
-        session.chat.do_send(UserInput { text: prompt });
+        match crate::actors::at_command::expand(
+            &prompt,
+            &session.services.fs,
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await
+        {
+            Ok(Some(expanded)) => {
+                for note in &expanded.notes {
+                    tracing::info!(%note, "@ references");
+                }
+                session.chat.do_send(crate::protocol::UserParts {
+                    text: prompt,
+                    parts: expanded.parts,
+                });
+            }
+            Ok(None) => session.chat.do_send(UserInput { text: prompt }),
+            Err(e) => {
+                session.shutdown().await;
+                return Err(AppError::Usage(format!(
+                    "Exiting due to an error processing the @ command: {e}"
+                )));
+            }
+        }
         let summary = rx
             .await
             .map_err(|_| AppError::Usage("the session ended without finishing the turn".into()));

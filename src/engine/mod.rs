@@ -1,5 +1,6 @@
 //! Pure logic: no actors and no side effects beyond what callers pass in.
 
+pub mod at_refs;
 pub mod compression;
 pub mod content;
 pub mod context_files;

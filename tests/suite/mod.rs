@@ -1,3 +1,4 @@
+mod at_refs;
 mod edit;
 mod fidelity;
 mod gemini_wire;

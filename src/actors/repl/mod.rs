@@ -40,7 +40,7 @@ use self::input::{line_editor, prompt_text, LineEditor};
 use self::render::EventRenderer;
 use self::saved_rules::{save_allowed, saved_rule_texts, SaveError};
 use self::terminal::Palette;
-use self::turn::{run_turn, TurnParts};
+use self::turn::{run_turn_with, TurnParts};
 
 /// A tool as `/tools` lists it.
 #[derive(Debug, Clone)]
@@ -65,6 +65,8 @@ pub struct SessionLink {
     persisted: Mutex<Vec<String>>,
     /// Background shell processes, ended when the user leaves.
     processes: Arc<BackgroundProcesses>,
+    /// The session's services (the FileSystem actor for `@path`, settings, ...).
+    pub services: Arc<crate::tools::Services>,
 }
 
 impl SessionLink {
@@ -148,7 +150,7 @@ pub fn start_actors(
                         })
                         .collect::<Vec<_>>();
                     let processes = s.services.processes.clone();
-                    (s.chat, s.policy, tools, s.session_id, processes)
+                    (s.chat, s.policy, tools, s.session_id, processes, s.services)
                 })
             });
             let ok = started.is_ok();
@@ -158,7 +160,7 @@ pub fn start_actors(
             }
         })
         .map_err(|e| format!("cannot start the actor thread: {e}"))?;
-    let (chat, policy, tools, session_id, processes) = ready_rx
+    let (chat, policy, tools, session_id, processes, services) = ready_rx
         .recv()
         .map_err(|_| "the actor thread stopped while starting".to_string())??;
     Ok((
@@ -173,6 +175,7 @@ pub fn start_actors(
             user_config,
             persisted: Mutex::new(initial_saved),
             processes,
+            services,
         },
         events_rx,
     ))
@@ -292,7 +295,11 @@ impl Repl {
     }
 
     fn turn(&mut self, prompt: String) {
-        run_turn(
+        let model_parts = match self.expand_references(&prompt) {
+            Ok(parts) => parts,
+            Err(()) => return,
+        };
+        run_turn_with(
             TurnParts {
                 editor: &mut self.editor,
                 link: &self.link,
@@ -302,7 +309,40 @@ impl Repl {
                 spinner: std::io::stdout().is_terminal(),
             },
             prompt,
+            model_parts,
         );
+    }
+
+    /// Reads the prompt's `@path` references; prints what was read or skipped.
+    fn expand_references(
+        &self,
+        prompt: &str,
+    ) -> Result<Option<Vec<crate::engine::content::Part>>, ()> {
+        let p = self.palette;
+        let fs = &self.link.services.fs;
+        let expanded = futures::executor::block_on(crate::actors::at_command::expand(
+            prompt,
+            fs,
+            tokio_util::sync::CancellationToken::new(),
+        ));
+        match expanded {
+            Ok(Some(expanded)) => {
+                for note in &expanded.notes {
+                    println!("{}", p.dim(&format!("  ℹ {note}")));
+                }
+                Ok(Some(expanded.parts))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => {
+                println!(
+                    "{}",
+                    p.red(&format!(
+                        "Exiting due to an error processing the @ command: {e}"
+                    ))
+                );
+                Err(())
+            }
+        }
     }
 
     /// Reads a line while a helper thread prints whatever arrives meanwhile above the
