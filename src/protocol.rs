@@ -276,6 +276,11 @@ pub struct UserParts {
     pub parts: Vec<crate::engine::content::Part>,
 }
 
+/// Switches the model of later requests (`/model NAME`).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SetModelName(pub String);
+
 /// Cancels the turn in flight (Ctrl+C).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]

@@ -391,6 +391,14 @@ impl Handler<GetHistory> for Chat {
     }
 }
 
+impl Handler<crate::protocol::SetModelName> for Chat {
+    type Result = ();
+
+    fn handle(&mut self, msg: crate::protocol::SetModelName, _: &mut Self::Context) {
+        self.config.model_name = msg.0;
+    }
+}
+
 impl Handler<SetHistory> for Chat {
     type Result = ();
 

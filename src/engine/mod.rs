@@ -7,6 +7,7 @@ pub mod context_files;
 pub mod context_imports;
 pub mod diff;
 pub mod edit;
+pub mod extension_trust;
 pub mod file_kind;
 pub mod history;
 pub mod ignore_rules;

@@ -248,7 +248,7 @@ impl Gathered {
 fn read_many(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> ToolOutput {
     match gather(ws, p, cancel) {
         Ok(g) => render(ws, g.text, g.media, &g.read, &g.skipped),
-        Err(out) => out,
+        Err(e) => search_error(&e),
     }
 }
 
@@ -266,35 +266,25 @@ pub fn gather_for_references(
         use_default_excludes: true,
         file_filtering_options: None,
     };
-    gather(ws, &params, cancel).map_err(|out| {
-        out.error
-            .map(|e| e.message)
-            .unwrap_or_else(|| "the files could not be read".into())
-    })
+    gather(ws, &params, cancel)
 }
 
-fn gather(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> Result<Gathered, ToolOutput> {
+fn gather(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> Result<Gathered, String> {
     let mut excludes: Vec<String> = Vec::new();
     if p.use_default_excludes {
         excludes.extend(DEFAULT_EXCLUDES.iter().map(|s| s.to_string()));
     }
     excludes.extend(p.exclude.iter().cloned());
-    let exclude_set = match glob_set(&excludes) {
-        Ok(set) => set,
-        Err(e) => return Err(search_error(&e)),
-    };
+    let exclude_set = glob_set(&excludes)?;
     let options = p.file_filtering_options.unwrap_or_default().resolve();
     let mut rules = IgnoreRules::new(options);
     let mut skipped: Vec<Skipped> = Vec::new();
     let mut files: BTreeSet<PathBuf> = BTreeSet::new();
     let mut ignored = 0usize;
     for root in ws.roots() {
-        let matchers = match include_matchers(root, &p.include) {
-            Ok(m) => m,
-            Err(e) => return Err(search_error(&e)),
-        };
+        let matchers = include_matchers(root, &p.include)?;
         let Some(walked) = walk_files(root, Some(cancel)) else {
-            return Err(search_error("the search was cancelled"));
+            return Err("the search was cancelled".into());
         };
         for file in walked {
             if !matchers.iter().any(|m| m.is_match(&file.rel)) || exclude_set.is_match(&file.rel) {

@@ -9,11 +9,15 @@
 pub mod bridge;
 mod commands;
 mod confirm;
+mod custom_commands;
 mod diff_view;
 mod editor;
+mod extra_commands;
 mod input;
 mod render;
 mod saved_rules;
+mod shell_mode;
+mod status;
 mod terminal;
 mod turn;
 
@@ -190,6 +194,10 @@ pub struct Repl {
     notices: Receiver<String>,
     palette: Palette,
     history: PathBuf,
+    /// `!` alone toggles it: every line is then a shell command.
+    shell_mode: bool,
+    /// Custom commands from `.toml` files.
+    custom: Vec<custom_commands::CustomCommand>,
 }
 
 impl Repl {
@@ -200,7 +208,23 @@ impl Repl {
         history: PathBuf,
     ) -> Result<Self, String> {
         let (notice_tx, notices) = crossbeam_channel::unbounded();
-        let mut editor = line_editor(&link.policy, notice_tx)
+        let dirs = custom_commands::command_dirs(
+            &crate::settings::troupe_home(),
+            &crate::settings::home_dir(),
+            &link.workspace,
+        );
+        let (custom, problems) = custom_commands::load(&dirs);
+        for problem in problems {
+            eprintln!("troupe: custom command not loaded: {problem}");
+        }
+        let completion = input::Completion {
+            workspace: link.workspace.clone(),
+            custom: custom
+                .iter()
+                .map(|c| (c.name.clone(), c.description.clone()))
+                .collect(),
+        };
+        let mut editor = line_editor(&link.policy, notice_tx, completion)
             .map_err(|e| format!("cannot start the line editor: {e}"))?;
         if let Some(dir) = history.parent() {
             let _ = std::fs::create_dir_all(dir);
@@ -219,6 +243,8 @@ impl Repl {
             notices,
             palette: Palette::detect(),
             history,
+            shell_mode: false,
+            custom,
         })
     }
 
@@ -237,9 +263,12 @@ impl Repl {
             self.turn(prompt);
         }
         let mut interrupted = false;
+        println!("{}", status::status_line(&self.link, p));
         loop {
             let mode = self.link.mode();
-            let prompt = if mode == ApprovalMode::Default {
+            let prompt = if self.shell_mode {
+                "[shell] > ".to_string()
+            } else if mode == ApprovalMode::Default {
                 "> ".to_string()
             } else {
                 format!("[{}] > ", mode.as_str())
@@ -253,7 +282,23 @@ impl Repl {
                     }
                     let _ = self.editor.add_history_entry(line.as_str());
                     let _ = self.editor.save_history(&self.history);
-                    if text.trim_start().starts_with('/') {
+                    if text.trim() == "!" {
+                        self.shell_mode = !self.shell_mode;
+                        let state = if self.shell_mode {
+                            "on: every line runs in the shell; `!` alone turns it off"
+                        } else {
+                            "off"
+                        };
+                        println!("{}", p.dim(&format!("Shell mode {state}.")));
+                    } else if self.shell_mode || text.trim_start().starts_with('!') {
+                        let command = text.trim_start();
+                        let command = if self.shell_mode {
+                            command
+                        } else {
+                            &command[1..]
+                        };
+                        shell_mode::run_and_record(command, &self.link, &self.sigint, p);
+                    } else if text.trim_start().starts_with('/') {
                         if self.command(text.trim()) == After::Quit {
                             break;
                         }
@@ -282,6 +327,36 @@ impl Repl {
     }
 
     fn command(&mut self, line: &str) -> After {
+        let body = line.trim_start_matches('/');
+        let (name, args) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
+        if let Some(extra) = extra_commands::run(name, args, &mut self.link, self.palette) {
+            let (lines, prompt) = match extra {
+                extra_commands::Extra::Lines(lines) => (lines, None),
+                extra_commands::Extra::Prompt(lines, prompt) => (lines, Some(prompt)),
+            };
+            if !lines.is_empty() {
+                println!("{}", lines.join("\n"));
+            }
+            if let Some(prompt) = prompt {
+                self.turn(prompt);
+            }
+            return After::Continue;
+        }
+        let builtin = commands::COMMANDS.iter().any(|(c, _, _)| *c == name);
+        if let Some(custom) = self.custom.iter().find(|c| c.name == name).cloned() {
+            if !builtin {
+                if let Some(prompt) = self.custom_prompt(&custom, line, args.trim()) {
+                    self.turn(prompt);
+                }
+                return After::Continue;
+            }
+        }
+        if name.is_empty() || name == "help" || name == "?" {
+            let (mut lines, after) = commands::run(line, &self.link, self.palette);
+            lines.extend(custom_help(&self.custom, self.palette));
+            println!("{}", lines.join("\n"));
+            return after;
+        }
         let (lines, after) = commands::run(line, &self.link, self.palette);
         let mut out = std::io::stdout();
         if after == After::ClearScreen && out.is_terminal() {
@@ -292,6 +367,60 @@ impl Repl {
         }
         let _ = out.flush();
         after
+    }
+
+    /// A custom command's prompt with `{{args}}`, `!{…}` and `@{…}` filled in; `None`
+    /// when a shell command was refused or an injection failed (said on screen).
+    fn custom_prompt(
+        &mut self,
+        command: &custom_commands::CustomCommand,
+        line: &str,
+        args: &str,
+    ) -> Option<String> {
+        use custom_commands::Injection;
+        let p = self.palette;
+        let mut prompt = String::new();
+        for piece in custom_commands::prepare(&command.prompt, line.trim(), args) {
+            match piece {
+                Injection::Text(text) => prompt.push_str(&text),
+                Injection::Shell(shell) => {
+                    if self.link.mode() != ApprovalMode::Yolo {
+                        println!(
+                            "/{} wants to run a shell command: {}",
+                            command.name,
+                            p.bold(&shell)
+                        );
+                        let answer = self.editor.readline("Allow? [y/N] ").unwrap_or_default();
+                        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                            println!("{}", p.yellow("Not run; the command was cancelled."));
+                            return None;
+                        }
+                    }
+                    match shell_mode::run_command(&shell, &self.link, &self.sigint, p) {
+                        Ok(run) => {
+                            prompt.push_str(&run.output);
+                            if let Some(code) = run.exit_code.filter(|c| *c != 0) {
+                                prompt.push_str(&format!(
+                                    "\n[Shell command exited with code {code}]"
+                                ));
+                            }
+                        }
+                        Err(e) => {
+                            println!("{}", p.red(&e));
+                            return None;
+                        }
+                    }
+                }
+                Injection::File(path) => match status::read_workspace_file(&self.link, &path) {
+                    Ok(text) => prompt.push_str(&text),
+                    Err(e) => {
+                        println!("{}", p.red(&format!("@{{{path}}}: {e}")));
+                        return None;
+                    }
+                },
+            }
+        }
+        Some(prompt)
     }
 
     fn turn(&mut self, prompt: String) {
@@ -311,6 +440,7 @@ impl Repl {
             prompt,
             model_parts,
         );
+        println!("{}", status::status_line(&self.link, self.palette));
     }
 
     /// Reads the prompt's `@path` references; prints what was read or skipped.
@@ -361,6 +491,22 @@ impl Repl {
             line
         })
     }
+}
+
+/// The custom commands, for `/help`.
+fn custom_help(custom: &[custom_commands::CustomCommand], p: Palette) -> Vec<String> {
+    if custom.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![p.bold("Custom commands")];
+    for c in custom {
+        out.push(format!(
+            "  {} {}",
+            p.cyan(&format!("{:<44}", format!("/{}", c.name))),
+            c.description
+        ));
+    }
+    out
 }
 
 /// Prints events and notices that arrive while the prompt waits.
