@@ -297,7 +297,10 @@ impl Repl {
                         } else {
                             &command[1..]
                         };
-                        shell_mode::run_and_record(command, &self.link, &self.sigint, p);
+                        let command = command.trim();
+                        if !command.is_empty() && self.shell_allowed(command, "The shell command") {
+                            shell_mode::run_and_record(command, &self.link, &self.sigint, p);
+                        }
                     } else if text.trim_start().starts_with('/') {
                         if self.command(text.trim()) == After::Quit {
                             break;
@@ -384,17 +387,8 @@ impl Repl {
             match piece {
                 Injection::Text(text) => prompt.push_str(&text),
                 Injection::Shell(shell) => {
-                    if self.link.mode() != ApprovalMode::Yolo {
-                        println!(
-                            "/{} wants to run a shell command: {}",
-                            command.name,
-                            p.bold(&shell)
-                        );
-                        let answer = self.editor.readline("Allow? [y/N] ").unwrap_or_default();
-                        if !matches!(answer.trim(), "y" | "Y" | "yes") {
-                            println!("{}", p.yellow("Not run; the command was cancelled."));
-                            return None;
-                        }
+                    if !self.shell_allowed(&shell, &format!("/{}", command.name)) {
+                        return None;
                     }
                     match shell_mode::run_command(&shell, &self.link, &self.sigint, p) {
                         Ok(run) => {
@@ -421,6 +415,29 @@ impl Repl {
             }
         }
         Some(prompt)
+    }
+
+    /// Applies `run_shell_command`'s approval policy to a command the user started
+    /// (`!`, or `!{…}` of a custom command): runs, asks here, or refuses.
+    fn shell_allowed(&mut self, command: &str, who: &str) -> bool {
+        use crate::engine::policy::PolicyDecision;
+        let p = self.palette;
+        match shell_mode::decision(&self.link, command) {
+            PolicyDecision::Allow => true,
+            PolicyDecision::Deny(reason) => {
+                println!("{}", p.yellow(&format!("Not run: {reason}")));
+                false
+            }
+            PolicyDecision::Ask => {
+                println!("{who} wants to run a shell command: {}", p.bold(command));
+                let answer = self.editor.readline("Allow? [y/N] ").unwrap_or_default();
+                let yes = matches!(answer.trim(), "y" | "Y" | "yes");
+                if !yes {
+                    println!("{}", p.yellow("Not run; the command was cancelled."));
+                }
+                yes
+            }
+        }
     }
 
     fn turn(&mut self, prompt: String) {

@@ -3,7 +3,7 @@
 //! Ctrl+C ends the whole group. The command and its output are then added to the
 //! conversation as gemini-cli does, so the model sees what the user ran.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -14,10 +14,30 @@ use nix::sys::signal::Signal;
 
 use crate::actors::chat::{GetHistory, SetHistory};
 use crate::engine::content::Content;
+use crate::engine::policy::{decide, PolicyDecision};
+use crate::engine::shell_syntax;
+use crate::protocol::ToolKind;
 use crate::tools::shell::process::kill_group;
 
 use super::terminal::Palette;
 use super::SessionLink;
+
+/// What `run_shell_command`'s approval policy says about `command` now: the mode, the
+/// known-safe read-only commands and the session's allow rules, as for the model.
+pub fn decision(link: &SessionLink, command: &str) -> PolicyDecision {
+    let hint = shell_syntax::is_known_safe(command).then_some(true);
+    let Ok(state) = link.policy.lock() else {
+        return PolicyDecision::Ask;
+    };
+    match decide(state.mode, ToolKind::Execute, hint) {
+        PolicyDecision::Ask
+            if state.allows("run_shell_command", &shell_syntax::approval_keys(command)) =>
+        {
+            PolicyDecision::Allow
+        }
+        other => other,
+    }
+}
 
 /// gemini-cli's `MAX_OUTPUT_LENGTH` for the history entry.
 const MAX_OUTPUT_LENGTH: usize = 10_000;
@@ -37,7 +57,13 @@ pub fn run_command(
     p: Palette,
 ) -> Result<ShellRun, String> {
     while sigint.try_recv().is_ok() {}
-    let mut child = Command::new("bash")
+    // One pipe for stdout and stderr, so lines keep the order the command wrote them.
+    let (reader, writer) = std::io::pipe().map_err(|e| format!("cannot make a pipe: {e}"))?;
+    let writer_err = writer
+        .try_clone()
+        .map_err(|e| format!("cannot make a pipe: {e}"))?;
+    let mut command_line = Command::new("bash");
+    command_line
         .arg("-c")
         .arg(command)
         .current_dir(&link.workspace)
@@ -46,40 +72,26 @@ pub fn run_command(
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
+        .stdout(writer)
+        .stderr(writer_err)
+        .process_group(0);
+    let mut child = command_line
         .spawn()
         .map_err(|e| format!("cannot run bash: {e}"))?;
+    // The parent's copies of the write end must go, or the reader never sees the end.
+    drop(command_line);
     let pgid = i32::try_from(child.id()).unwrap_or(0);
     let (lines_tx, lines) = crossbeam_channel::unbounded::<String>();
-    let readers: Vec<_> = [
-        child
-            .stdout
-            .take()
-            .map(|o| Box::new(o) as Box<dyn Read + Send>),
-        child
-            .stderr
-            .take()
-            .map(|e| Box::new(e) as Box<dyn Read + Send>),
-    ]
-    .into_iter()
-    .flatten()
-    .map(|stream| {
-        let tx = lines_tx.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stream).lines() {
-                match line {
-                    Ok(line) => {
-                        let _ = tx.send(line);
-                    }
-                    Err(_) => break,
+    let reader_thread = std::thread::spawn(move || {
+        for line in BufReader::new(reader).lines() {
+            match line {
+                Ok(line) => {
+                    let _ = lines_tx.send(line);
                 }
+                Err(_) => break,
             }
-        })
-    })
-    .collect();
-    drop(lines_tx);
+        }
+    });
     let mut output = Vec::new();
     let mut cancelled = false;
     let mut out = std::io::stdout();
@@ -101,9 +113,7 @@ pub fn run_command(
             }
         }
     }
-    for reader in readers {
-        let _ = reader.join();
-    }
+    let _ = reader_thread.join();
     let status = child.wait().map_err(|e| e.to_string())?;
     if cancelled {
         println!("{}", p.yellow("Command cancelled."));
@@ -134,12 +144,8 @@ pub fn history_text(command: &str, result: &ShellRun) -> String {
     )
 }
 
-/// Runs a `!` line and adds it to the conversation.
+/// Runs a `!` line (already permitted) and adds it to the conversation.
 pub fn run_and_record(command: &str, link: &SessionLink, sigint: &Receiver<()>, p: Palette) {
-    let command = command.trim();
-    if command.is_empty() {
-        return;
-    }
     match run_command(command, link, sigint, p) {
         Ok(result) => {
             if let Some(code) = result.exit_code.filter(|c| *c != 0) {

@@ -71,14 +71,25 @@ fn shell_mode_runs_commands_and_the_model_sees_them() {
     let s = Scratch::new();
     let turns = [turn(vec![text("I saw it.")])];
     let t = Term::start(&s, &turns, &[], &[]);
+    // Not a known read-only command (a redirection): asked first, as for the model.
     t.line("!echo one-$((40+2)); echo two >&2");
+    t.wait_for("The shell command wants to run a shell command: echo one-$((40+2)); echo two >&2");
+    t.line("y");
     t.wait_for("one-42");
     t.wait_for("two");
     t.line("!");
     t.wait_for("Shell mode on");
     t.wait_for("[shell] >");
     t.line("printf 'in shell mode\\n'; exit 3");
+    t.wait_for("Allow? [y/N]");
+    t.line("y");
     t.wait_for("(exit code 3)");
+    // A known read-only command runs without asking; a refused one does not run.
+    t.line("touch refused.txt");
+    t.wait_for("wants to run a shell command: touch refused.txt");
+    t.line("n");
+    t.wait_for("Not run; the command was cancelled.");
+    assert!(!s.ws().join("refused.txt").exists());
     t.line("!");
     t.wait_for("Shell mode off");
     t.line("what did I run?");
@@ -125,8 +136,8 @@ fn a_custom_command_fills_args_shell_and_file_injections() {
     t.wait_for("> /git:review");
     t.tmux_literal(" the parser fix");
     t.keys(&["Enter"]);
-    t.wait_for("/git:review wants to run a shell command: echo status-of 'the parser fix'");
-    t.line("y");
+    // `echo` is a known read-only command: it runs without asking, as it would for the
+    // model.
     t.wait_for("Reviewed.");
     t.line("/hello extra words");
     t.wait_for("Hello!");
