@@ -5,7 +5,7 @@
 //! `--- Content from referenced files ---` block; images, PDFs and audio named
 //! explicitly go as inline data. Used by the REPL and by `-p`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use tokio_util::sync::CancellationToken;
 
@@ -14,6 +14,8 @@ use crate::engine::at_refs::{self, PromptPiece};
 use crate::engine::content::Part;
 use crate::engine::ignore_rules::{FilterOptions, IgnoreRules};
 use crate::engine::workspace::Workspace;
+use crate::tools::file_walk::{glob_matcher, walk_files};
+use crate::tools::glob::sort_entries;
 use crate::tools::read_many_files::gather_for_references;
 
 /// gemini-cli's `REFERENCE_CONTENT_START`.
@@ -51,7 +53,7 @@ struct Resolved {
     piece: usize,
     spec: String,
     label: String,
-    absolute: Option<std::path::PathBuf>,
+    absolute: Option<PathBuf>,
 }
 
 fn expand_in(
@@ -89,14 +91,17 @@ fn expand_in(
         }
         let real = match ws.check(&ws.resolve(name)) {
             Ok(real) if real.exists() => real,
-            Ok(_) => {
-                notes.push(format!("@{name}: no such file or directory; left as text."));
-                continue;
-            }
-            Err(e) => {
-                notes.push(format!("@{name}: {e}; left as text."));
-                continue;
-            }
+            // As gemini-cli: a name not found is looked for as `**/*name*`, the most
+            // recently changed match first.
+            _ => match search_by_name(ws, name, cancel) {
+                Some(found) => found,
+                None => {
+                    notes.push(format!(
+                        "@{name}: nothing in the workspace matches; left as text."
+                    ));
+                    continue;
+                }
+            },
         };
         let root = ws.root_of(&real).unwrap_or(ws.primary()).to_path_buf();
         let is_dir = real.is_dir();
@@ -170,6 +175,26 @@ fn expand_in(
         notes.push(format!("Skipped {skipped}"));
     }
     Ok(Some(Expanded { parts, notes }))
+}
+
+/// The first file (recently changed first, then by name) whose path matches
+/// `**/*name*` in a workspace root and passes the ignore files.
+fn search_by_name(ws: &Workspace, name: &str, cancel: &CancellationToken) -> Option<PathBuf> {
+    let pattern = format!("**/*{}*", globset::escape(name));
+    let matcher = glob_matcher(&pattern, false).ok()?;
+    let mut rules = IgnoreRules::new(FilterOptions::default());
+    let mut found: Vec<(PathBuf, std::time::SystemTime)> = Vec::new();
+    for root in ws.roots() {
+        for file in walk_files(root, Some(cancel))? {
+            if matcher.is_match(&file.rel) && !rules.is_ignored(root, &file.path, false) {
+                if let Ok(real) = ws.check(&file.path) {
+                    found.push((real, file.modified));
+                }
+            }
+        }
+    }
+    sort_entries(&mut found, std::time::SystemTime::now());
+    found.into_iter().next().map(|(path, _)| path)
 }
 
 fn labels(resolved: &[Resolved]) -> String {

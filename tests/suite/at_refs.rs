@@ -106,3 +106,23 @@ fn a_prompt_without_references_goes_as_typed() {
         vec!["mail me at me@example.com"]
     );
 }
+
+#[test]
+fn a_name_not_found_is_searched_for_as_gemini_cli_does() {
+    let s = Scratch::new();
+    s.write("src/deep/config_loader.rs", "fn load() {}\n");
+    let turns = [turn(vec![text("ok")])];
+    let out = s.run(&turns, &["-p", "explain @config_loader"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let parts = texts(&first_user_parts(&s));
+    assert_eq!(
+        parts,
+        vec![
+            "explain @src/deep/config_loader.rs",
+            "\n--- Content from referenced files ---",
+            "\nContent from @config_loader:\n",
+            "fn load() {}",
+            "\n--- End of content ---",
+        ]
+    );
+}

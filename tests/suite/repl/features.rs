@@ -208,3 +208,30 @@ fn newer_slash_commands() {
     t.line("/quit");
     t.wait_for("[troupe exited 0]");
 }
+
+#[test]
+fn prompt_history_is_kept_per_project_and_searched_with_ctrl_r() {
+    let s = Scratch::new();
+    let turns = [turn(vec![text("Done.")])];
+    let t = Term::start(&s, &turns, &[], &[]);
+    t.line("rename the frobnicator");
+    t.wait_for("Done.");
+    t.line("/quit");
+    t.wait_for("[troupe exited 0]");
+    drop(t);
+    let histories: Vec<_> = std::fs::read_dir(s.home().join(".troupe/histories"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(histories.len(), 1, "one history file for the one project");
+    let saved = std::fs::read_to_string(histories[0].path()).unwrap();
+    assert!(saved.contains("rename the frobnicator"), "{saved}");
+    // A new session in the same project finds it with Ctrl+R.
+    let t = Term::start(&s, &[], &[], &[]);
+    t.keys(&["C-r"]);
+    t.tmux_literal("frob");
+    t.wait_for("rename the frobnicator");
+    t.keys(&["C-g", "C-u"]);
+    t.line("/quit");
+    t.wait_for("[troupe exited 0]");
+}
