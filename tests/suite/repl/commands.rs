@@ -106,7 +106,12 @@ fn a_trailing_backslash_continues_the_prompt() {
     );
     // The line editor keeps its history under the troupe home, per project.
     let dir = s.home().join(".troupe/histories");
-    let file = std::fs::read_dir(&dir).unwrap().flatten().next().unwrap().path();
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
     let history = std::fs::read_to_string(file).unwrap();
     assert!(history.contains("second line"), "{history}");
 }
