@@ -11,6 +11,7 @@
 //! passed the threshold (`compress`).
 
 mod compress;
+mod hooks;
 mod model_call;
 mod tuning;
 
@@ -51,6 +52,8 @@ pub struct ChatConfig {
     pub tuning: ChatTuning,
     /// The context files behind the system prompt, for `Memory` (show / refresh).
     pub memory: Option<ChatMemory>,
+    /// The session's hooks (BeforeAgent, BeforeModel, …; see `chat/hooks.rs`).
+    pub hooks: crate::hooks::HookClient,
 }
 
 /// How the system prompt is rebuilt when the context files are read again.
@@ -76,6 +79,8 @@ pub struct Chat {
     compression_failed: bool,
     /// A compression is running: the history must not change under it.
     compressing: bool,
+    /// The parts of the starting turn's prompt after its text (`@path` content).
+    prompt_extra: Vec<Part>,
 }
 
 struct TurnState {
@@ -87,6 +92,8 @@ struct TurnState {
     after_function_response: bool,
     pending: Vec<FunctionCall>,
     span: tracing::Span,
+    /// An AfterAgent hook already sent the model back to work once this turn.
+    stop_hook_active: bool,
 }
 
 /// The conversation so far (comprehensive history).
@@ -112,6 +119,7 @@ impl Chat {
             last_prompt_tokens: 0,
             compression_failed: false,
             compressing: false,
+            prompt_extra: Vec::new(),
         }
     }
 
@@ -128,10 +136,18 @@ impl Chat {
     }
 
     fn request_model(&mut self, ctx: &mut Context<Self>) {
+        let request = self.request();
+        if self.config.hooks.is_active() {
+            return self.request_model_hooked(request, ctx);
+        }
+        self.send_request(request, ctx);
+    }
+
+    fn send_request(&mut self, request: ModelRequest, ctx: &mut Context<Self>) {
         let Some(turn) = &self.turn else { return };
         let call = ModelCall {
             model: self.config.model.clone(),
-            request: self.request(),
+            request,
             policy: self.config.tuning.retry.clone(),
             after_function_response: turn.after_function_response,
             events: self.events.clone(),
@@ -145,7 +161,7 @@ impl Chat {
         ctx.spawn(
             tracing::Instrument::instrument(future, span)
                 .into_actor(self)
-                .map(|result, act, ctx| act.on_model_done(result, ctx)),
+                .map(|result, act, ctx| act.after_model(result, ctx)),
         );
     }
 
@@ -190,7 +206,7 @@ impl Chat {
         self.history.push(content);
         if calls.is_empty() {
             let text = assembled.text();
-            self.finish(TurnOutcome::Completed { response: text });
+            self.complete_turn(text, ctx);
             return;
         }
         turn.rounds += 1;
@@ -311,6 +327,14 @@ impl Chat {
             ));
             return;
         }
+        // The first part is the prompt's text as the model (and hooks) get it; the
+        // others are added after it when the prompt enters the history.
+        let mut parts = parts.into_iter();
+        let model_text = parts
+            .next()
+            .and_then(|p| p.text)
+            .unwrap_or_else(|| text.clone());
+        self.prompt_extra = parts.collect();
         self.turn_counter += 1;
         let id = self.turn_counter;
         let cancel = CancellationToken::new();
@@ -322,13 +346,14 @@ impl Chat {
             after_function_response: false,
             pending: Vec::new(),
             span: tracing::info_span!("turn", turn = id),
+            stop_hook_active: false,
         });
         self.emit(UiEvent::TurnStarted {
             turn: id,
             prompt: text,
         });
         if !self.compression_due() {
-            self.begin_turn(parts, ctx);
+            self.begin_turn(model_text, ctx);
             return;
         }
         ctx.spawn(self.compress(false, cancel).map(move |outcome, act, ctx| {
@@ -337,7 +362,7 @@ impl Chat {
                     "Chat compression failed: {reason}"
                 )));
             }
-            act.begin_turn(parts, ctx);
+            act.begin_turn(model_text, ctx);
         }));
     }
 }
@@ -345,11 +370,22 @@ impl Chat {
 impl Chat {
     /// Adds the user input (closing an unanswered tool-response turn first) and sends
     /// the first model request of the turn.
-    fn begin_turn(&mut self, parts: Vec<Part>, ctx: &mut Context<Self>) {
+    fn begin_turn(&mut self, text: String, ctx: &mut Context<Self>) {
         let Some(turn) = self.turn.as_ref() else {
             return;
         };
         if turn.cancel.is_cancelled() {
+            return self.finish(TurnOutcome::Cancelled);
+        }
+        if self.config.hooks.is_active() {
+            return self.before_agent(text, ctx);
+        }
+        self.add_prompt(text, None, ctx);
+    }
+
+    /// Adds the prompt (with any hook context) and sends the first model request.
+    fn add_prompt(&mut self, text: String, hook_context: Option<String>, ctx: &mut Context<Self>) {
+        if self.turn.as_ref().is_none_or(|t| t.cancel.is_cancelled()) {
             return self.finish(TurnOutcome::Cancelled);
         }
         if self
@@ -362,10 +398,11 @@ impl Chat {
             ));
         }
         let start_len = self.history.len();
-        self.history.push(Content {
-            role: Role::User,
-            parts,
-        });
+        let mut content = Self::prompt_content(text, hook_context);
+        // The rest of a multi-part prompt (`@path` content) follows its text.
+        let extra = std::mem::take(&mut self.prompt_extra);
+        content.parts.splice(1..1, extra);
+        self.history.push(content);
         if let Some(turn) = self.turn.as_mut() {
             turn.start_len = start_len;
         }

@@ -3,6 +3,7 @@
 pub mod at_command;
 pub mod chat;
 pub mod corrector;
+pub mod editor_files;
 pub mod filesystem;
 pub mod headless;
 pub mod repl;

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod demo;
+pub mod hooks_cmd;
 pub mod interactive;
 pub mod stdin;
 
@@ -167,11 +168,14 @@ pub fn run_turn(
                 approval_mode: mode,
                 request_log,
                 test_tools,
+                editor_files: None,
             },
             front.clone().recipient(),
             front.recipient(),
         )
         .map_err(AppError::Usage)?;
+        let start = crate::hooks::session_start(&session.hooks, "startup").await;
+        let context = start.additional_context;
         match crate::actors::at_command::expand(
             &prompt,
             &session.services.fs,
@@ -179,17 +183,26 @@ pub fn run_turn(
         )
         .await
         {
-            Ok(Some(expanded)) => {
+            Ok(Some(mut expanded)) => {
                 for note in &expanded.notes {
                     tracing::info!(%note, "@ references");
+                }
+                // The hooks' session context goes before the prompt's text, as without `@`.
+                if let Some(first) = expanded.parts.first_mut() {
+                    let text = first.text.take().unwrap_or_default();
+                    first.text = Some(crate::hooks::with_session_context(text, context));
                 }
                 session.chat.do_send(crate::protocol::UserParts {
                     text: prompt,
                     parts: expanded.parts,
                 });
             }
-            Ok(None) => session.chat.do_send(UserInput { text: prompt }),
+            Ok(None) => {
+                let prompt = crate::hooks::with_session_context(prompt, context);
+                session.chat.do_send(UserInput { text: prompt });
+            }
             Err(e) => {
+                crate::hooks::session_end(&session.hooks, "exit").await;
                 session.shutdown().await;
                 return Err(AppError::Usage(format!(
                     "Exiting due to an error processing the @ command: {e}"
@@ -199,6 +212,7 @@ pub fn run_turn(
         let summary = rx
             .await
             .map_err(|_| AppError::Usage("the session ended without finishing the turn".into()));
+        crate::hooks::session_end(&session.hooks, "exit").await;
         session.shutdown().await;
         summary
     });

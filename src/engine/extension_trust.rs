@@ -3,12 +3,10 @@
 
 use std::path::Path;
 
-/// Whether extensions found in `workspace` (e.g. `.troupe/commands/`) may be loaded.
-///
-/// Troupe has no folder-trust store on this branch yet, so this allows; once folder
-/// trust lands, this must return the trust check's verdict and deny for an untrusted
-/// or unknown folder. Every workspace extension point calls this one function.
+/// Whether extensions found in `workspace` (e.g. `.troupe/commands/`) may be loaded:
+/// only in a trusted folder. The decision is read where project hooks read it
+/// ([`crate::hooks::trust::workspace_trusted`]: default-deny until folder trust says
+/// otherwise), so that one change there covers every workspace extension point.
 pub fn project_extensions_allowed(workspace: &Path) -> bool {
-    let _ = workspace;
-    true
+    crate::hooks::trust::workspace_trusted(workspace)
 }

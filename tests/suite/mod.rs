@@ -1,8 +1,10 @@
+mod acp;
 mod at_refs;
 mod edit;
 mod fidelity;
 mod gemini_wire;
 mod history_rules;
+mod hooks;
 mod local_llm;
 mod openai_wire;
 mod read_search;

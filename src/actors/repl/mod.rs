@@ -13,6 +13,7 @@ mod custom_commands;
 mod diff_view;
 mod editor;
 mod extra_commands;
+mod hooks_cmd;
 mod input;
 mod render;
 mod saved_rules;
@@ -71,6 +72,8 @@ pub struct SessionLink {
     processes: Arc<BackgroundProcesses>,
     /// The session's services (the FileSystem actor for `@path`, settings, ...).
     pub services: Arc<crate::tools::Services>,
+    /// The session's hooks (`/hooks`, SessionEnd).
+    pub hooks: crate::hooks::HookClient,
 }
 
 impl SessionLink {
@@ -154,7 +157,18 @@ pub fn start_actors(
                         })
                         .collect::<Vec<_>>();
                     let processes = s.services.processes.clone();
-                    (s.chat, s.policy, tools, s.session_id, processes, s.services)
+                    let hooks = s.hooks.clone();
+                    let start = hooks.clone();
+                    actix::spawn(async move {
+                        crate::hooks::session_start(&start, "startup").await;
+                    });
+                    (
+                        s.chat,
+                        s.policy,
+                        tools,
+                        s.session_id,
+                        (processes, hooks, s.services),
+                    )
                 })
             });
             let ok = started.is_ok();
@@ -164,7 +178,7 @@ pub fn start_actors(
             }
         })
         .map_err(|e| format!("cannot start the actor thread: {e}"))?;
-    let (chat, policy, tools, session_id, processes, services) = ready_rx
+    let (chat, policy, tools, session_id, (processes, hooks, services)) = ready_rx
         .recv()
         .map_err(|_| "the actor thread stopped while starting".to_string())??;
     Ok((
@@ -180,6 +194,7 @@ pub fn start_actors(
             persisted: Mutex::new(initial_saved),
             processes,
             services,
+            hooks,
         },
         events_rx,
     ))
@@ -325,6 +340,7 @@ impl Repl {
         }
         // Background commands started by the model end with the session.
         self.link.processes.kill_all_now();
+        futures::executor::block_on(crate::hooks::session_end(&self.link.hooks, "exit"));
         println!("{}", p.dim("Goodbye."));
         0
     }

@@ -124,7 +124,17 @@ fn a_custom_command_fills_args_shell_and_file_injections() {
     )
     .unwrap();
     let turns = [turn(vec![text("Reviewed.")]), turn(vec![text("Hello!")])];
-    let t = Term::start(&s, &turns, &[], &[]);
+    // Untrusted, the project's commands are not loaded; the user's are.
+    let untrusted = Term::start(&s, &[], &[], &[]);
+    untrusted.line("/help");
+    let text = untrusted.wait_for("Custom commands");
+    assert!(
+        text.contains("/hello") && !text.contains("/git:review"),
+        "{text}"
+    );
+    drop(untrusted);
+    let trusted = [("TROUPE_TRUST_WORKSPACE", "1".to_string())];
+    let t = Term::start(&s, &turns, &trusted, &[]);
     t.line("/help");
     let text = t.wait_for("Custom commands");
     assert!(
