@@ -267,6 +267,20 @@ pub struct UserInput {
     pub text: String,
 }
 
+/// A prompt made of several parts (the text, then the content of `@path`
+/// references, images as inline data) starts a turn; `text` is what the user typed.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct UserParts {
+    pub text: String,
+    pub parts: Vec<crate::engine::content::Part>,
+}
+
+/// Switches the model of later requests (`/model NAME`).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SetModelName(pub String);
+
 /// Cancels the turn in flight (Ctrl+C).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]

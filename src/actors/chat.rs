@@ -24,7 +24,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use actix::prelude::*;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::content::{Content, FunctionCall, FunctionDeclaration, Role};
+use crate::engine::content::{Content, FunctionCall, FunctionDeclaration, Part, Role};
 use crate::engine::context_files::ContextFiles;
 use crate::engine::history::{assign_call_ids, curated, TurnAssembler};
 use crate::engine::model::ModelRequest;
@@ -32,7 +32,7 @@ use crate::engine::prompt::SystemPrompt;
 use crate::engine::responses::error_parts;
 use crate::protocol::{
     CallStatus, CancelTurn, CompletedCall, CompressHistory, CompressionOutcome, Memory,
-    MemoryReport, Schedule, TurnOutcome, UiEvent, UserInput,
+    MemoryReport, Schedule, TurnOutcome, UiEvent, UserInput, UserParts,
 };
 use crate::providers::{ModelClient, ModelError};
 
@@ -79,6 +79,8 @@ pub struct Chat {
     compression_failed: bool,
     /// A compression is running: the history must not change under it.
     compressing: bool,
+    /// The parts of the starting turn's prompt after its text (`@path` content).
+    prompt_extra: Vec<Part>,
 }
 
 struct TurnState {
@@ -117,6 +119,7 @@ impl Chat {
             last_prompt_tokens: 0,
             compression_failed: false,
             compressing: false,
+            prompt_extra: Vec::new(),
         }
     }
 
@@ -315,12 +318,36 @@ impl Handler<UserInput> for Chat {
     type Result = ();
 
     fn handle(&mut self, msg: UserInput, ctx: &mut Self::Context) {
+        let parts = vec![Part::text(msg.text.clone())];
+        self.start_turn(msg.text, parts, ctx);
+    }
+}
+
+impl Handler<UserParts> for Chat {
+    type Result = ();
+
+    fn handle(&mut self, msg: UserParts, ctx: &mut Self::Context) {
+        self.start_turn(msg.text, msg.parts, ctx);
+    }
+}
+
+impl Chat {
+    /// Starts a turn on a user prompt (`text` for the front ends, `parts` for the model).
+    fn start_turn(&mut self, text: String, parts: Vec<Part>, ctx: &mut Context<Self>) {
         if self.turn.is_some() || self.compressing {
             self.emit(UiEvent::Notice(
                 "A turn is already running; wait for it or cancel it first.".into(),
             ));
             return;
         }
+        // The first part is the prompt's text as the model (and hooks) get it; the
+        // others are added after it when the prompt enters the history.
+        let mut parts = parts.into_iter();
+        let model_text = parts
+            .next()
+            .and_then(|p| p.text)
+            .unwrap_or_else(|| text.clone());
+        self.prompt_extra = parts.collect();
         self.turn_counter += 1;
         let id = self.turn_counter;
         let cancel = CancellationToken::new();
@@ -336,10 +363,10 @@ impl Handler<UserInput> for Chat {
         });
         self.emit(UiEvent::TurnStarted {
             turn: id,
-            prompt: msg.text.clone(),
+            prompt: text,
         });
         if !self.compression_due() {
-            self.begin_turn(msg.text, ctx);
+            self.begin_turn(model_text, ctx);
             return;
         }
         ctx.spawn(self.compress(false, cancel).map(move |outcome, act, ctx| {
@@ -348,7 +375,7 @@ impl Handler<UserInput> for Chat {
                     "Chat compression failed: {reason}"
                 )));
             }
-            act.begin_turn(msg.text, ctx);
+            act.begin_turn(model_text, ctx);
         }));
     }
 }
@@ -385,7 +412,11 @@ impl Chat {
             ));
         }
         let start_len = self.history.len();
-        self.history.push(Self::prompt_content(text, hook_context));
+        let mut content = Self::prompt_content(text, hook_context);
+        // The rest of a multi-part prompt (`@path` content) follows its text.
+        let extra = std::mem::take(&mut self.prompt_extra);
+        content.parts.splice(1..1, extra);
+        self.history.push(content);
         if let Some(turn) = self.turn.as_mut() {
             turn.start_len = start_len;
         }
@@ -408,6 +439,14 @@ impl Handler<GetHistory> for Chat {
 
     fn handle(&mut self, _: GetHistory, _: &mut Self::Context) -> Self::Result {
         MessageResult(self.history.clone())
+    }
+}
+
+impl Handler<crate::protocol::SetModelName> for Chat {
+    type Result = ();
+
+    fn handle(&mut self, msg: crate::protocol::SetModelName, _: &mut Self::Context) {
+        self.config.model_name = msg.0;
     }
 }
 

@@ -123,8 +123,13 @@ pub fn start_session(
         session_id: session_id.clone(),
         corrector,
         processes: Arc::new(BackgroundProcesses::new()),
-        temp_dir: crate::settings::troupe_home()
-            .join("tmp")
+        // Under the project temp directory when there is one, so that a saved output
+        // the model is told about is readable by its tools.
+        temp_dir: options
+            .workspace
+            .temp_dir()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_else(|| crate::settings::troupe_home().join("tmp"))
             .join(format!("session-{session_id}")),
         context: Arc::new(ContextFiles::new(context_config(
             &settings,

@@ -31,7 +31,11 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
     let home = settings::troupe_home();
     let (link, events) =
         start_actors(options, home.join("config.toml")).map_err(AppError::Usage)?;
-    let repl = Repl::new(link, events, home.join("history")).map_err(AppError::Usage)?;
+    // Prompt history (Ctrl+R searches it) is kept per project.
+    let history = home
+        .join("histories")
+        .join(crate::engine::workspace::project_id(&link.workspace));
+    let repl = Repl::new(link, events, history).map_err(AppError::Usage)?;
     let first = (!args.query.is_empty()).then(|| args.query.join(" "));
     Ok(repl.run(first))
 }

@@ -100,9 +100,11 @@ pub fn workspace(args: &RunArgs) -> Result<Arc<Workspace>, AppError> {
             }
         }
     }
-    Workspace::new(&cwd, &include)
+    let ws = Workspace::new(&cwd, &include).map_err(|e| AppError::Workspace(e.to_string()))?;
+    let temp = crate::engine::workspace::project_temp_dir(&settings::troupe_home(), ws.primary());
+    ws.with_temp_dir(&temp)
         .map(Arc::new)
-        .map_err(|e| AppError::Workspace(e.to_string()))
+        .map_err(|e| AppError::Workspace(format!("project temp directory {}: {e}", temp.display())))
 }
 
 /// Settings with the command line's own overrides applied last.
@@ -199,8 +201,40 @@ pub fn run_turn(
         .map_err(AppError::Usage)?;
         let mut signals = signals::Signals::install();
         let start = crate::hooks::session_start(&session.hooks, "startup").await;
-        let prompt = crate::hooks::with_session_context(prompt, start.additional_context);
-        session.chat.do_send(UserInput { text: prompt });
+        let context = start.additional_context;
+        match crate::actors::at_command::expand(
+            &prompt,
+            &session.services.fs,
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await
+        {
+            Ok(Some(mut expanded)) => {
+                for note in &expanded.notes {
+                    tracing::info!(%note, "@ references");
+                }
+                // The hooks' session context goes before the prompt's text, as without `@`.
+                if let Some(first) = expanded.parts.first_mut() {
+                    let text = first.text.take().unwrap_or_default();
+                    first.text = Some(crate::hooks::with_session_context(text, context));
+                }
+                session.chat.do_send(crate::protocol::UserParts {
+                    text: prompt,
+                    parts: expanded.parts,
+                });
+            }
+            Ok(None) => {
+                let prompt = crate::hooks::with_session_context(prompt, context);
+                session.chat.do_send(UserInput { text: prompt });
+            }
+            Err(e) => {
+                crate::hooks::session_end(&session.hooks, "exit").await;
+                session.shutdown().await;
+                return Err(AppError::Usage(format!(
+                    "Exiting due to an error processing the @ command: {e}"
+                )));
+            }
+        }
         let mut rx = rx;
         let summary = tokio::select! {
             summary = &mut rx => summary

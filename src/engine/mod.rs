@@ -1,11 +1,13 @@
 //! Pure logic: no actors and no side effects beyond what callers pass in.
 
+pub mod at_refs;
 pub mod compression;
 pub mod content;
 pub mod context_files;
 pub mod context_imports;
 pub mod diff;
 pub mod edit;
+pub mod extension_trust;
 pub mod file_kind;
 pub mod history;
 pub mod ignore_rules;

@@ -3,19 +3,18 @@
 
 use std::cmp::Ordering;
 
-/// An approximation of ICU's `localeCompare` for file names: case-insensitive first
-/// (`a < B < b`), lowercase before uppercase on a tie, then byte order.
+thread_local! {
+    /// CLDR root collation, non-ignorable punctuation, byte order on a tie: what
+    /// JavaScript's `a.localeCompare(b)` does under ICU's default (root/`en`) collator.
+    static ROOT_COLLATOR: std::cell::RefCell<feruca::Collator> = std::cell::RefCell::new(
+        feruca::Collator::new(feruca::Tailoring::Cldr(feruca::Locale::Root), false, true),
+    );
+}
+
+/// JavaScript's `localeCompare` as gemini-cli sorts file names with it (ICU root
+/// collation): punctuation before digits before letters, `a < A < b`, `10 < 2`.
 pub fn locale_cmp(a: &str, b: &str) -> Ordering {
-    let fold = |s: &str| s.chars().flat_map(char::to_lowercase).collect::<String>();
-    fold(a).cmp(&fold(b)).then_with(|| {
-        for (x, y) in a.chars().zip(b.chars()) {
-            if x != y {
-                let rank = |c: char| if c.is_lowercase() { 0 } else { 1 };
-                return rank(x).cmp(&rank(y)).then(x.cmp(&y));
-            }
-        }
-        a.len().cmp(&b.len())
-    })
+    ROOT_COLLATOR.with(|collator| collator.borrow_mut().collate(a, b))
 }
 
 /// Length in UTF-16 code units, as JavaScript's `length`.
@@ -41,9 +40,96 @@ mod tests {
 
     #[test]
     fn orders_like_icu() {
-        let mut names = vec!["b", "B", "a", "A", "_x", "10", "2"];
+        // The expected order is what `node -e` prints for
+        // `names.sort((x, y) => x.localeCompare(y))` (Node 22, ICU root collation).
+        let mut names = vec![
+            "b",
+            "B",
+            "a",
+            "A",
+            "_x",
+            "10",
+            "2",
+            "-a",
+            "~a",
+            ".a",
+            "a_b",
+            "a-b",
+            "a.b",
+            "ab",
+            "aB",
+            "Ab",
+            "a1",
+            "a10",
+            "a2",
+            "a~",
+            "_",
+            "-",
+            "~",
+            ".",
+            "file.txt",
+            "file_test.txt",
+            "file-test.txt",
+            "File.txt",
+            "fileA",
+            "file1",
+            "$x",
+            "@x",
+            "#x",
+            "+x",
+            "é",
+            "e",
+            "f",
+            "Z",
+            "z",
+            "a b",
+            "a,b",
+        ];
         names.sort_by(|a, b| locale_cmp(a, b));
-        assert_eq!(names, vec!["10", "2", "_x", "a", "A", "b", "B"]);
+        let expected = vec![
+            "_",
+            "_x",
+            "-",
+            "-a",
+            ".",
+            ".a",
+            "@x",
+            "#x",
+            "+x",
+            "~",
+            "~a",
+            "$x",
+            "10",
+            "2",
+            "a",
+            "A",
+            "a b",
+            "a_b",
+            "a-b",
+            "a,b",
+            "a.b",
+            "a~",
+            "a1",
+            "a10",
+            "a2",
+            "ab",
+            "aB",
+            "Ab",
+            "b",
+            "B",
+            "e",
+            "é",
+            "f",
+            "file_test.txt",
+            "file-test.txt",
+            "file.txt",
+            "File.txt",
+            "file1",
+            "fileA",
+            "z",
+            "Z",
+        ];
+        assert_eq!(names, expected);
     }
 
     #[test]

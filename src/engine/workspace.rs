@@ -10,8 +10,13 @@ pub use super::path_correction::correct_path;
 /// Why a path was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PathError {
-    #[error("Path not in workspace: Attempted path \"{attempted}\" resolves outside the allowed workspace directories: {roots}")]
-    OutsideWorkspace { attempted: String, roots: String },
+    #[error("Path not in workspace: Attempted path \"{attempted}\" resolves outside the allowed workspace directories: {roots}{temp}")]
+    OutsideWorkspace {
+        attempted: String,
+        roots: String,
+        /// gemini-cli's ` or the project temp directory: <dir>` clause (empty without one).
+        temp: String,
+    },
     #[error("Invalid path: {0}")]
     Invalid(String),
     #[error("Infinite recursion detected in robustRealpath: {0}")]
@@ -24,6 +29,9 @@ pub enum PathError {
 #[derive(Debug, Clone)]
 pub struct Workspace {
     roots: Vec<PathBuf>,
+    /// The project's temp directory (`<troupe home>/tmp/<project id>`), readable and
+    /// writable like gemini-cli's `~/.gemini/tmp/<project>`; not a workspace root.
+    temp_dir: Option<PathBuf>,
 }
 
 /// Path segments that are never part of the workspace, whatever the root.
@@ -50,7 +58,23 @@ impl Workspace {
                 roots.push(real);
             }
         }
-        Ok(Self { roots })
+        Ok(Self {
+            roots,
+            temp_dir: None,
+        })
+    }
+
+    /// Adds the project temp directory (created when missing): paths inside it are
+    /// allowed, and the "Path not in workspace" error names it.
+    pub fn with_temp_dir(mut self, dir: &Path) -> io::Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        self.temp_dir = Some(std::fs::canonicalize(dir)?);
+        Ok(self)
+    }
+
+    /// The project temp directory, when the session has one.
+    pub fn temp_dir(&self) -> Option<&Path> {
+        self.temp_dir.as_deref()
     }
 
     pub fn primary(&self) -> &Path {
@@ -81,7 +105,7 @@ impl Workspace {
     /// Checks an already-resolved real path (e.g. the path of an open file descriptor);
     /// `attempted` is what the caller asked for, for the message.
     pub fn check_real(&self, attempted: &Path, real: PathBuf) -> Result<PathBuf, PathError> {
-        for root in &self.roots {
+        for root in self.roots.iter().chain(self.temp_dir.as_ref()) {
             if let Ok(rel) = real.strip_prefix(root) {
                 if rel.components().any(|c| is_blocked(c.as_os_str())) {
                     break;
@@ -89,10 +113,20 @@ impl Workspace {
                 return Ok(real);
             }
         }
-        Err(PathError::OutsideWorkspace {
+        Err(self.outside_error(attempted))
+    }
+
+    /// gemini-cli's "Path not in workspace" error for `attempted`.
+    pub fn outside_error(&self, attempted: &Path) -> PathError {
+        PathError::OutsideWorkspace {
             attempted: attempted.display().to_string(),
             roots: self.roots_text(),
-        })
+            temp: self
+                .temp_dir
+                .as_ref()
+                .map(|t| format!(" or the project temp directory: {}", t.display()))
+                .unwrap_or_default(),
+        }
     }
 
     /// The root a real path lies under (the deepest, when roots nest).
@@ -138,6 +172,20 @@ impl Workspace {
         }
         path.display().to_string()
     }
+}
+
+/// `<troupe home>/tmp/<project id>`: the project temp directory of the workspace whose
+/// primary root is `primary` (the id is the SHA-256 of that path, as gemini-cli's
+/// `~/.gemini/tmp/<hash>`).
+pub fn project_temp_dir(troupe_home: &Path, primary: &Path) -> PathBuf {
+    troupe_home.join("tmp").join(project_id(primary))
+}
+
+/// A stable identifier of a project (hex SHA-256 of its primary root).
+pub fn project_id(primary: &Path) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(primary.to_string_lossy().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn is_blocked(segment: &std::ffi::OsStr) -> bool {

@@ -98,6 +98,15 @@ pub trait ModelClient: Send + Sync + 'static {
             items.into_iter().collect()
         })
     }
+
+    /// One attempt of [`ModelClient::generate`], without the retries a wrapper adds:
+    /// for callers that keep their own time budget and retry count (the Corrector).
+    fn generate_once(
+        &self,
+        request: ModelRequest,
+    ) -> BoxFuture<'static, Result<Vec<ModelEvent>, ModelError>> {
+        self.generate(request)
+    }
 }
 
 /// Asks for JSON and parses the answer: the text, with a surrounding ```json fence
@@ -107,7 +116,20 @@ pub async fn generate_json(
     request: ModelRequest,
 ) -> Result<Value, ModelError> {
     let provider = client.provider().to_string();
-    let text = visible_text(&client.generate(request).await?);
+    json_answer(provider, &client.generate(request).await?)
+}
+
+/// Like [`generate_json`], one attempt only ([`ModelClient::generate_once`]).
+pub async fn generate_json_once(
+    client: &dyn ModelClient,
+    request: ModelRequest,
+) -> Result<Value, ModelError> {
+    let provider = client.provider().to_string();
+    json_answer(provider, &client.generate_once(request).await?)
+}
+
+fn json_answer(provider: String, events: &[ModelEvent]) -> Result<Value, ModelError> {
+    let text = visible_text(events);
     let trimmed = strip_json_fence(text.trim());
     serde_json::from_str(trimmed).map_err(|e| ModelError::Malformed {
         provider,

@@ -135,6 +135,13 @@ impl ModelClient for RetryingModel {
             }
         })
     }
+
+    fn generate_once(
+        &self,
+        request: ModelRequest,
+    ) -> BoxFuture<'static, Result<Vec<ModelEvent>, ModelError>> {
+        self.inner.generate_once(request)
+    }
 }
 
 #[cfg(test)]

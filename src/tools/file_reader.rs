@@ -258,11 +258,9 @@ pub fn render_text(text: &str, window: LineWindow, rel: &str) -> Processed {
     if !(partial || cut) {
         return Processed::plain(ToolOutput::text(content, display), FileKind::Text);
     }
-    let action = if matches!(window, LineWindow::OffsetLimit { .. }) {
-        format!("use the 'offset' and 'limit' parameters in a subsequent 'read_file' call. For example, to read the next section of the file, use offset: {end}.")
-    } else {
-        format!("use the 'start_line' and 'end_line' parameters in a subsequent 'read_file' call. For example, to read the next section of the file, use start_line: {}.", end + 1)
-    };
+    // The note names the parameters the schema declares, whichever generation of
+    // names the call used (the older offset/limit are accepted, never advertised).
+    let action = format!("use the 'start_line' and 'end_line' parameters in a subsequent 'read_file' call. For example, to read the next section of the file, use start_line: {}.", end + 1);
     let llm = format!(
         "\nIMPORTANT: The file content has been truncated.\nStatus: Showing lines {}-{end} of {total} total lines.\nAction: To read more of the file, you can {action}\n\n--- FILE CONTENT (truncated) ---\n{content}",
         start + 1
@@ -322,8 +320,8 @@ mod tests {
         );
         let out = llm(&p.output);
         assert!(out.contains("Status: Showing lines 3-5 of 11 total lines."));
-        assert!(out.contains("use the 'offset' and 'limit' parameters"));
-        assert!(out.contains("use offset: 5."));
+        assert!(out.contains("use the 'start_line' and 'end_line' parameters"));
+        assert!(out.contains("use start_line: 6."));
         assert!(out.ends_with("l3\nl4\nl5"));
     }
 

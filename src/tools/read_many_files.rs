@@ -224,29 +224,68 @@ fn include_matchers(root: &Path, include: &[String]) -> Result<Vec<globset::Glob
     Ok(out)
 }
 
+/// What a `read_many_files` search gathered, before it is rendered.
+pub struct Gathered {
+    text: String,
+    /// Each text file read: its absolute path and content (as the model gets it).
+    pub files: Vec<(PathBuf, String)>,
+    /// Images, PDFs and audio asked for by name, as inline data.
+    pub media: Vec<Part>,
+    read: Vec<String>,
+    skipped: Vec<Skipped>,
+}
+
+impl Gathered {
+    /// `path (reason)` for each item left out.
+    pub fn skipped(&self) -> Vec<String> {
+        self.skipped
+            .iter()
+            .map(|s| format!("{} ({})", s.path, s.reason))
+            .collect()
+    }
+}
+
 /// Finds, filters and reads the files (on the pool).
 fn read_many(ws: &Confined, p: &Params, cancel: &CancellationToken) -> ToolOutput {
+    match gather(ws, p, cancel) {
+        Ok(g) => render(ws, g.text, g.media, &g.read, &g.skipped),
+        Err(e) => search_error(&e),
+    }
+}
+
+/// Reads `include` (paths or globs relative to a root) with the default excludes and
+/// the project's ignore files, as `read_many_files` does; for `@path` references.
+pub fn gather_for_references(
+    ws: &Confined,
+    include: Vec<String>,
+    cancel: &CancellationToken,
+) -> Result<Gathered, String> {
+    let params = Params {
+        include,
+        exclude: Vec::new(),
+        recursive: true,
+        use_default_excludes: true,
+        file_filtering_options: None,
+    };
+    gather(ws, &params, cancel)
+}
+
+fn gather(ws: &Confined, p: &Params, cancel: &CancellationToken) -> Result<Gathered, String> {
     let mut excludes: Vec<String> = Vec::new();
     if p.use_default_excludes {
         excludes.extend(DEFAULT_EXCLUDES.iter().map(|s| s.to_string()));
     }
     excludes.extend(p.exclude.iter().cloned());
-    let exclude_set = match glob_set(&excludes) {
-        Ok(set) => set,
-        Err(e) => return search_error(&e),
-    };
+    let exclude_set = glob_set(&excludes)?;
     let options = p.file_filtering_options.unwrap_or_default().resolve();
     let mut rules = IgnoreRules::new(options);
     let mut skipped: Vec<Skipped> = Vec::new();
     let mut files: BTreeSet<PathBuf> = BTreeSet::new();
     let mut ignored = 0usize;
     for root in ws.roots() {
-        let matchers = match include_matchers(root, &p.include) {
-            Ok(m) => m,
-            Err(e) => return search_error(&e),
-        };
+        let matchers = include_matchers(root, &p.include)?;
         let Some(walked) = walk_files(root, Some(cancel)) else {
-            return search_error("the search was cancelled");
+            return Err("the search was cancelled".into());
         };
         for file in walked {
             if !matchers.iter().any(|m| m.is_match(&file.rel)) || exclude_set.is_match(&file.rel) {
@@ -266,6 +305,7 @@ fn read_many(ws: &Confined, p: &Params, cancel: &CancellationToken) -> ToolOutpu
         });
     }
     let mut text = String::new();
+    let mut texts: Vec<(PathBuf, String)> = Vec::new();
     let mut media: Vec<Part> = Vec::new();
     let mut read: Vec<String> = Vec::new();
     for path in &files {
@@ -316,6 +356,7 @@ fn read_many(ws: &Confined, p: &Params, cancel: &CancellationToken) -> ToolOutpu
                 }
                 block.push_str(&content);
                 block.push_str("\n\n");
+                let file_text = content;
                 if text.len() + block.len() > MAX_TOTAL_BYTES {
                     skipped.push(Skipped {
                         path: rel,
@@ -327,12 +368,19 @@ fn read_many(ws: &Confined, p: &Params, cancel: &CancellationToken) -> ToolOutpu
                     continue;
                 }
                 text.push_str(&block);
+                texts.push((path.clone(), file_text));
             }
             LlmContent::Parts(parts) => media.extend(parts),
         }
         read.push(rel);
     }
-    render(ws, text, media, &read, &skipped)
+    Ok(Gathered {
+        text,
+        files: texts,
+        media,
+        read,
+        skipped,
+    })
 }
 
 /// The first 4 KiB, read at offset 0 without moving the file's position.

@@ -17,7 +17,7 @@ use super::{PolicyHint, Services, Tool, ToolContext, Touched};
 use crate::actors::corrector::{CorrectEdit, Correction};
 use crate::actors::filesystem::WriteExpect;
 use crate::engine::diff;
-use crate::engine::edit::snapshot::FileSnapshot;
+use crate::engine::edit::snapshot::{encode_text, FileSnapshot};
 use crate::engine::edit::snippet::diff_context_snippet;
 use crate::engine::edit::{self, placeholders, EditError, EditPlan, EditRequest, Occurrences};
 use crate::engine::path_correction::{correct_path, PathCorrectionError};
@@ -341,8 +341,10 @@ async fn write(p: Params, ctx: ToolContext, computed: Computed) -> ToolOutput {
             s.encode(&plan.new_content),
             WriteExpect::Unchanged(Some(s.hash)),
         ),
+        // A new file keeps the line endings `new_string` was given with (gemini-cli
+        // writes CRLF content as CRLF).
         None => (
-            plan.new_content.clone().into_bytes(),
+            encode_text(&plan.new_content, p.new_string.contains("\r\n"), false),
             WriteExpect::Unchanged(None),
         ),
     };

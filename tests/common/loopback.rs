@@ -125,6 +125,11 @@ impl Loopback {
         Self::with(Vec::new(), Some(reply))
     }
 
+    /// Answers with `replies` in order, then every further request with `fallback`.
+    pub fn then_always(replies: Vec<Reply>, fallback: Reply) -> Self {
+        Self::with(replies, Some(fallback))
+    }
+
     fn with(replies: Vec<Reply>, fallback: Option<Reply>) -> Self {
         let state = Arc::new(Mutex::new(State {
             replies: replies.into(),

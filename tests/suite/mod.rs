@@ -1,7 +1,9 @@
 mod acp;
+mod at_refs;
 mod confinement;
 mod edit;
 mod faults;
+mod fidelity;
 mod gemini_wire;
 mod history_rules;
 mod hooks;

@@ -223,7 +223,7 @@ fn legacy_parameter_names_are_accepted() {
     let r = function_responses(&s.requests()[1]);
     let out = r[0]["response"]["output"].as_str().unwrap();
     assert!(
-        out.contains("use offset: 2.") && out.ends_with("\n2"),
+        out.contains("use start_line: 3.") && out.ends_with("\n2"),
         "{out}"
     );
     assert!(r[1]["response"]["output"]

@@ -7,8 +7,10 @@
 //! JSON); then the older `ensureCorrectEdit` correction (the exact literal segment the
 //! `old_string` meant, then `new_string` adjusted to it). Before asking a model the file
 //! is read again and the latest content used. Model answers are cached in an LRU keyed
-//! by the sha256 of their inputs, each call is bounded by a timeout, and a correction is
-//! accepted only if its `old_string` then occurs literally exactly as required.
+//! by the sha256 of their inputs; the whole correction of one edit gets one time budget
+//! (`edit.correction_timeout_secs`) and at most one retry of a failed model request in
+//! all; a correction is accepted only if its `old_string` then occurs literally exactly
+//! as required.
 
 mod prompts;
 #[cfg(test)]
@@ -16,6 +18,7 @@ mod tests;
 
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -30,14 +33,14 @@ use crate::engine::edit::snapshot::{sha256, FileSnapshot};
 use crate::engine::edit::unescape::unescape;
 use crate::engine::edit::Occurrences;
 use crate::engine::model::ModelRequest;
-use crate::providers::{generate_json, ModelClient};
+use crate::providers::{generate_json_once, ModelClient, ModelError};
 
 /// How the Corrector works.
 #[derive(Debug, Clone)]
 pub struct CorrectorConfig {
     /// Ask the model when the fast path does not help.
     pub use_model: bool,
-    /// Bound on each model call.
+    /// Bound on the whole correction of one edit (every model request and the retry).
     pub timeout: Duration,
     /// Entries of the answer cache.
     pub cache_entries: usize,
@@ -187,6 +190,18 @@ impl Inner {
                 reason: "correction by a model is turned off".into(),
             };
         }
+        let budget = self.config.timeout;
+        let attempts = Attempts::default();
+        match tokio::time::timeout(budget, self.correct_with_model(&msg, &attempts)).await {
+            Ok(correction) => correction,
+            Err(_) => Correction::Failed {
+                reason: format!("no correction within {} s", budget.as_secs()),
+            },
+        }
+    }
+
+    /// The model part of a correction; bounded as a whole by the caller.
+    async fn correct_with_model(&self, msg: &CorrectEdit, attempts: &Attempts) -> Correction {
         let (snapshot, error) = match self.fs.read(msg.path.clone()).await {
             Ok(read) => match FileSnapshot::from_bytes(&read.bytes) {
                 Ok(latest) if latest.text != msg.snapshot.text => {
@@ -212,15 +227,18 @@ impl Inner {
             }
         };
         if snapshot.text != msg.snapshot.text {
-            if let Some(fixed) = unescape_fix(&msg, &snapshot) {
+            if let Some(fixed) = unescape_fix(msg, &snapshot) {
                 return fixed;
             }
         }
-        match self.instruction_fix(&msg, &snapshot, &error).await {
+        match self.instruction_fix(msg, &snapshot, &error, attempts).await {
             Ok(found) => return found,
+            Err(reason) if attempts.model_unreachable() => {
+                return Correction::Failed { reason };
+            }
             Err(reason) => tracing::debug!(%reason, "instruction fixer did not help"),
         }
-        match self.old_string_fix(&msg, &snapshot).await {
+        match self.old_string_fix(msg, &snapshot, attempts).await {
             Ok(found) => found,
             Err(reason) => Correction::Failed { reason },
         }
@@ -234,6 +252,7 @@ impl Inner {
         prompt: String,
         schema: Value,
         cancel: &CancellationToken,
+        attempts: &Attempts,
     ) -> Result<(Value, bool), String> {
         if let Ok(mut cache) = self.cache.lock() {
             if let Some(Answer::Text(text)) = cache.get(&key) {
@@ -242,7 +261,9 @@ impl Inner {
                     .map_err(|e| e.to_string());
             }
         }
-        let value = self.ask_uncached(system, prompt, schema, cancel).await?;
+        let value = self
+            .ask_uncached(system, prompt, schema, cancel, attempts)
+            .await?;
         if let Ok(mut cache) = self.cache.lock() {
             cache.put(key, Answer::Text(value.to_string()));
         }
@@ -254,6 +275,7 @@ impl Inner {
         msg: &CorrectEdit,
         snapshot: &FileSnapshot,
         error: &str,
+        attempts: &Attempts,
     ) -> Result<Correction, String> {
         let instruction = msg
             .instruction
@@ -288,6 +310,7 @@ impl Inner {
                         prompt,
                         prompts::fixer_schema(),
                         &msg.cancel,
+                        attempts,
                     )
                     .await?;
                 let answer = parse_fix(&value)?;
@@ -319,26 +342,42 @@ impl Inner {
         )
     }
 
+    /// One model request, retried once in the whole correction when it fails in a way
+    /// worth retrying (server error, network); a second such failure marks the model
+    /// unreachable for the rest of this correction.
     async fn ask_uncached(
         &self,
         system: &str,
         prompt: String,
         schema: Value,
         cancel: &CancellationToken,
+        attempts: &Attempts,
     ) -> Result<Value, String> {
         let mut request =
             ModelRequest::new(self.model_name.clone(), vec![Content::user_text(prompt)]);
         request.system_instruction = Some(system.to_string());
         request.json_schema = Some(schema);
         request.temperature = Some(0.0);
-        let call = generate_json(&*self.model, request);
-        tokio::select! {
-            r = tokio::time::timeout(self.config.timeout, call) => match r {
-                Ok(Ok(v)) => Ok(v),
-                Ok(Err(e)) => Err(e.to_string()),
-                Err(_) => Err(format!("no answer within {} s", self.config.timeout.as_secs())),
-            },
-            _ = cancel.cancelled() => Err("cancelled".into()),
+        loop {
+            let call = generate_json_once(&*self.model, request.clone());
+            let result = tokio::select! {
+                r = call => r,
+                _ = cancel.cancelled() => return Err("cancelled".into()),
+            };
+            match result {
+                Ok(value) => return Ok(value),
+                Err(e) if retryable(&e) && attempts.take_retry() => {
+                    tracing::warn!(error = %e, "correction request failed; retrying once");
+                    let pause = e.retry_after().unwrap_or(RETRY_PAUSE).min(MAX_RETRY_PAUSE);
+                    tokio::time::sleep(pause).await;
+                }
+                Err(e) => {
+                    if retryable(&e) {
+                        attempts.unreachable.store(true, Ordering::Relaxed);
+                    }
+                    return Err(e.to_string());
+                }
+            }
         }
     }
 
@@ -348,6 +387,7 @@ impl Inner {
         &self,
         msg: &CorrectEdit,
         snapshot: &FileSnapshot,
+        attempts: &Attempts,
     ) -> Result<Correction, String> {
         let problem = unescape(&msg.old_string);
         let (value, cached_old) = self
@@ -357,6 +397,7 @@ impl Inner {
                 prompts::old_string_prompt(&snapshot.text, &problem),
                 prompts::string_schema("corrected_target_snippet"),
                 &msg.cancel,
+                attempts,
             )
             .await?;
         let corrected = value
@@ -378,6 +419,7 @@ impl Inner {
                     prompts::new_string_prompt(&msg.old_string, &corrected, &msg.new_string),
                     prompts::string_schema("corrected_new_string"),
                     &msg.cancel,
+                    attempts,
                 )
                 .await?;
             let new = value
@@ -395,6 +437,34 @@ impl Inner {
             CorrectionMethod::OldString,
             cached_old && cached_new,
         )
+    }
+}
+
+/// Pause before the one retry (a server's `Retry-After` wins, up to the maximum; the
+/// correction's total budget bounds it anyway).
+const RETRY_PAUSE: Duration = Duration::from_millis(500);
+const MAX_RETRY_PAUSE: Duration = Duration::from_secs(5);
+
+fn retryable(error: &ModelError) -> bool {
+    error.is_retryable()
+}
+
+/// What one correction has spent of its single retry.
+#[derive(Debug, Default)]
+struct Attempts {
+    retry_used: AtomicBool,
+    /// A request failed again after the retry: no further requests for this edit.
+    unreachable: AtomicBool,
+}
+
+impl Attempts {
+    /// Takes the one retry; false when it was already used.
+    fn take_retry(&self) -> bool {
+        !self.retry_used.swap(true, Ordering::Relaxed)
+    }
+
+    fn model_unreachable(&self) -> bool {
+        self.unreachable.load(Ordering::Relaxed)
     }
 }
 

@@ -51,10 +51,7 @@ pub fn write_confined(
     let parent_path = real.parent().map(Path::to_path_buf).unwrap_or_default();
     let dir = confined.open_or_create_dir(&parent_at).map_err(|e| {
         if e.raw_os_error() == Some(libc::EXDEV) {
-            FsError::Path(crate::engine::workspace::PathError::OutsideWorkspace {
-                attempted: path.display().to_string(),
-                roots: confined.roots_text(),
-            })
+            FsError::Path(confined.outside_error(path))
         } else {
             FsError::from_io(&parent_path, e)
         }

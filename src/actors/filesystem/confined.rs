@@ -195,10 +195,7 @@ impl Confined {
     }
 
     fn outside(&self, attempted: &Path) -> PathError {
-        PathError::OutsideWorkspace {
-            attempted: attempted.display().to_string(),
-            roots: self.workspace.roots_text(),
-        }
+        self.workspace.outside_error(attempted)
     }
 
     /// Refuses blocked segments (`.git`, `.env`, ...) by the text of the path.

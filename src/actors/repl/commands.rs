@@ -47,6 +47,20 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "[revoke N]",
         "what is allowed without asking, and where it came from",
     ),
+    ("tools desc", "", "the tools with their full descriptions"),
+    (
+        "memory add",
+        "TEXT",
+        "remember a fact in the global context file",
+    ),
+    ("directory", "show|add", "the workspace directories"),
+    ("model", "[NAME]", "show or switch the model"),
+    ("copy", "", "copy the last answer to the clipboard (OSC 52)"),
+    (
+        "init",
+        "",
+        "let the model write an AGENTS.md for this project",
+    ),
     ("quit", "", "leave (also /exit, Ctrl+D)"),
 ];
 

@@ -22,8 +22,28 @@ use super::commands::COMMANDS;
 /// The REPL's line editor.
 pub type LineEditor = Editor<InputHelper, FileHistory>;
 
+/// What Tab completes besides the built-in commands.
+#[derive(Debug, Clone, Default)]
+pub struct Completion {
+    /// Where `@path` completion looks.
+    pub workspace: std::path::PathBuf,
+    /// Custom commands: name and description.
+    pub custom: Vec<(String, String)>,
+}
+
 /// Completion and multi-line validation for the prompt.
-pub struct InputHelper;
+pub struct InputHelper {
+    completion: Completion,
+}
+
+/// The arguments Tab offers after a command.
+const COMMAND_ARGS: &[(&str, &[&str])] = &[
+    ("approval-mode", &["plan", "default", "auto_edit", "yolo"]),
+    ("memory", &["show", "refresh", "add"]),
+    ("tools", &["desc", "nodesc"]),
+    ("directory", &["show", "add"]),
+    ("approvals", &["revoke"]),
+];
 
 impl Completer for InputHelper {
     type Candidate = String;
@@ -35,17 +55,63 @@ impl Completer for InputHelper {
         _: &rustyline::Context<'_>,
     ) -> rustyline::Result<(usize, Vec<String>)> {
         let head = &line[..pos];
-        if !head.starts_with('/') || head.contains(char::is_whitespace) {
+        if let Some((start, typed)) = crate::engine::at_refs::typing_at(head) {
+            return Ok((start, complete_path(&self.completion.workspace, typed)));
+        }
+        if !head.starts_with('/') {
             return Ok((0, Vec::new()));
         }
+        if let Some((command, rest)) = head[1..].split_once(' ') {
+            if rest.contains(' ') {
+                return Ok((0, Vec::new()));
+            }
+            let found = COMMAND_ARGS
+                .iter()
+                .filter(|(c, _)| *c == command)
+                .flat_map(|(_, args)| args.iter())
+                .filter(|a| a.starts_with(rest))
+                .map(|a| a.to_string())
+                .collect();
+            return Ok((head.len() - rest.len(), found));
+        }
         let typed = &head[1..];
-        let found = COMMANDS
-            .iter()
-            .filter(|(name, _, _)| name.starts_with(typed))
-            .map(|(name, _, _)| format!("/{name}"))
+        let builtin = COMMANDS.iter().map(|(name, _, _)| name.to_string());
+        let custom = self.completion.custom.iter().map(|(name, _)| name.clone());
+        let mut found: Vec<String> = builtin
+            .chain(custom)
+            .filter(|name| name.starts_with(typed))
+            .map(|name| format!("/{name}"))
             .collect();
+        found.sort();
+        found.dedup();
         Ok((0, found))
     }
+}
+
+/// Entries of the directory part of `typed` (relative to `workspace`) whose names start
+/// with its last part; directories end with `/`. Hidden entries only when asked for.
+fn complete_path(workspace: &std::path::Path, typed: &str) -> Vec<String> {
+    let (dir, prefix) = match typed.rfind('/') {
+        Some(i) => (&typed[..=i], &typed[i + 1..]),
+        None => ("", typed),
+    };
+    let Ok(entries) = std::fs::read_dir(workspace.join(dir)) else {
+        return Vec::new();
+    };
+    let mut found: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let hidden = name.starts_with('.') && !prefix.starts_with('.');
+            if !name.starts_with(prefix) || hidden || name == ".git" {
+                return None;
+            }
+            let slash = if e.path().is_dir() { "/" } else { "" };
+            Some(format!("{dir}{}{slash}", name.replace(' ', "\\ ")))
+        })
+        .collect();
+    found.sort_by(|a, b| crate::engine::text::locale_cmp(a, b));
+    found
 }
 
 impl Hinter for InputHelper {
@@ -125,13 +191,14 @@ pub fn toggle_yolo(mode: ApprovalMode) -> ApprovalMode {
 pub fn line_editor(
     policy: &SharedPolicy,
     notices: Sender<String>,
+    completion: Completion,
 ) -> rustyline::Result<LineEditor> {
     let config = Config::builder()
         .auto_add_history(false)
         .max_history_size(2000)?
         .build();
     let mut editor = LineEditor::with_config(config)?;
-    editor.set_helper(Some(InputHelper));
+    editor.set_helper(Some(InputHelper { completion }));
     editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
     editor.bind_sequence(
         KeyEvent(KeyCode::BackTab, Modifiers::NONE),

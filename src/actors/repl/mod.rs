@@ -9,12 +9,16 @@
 pub mod bridge;
 mod commands;
 mod confirm;
+mod custom_commands;
 mod diff_view;
 mod editor;
+mod extra_commands;
 mod hooks_cmd;
 mod input;
 mod render;
 mod saved_rules;
+mod shell_mode;
+mod status;
 mod terminal;
 mod turn;
 
@@ -41,7 +45,7 @@ use self::input::{line_editor, prompt_text, LineEditor};
 use self::render::EventRenderer;
 use self::saved_rules::{save_allowed, saved_rule_texts, SaveError};
 use self::terminal::Palette;
-use self::turn::{run_turn, TurnParts};
+use self::turn::{run_turn_with, TurnParts};
 
 /// A tool as `/tools` lists it.
 #[derive(Debug, Clone)]
@@ -66,6 +70,8 @@ pub struct SessionLink {
     persisted: Mutex<Vec<String>>,
     /// Background shell processes, ended when the user leaves.
     processes: Arc<BackgroundProcesses>,
+    /// The session's services (the FileSystem actor for `@path`, settings, ...).
+    pub services: Arc<crate::tools::Services>,
     /// The session's hooks (`/hooks`, SessionEnd).
     pub hooks: crate::hooks::HookClient,
 }
@@ -157,7 +163,13 @@ pub fn start_actors(
                     actix::spawn(async move {
                         crate::hooks::session_start(&start, "startup").await;
                     });
-                    (s.chat, s.policy, tools, s.session_id, (processes, hooks))
+                    (
+                        s.chat,
+                        s.policy,
+                        tools,
+                        s.session_id,
+                        (processes, hooks, s.services),
+                    )
                 })
             });
             let ok = started.is_ok();
@@ -167,7 +179,7 @@ pub fn start_actors(
             }
         })
         .map_err(|e| format!("cannot start the actor thread: {e}"))?;
-    let (chat, policy, tools, session_id, (processes, hooks)) = ready_rx
+    let (chat, policy, tools, session_id, (processes, hooks, services)) = ready_rx
         .recv()
         .map_err(|_| "the actor thread stopped while starting".to_string())??;
     Ok((
@@ -182,6 +194,7 @@ pub fn start_actors(
             user_config,
             persisted: Mutex::new(initial_saved),
             processes,
+            services,
             hooks,
         },
         events_rx,
@@ -197,6 +210,10 @@ pub struct Repl {
     notices: Receiver<String>,
     palette: Palette,
     history: PathBuf,
+    /// `!` alone toggles it: every line is then a shell command.
+    shell_mode: bool,
+    /// Custom commands from `.toml` files.
+    custom: Vec<custom_commands::CustomCommand>,
 }
 
 impl Repl {
@@ -207,7 +224,23 @@ impl Repl {
         history: PathBuf,
     ) -> Result<Self, String> {
         let (notice_tx, notices) = crossbeam_channel::unbounded();
-        let mut editor = line_editor(&link.policy, notice_tx)
+        let dirs = custom_commands::command_dirs(
+            &crate::settings::troupe_home(),
+            &crate::settings::home_dir(),
+            &link.workspace,
+        );
+        let (custom, problems) = custom_commands::load(&dirs);
+        for problem in problems {
+            eprintln!("troupe: custom command not loaded: {problem}");
+        }
+        let completion = input::Completion {
+            workspace: link.workspace.clone(),
+            custom: custom
+                .iter()
+                .map(|c| (c.name.clone(), c.description.clone()))
+                .collect(),
+        };
+        let mut editor = line_editor(&link.policy, notice_tx, completion)
             .map_err(|e| format!("cannot start the line editor: {e}"))?;
         if let Some(dir) = history.parent() {
             let _ = std::fs::create_dir_all(dir);
@@ -226,6 +259,8 @@ impl Repl {
             notices,
             palette: Palette::detect(),
             history,
+            shell_mode: false,
+            custom,
         })
     }
 
@@ -244,9 +279,12 @@ impl Repl {
             self.turn(prompt);
         }
         let mut interrupted = false;
+        println!("{}", status::status_line(&self.link, p));
         loop {
             let mode = self.link.mode();
-            let prompt = if mode == ApprovalMode::Default {
+            let prompt = if self.shell_mode {
+                "[shell] > ".to_string()
+            } else if mode == ApprovalMode::Default {
                 "> ".to_string()
             } else {
                 format!("[{}] > ", mode.as_str())
@@ -260,7 +298,26 @@ impl Repl {
                     }
                     let _ = self.editor.add_history_entry(line.as_str());
                     let _ = self.editor.save_history(&self.history);
-                    if text.trim_start().starts_with('/') {
+                    if text.trim() == "!" {
+                        self.shell_mode = !self.shell_mode;
+                        let state = if self.shell_mode {
+                            "on: every line runs in the shell; `!` alone turns it off"
+                        } else {
+                            "off"
+                        };
+                        println!("{}", p.dim(&format!("Shell mode {state}.")));
+                    } else if self.shell_mode || text.trim_start().starts_with('!') {
+                        let command = text.trim_start();
+                        let command = if self.shell_mode {
+                            command
+                        } else {
+                            &command[1..]
+                        };
+                        let command = command.trim();
+                        if !command.is_empty() && self.shell_allowed(command, "The shell command") {
+                            shell_mode::run_and_record(command, &self.link, &self.sigint, p);
+                        }
+                    } else if text.trim_start().starts_with('/') {
                         if self.command(text.trim()) == After::Quit {
                             break;
                         }
@@ -290,6 +347,36 @@ impl Repl {
     }
 
     fn command(&mut self, line: &str) -> After {
+        let body = line.trim_start_matches('/');
+        let (name, args) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
+        if let Some(extra) = extra_commands::run(name, args, &mut self.link, self.palette) {
+            let (lines, prompt) = match extra {
+                extra_commands::Extra::Lines(lines) => (lines, None),
+                extra_commands::Extra::Prompt(lines, prompt) => (lines, Some(prompt)),
+            };
+            if !lines.is_empty() {
+                println!("{}", lines.join("\n"));
+            }
+            if let Some(prompt) = prompt {
+                self.turn(prompt);
+            }
+            return After::Continue;
+        }
+        let builtin = commands::COMMANDS.iter().any(|(c, _, _)| *c == name);
+        if let Some(custom) = self.custom.iter().find(|c| c.name == name).cloned() {
+            if !builtin {
+                if let Some(prompt) = self.custom_prompt(&custom, line, args.trim()) {
+                    self.turn(prompt);
+                }
+                return After::Continue;
+            }
+        }
+        if name.is_empty() || name == "help" || name == "?" {
+            let (mut lines, after) = commands::run(line, &self.link, self.palette);
+            lines.extend(custom_help(&self.custom, self.palette));
+            println!("{}", lines.join("\n"));
+            return after;
+        }
         let (lines, after) = commands::run(line, &self.link, self.palette);
         let mut out = std::io::stdout();
         if after == After::ClearScreen && out.is_terminal() {
@@ -302,8 +389,80 @@ impl Repl {
         after
     }
 
+    /// A custom command's prompt with `{{args}}`, `!{…}` and `@{…}` filled in; `None`
+    /// when a shell command was refused or an injection failed (said on screen).
+    fn custom_prompt(
+        &mut self,
+        command: &custom_commands::CustomCommand,
+        line: &str,
+        args: &str,
+    ) -> Option<String> {
+        use custom_commands::Injection;
+        let p = self.palette;
+        let mut prompt = String::new();
+        for piece in custom_commands::prepare(&command.prompt, line.trim(), args) {
+            match piece {
+                Injection::Text(text) => prompt.push_str(&text),
+                Injection::Shell(shell) => {
+                    if !self.shell_allowed(&shell, &format!("/{}", command.name)) {
+                        return None;
+                    }
+                    match shell_mode::run_command(&shell, &self.link, &self.sigint, p) {
+                        Ok(run) => {
+                            prompt.push_str(&run.output);
+                            if let Some(code) = run.exit_code.filter(|c| *c != 0) {
+                                prompt.push_str(&format!(
+                                    "\n[Shell command exited with code {code}]"
+                                ));
+                            }
+                        }
+                        Err(e) => {
+                            println!("{}", p.red(&e));
+                            return None;
+                        }
+                    }
+                }
+                Injection::File(path) => match status::read_workspace_file(&self.link, &path) {
+                    Ok(text) => prompt.push_str(&text),
+                    Err(e) => {
+                        println!("{}", p.red(&format!("@{{{path}}}: {e}")));
+                        return None;
+                    }
+                },
+            }
+        }
+        Some(prompt)
+    }
+
+    /// Applies `run_shell_command`'s approval policy to a command the user started
+    /// (`!`, or `!{…}` of a custom command): runs, asks here, or refuses.
+    fn shell_allowed(&mut self, command: &str, who: &str) -> bool {
+        use crate::engine::policy::PolicyDecision;
+        let p = self.palette;
+        match shell_mode::decision(&self.link, command) {
+            PolicyDecision::Allow => true,
+            PolicyDecision::Deny(reason) => {
+                println!("{}", p.yellow(&format!("Not run: {reason}")));
+                false
+            }
+            PolicyDecision::Ask => {
+                println!("{who} wants to run a shell command: {}", p.bold(command));
+                let answer = self.editor.readline("Allow? [y/N] ").unwrap_or_default();
+                let yes = matches!(answer.trim(), "y" | "Y" | "yes");
+                if !yes {
+                    println!("{}", p.yellow("Not run; the command was cancelled."));
+                }
+                yes
+            }
+        }
+    }
+
     fn turn(&mut self, prompt: String) {
-        run_turn(
+        let model_parts = match self.expand_references(&prompt) {
+            Ok(parts) => parts,
+            Err(()) => return,
+        };
+        run_turn_with(
             TurnParts {
                 editor: &mut self.editor,
                 link: &self.link,
@@ -313,7 +472,41 @@ impl Repl {
                 spinner: std::io::stdout().is_terminal(),
             },
             prompt,
+            model_parts,
         );
+        println!("{}", status::status_line(&self.link, self.palette));
+    }
+
+    /// Reads the prompt's `@path` references; prints what was read or skipped.
+    fn expand_references(
+        &self,
+        prompt: &str,
+    ) -> Result<Option<Vec<crate::engine::content::Part>>, ()> {
+        let p = self.palette;
+        let fs = &self.link.services.fs;
+        let expanded = futures::executor::block_on(crate::actors::at_command::expand(
+            prompt,
+            fs,
+            tokio_util::sync::CancellationToken::new(),
+        ));
+        match expanded {
+            Ok(Some(expanded)) => {
+                for note in &expanded.notes {
+                    println!("{}", p.dim(&format!("  ℹ {note}")));
+                }
+                Ok(Some(expanded.parts))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => {
+                println!(
+                    "{}",
+                    p.red(&format!(
+                        "Exiting due to an error processing the @ command: {e}"
+                    ))
+                );
+                Err(())
+            }
+        }
     }
 
     /// Reads a line while a helper thread prints whatever arrives meanwhile above the
@@ -332,6 +525,22 @@ impl Repl {
             line
         })
     }
+}
+
+/// The custom commands, for `/help`.
+fn custom_help(custom: &[custom_commands::CustomCommand], p: Palette) -> Vec<String> {
+    if custom.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![p.bold("Custom commands")];
+    for c in custom {
+        out.push(format!(
+            "  {} {}",
+            p.cyan(&format!("{:<44}", format!("/{}", c.name))),
+            c.description
+        ));
+    }
+    out
 }
 
 /// Prints events and notices that arrive while the prompt waits.

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{select, Receiver};
 
-use crate::protocol::{ApprovalDecision, CancelTurn, UiEvent, UserInput};
+use crate::protocol::{ApprovalDecision, CancelTurn, UiEvent, UserInput, UserParts};
 
 use super::bridge::FrontMsg;
 use super::confirm::{confirm, ConfirmContext};
@@ -89,7 +89,18 @@ pub struct TurnParts<'a> {
 }
 
 /// Runs one prompt to the end of its turn (or until a cancelled turn is given up on).
+#[allow(dead_code)] // for callers that send a plain prompt
 pub fn run_turn(parts: TurnParts<'_>, prompt: String) {
+    run_turn_with(parts, prompt, None);
+}
+
+/// Like [`run_turn`]; `model_parts` (the prompt with its `@path` content) go to the
+/// model instead of the bare text when given.
+pub fn run_turn_with(
+    parts: TurnParts<'_>,
+    prompt: String,
+    model_parts: Option<Vec<crate::engine::content::Part>>,
+) {
     let TurnParts {
         editor,
         link,
@@ -100,7 +111,13 @@ pub fn run_turn(parts: TurnParts<'_>, prompt: String) {
     } = parts;
     let quiet = TurnMode::enter();
     while sigint.try_recv().is_ok() {}
-    link.chat.do_send(UserInput { text: prompt });
+    match model_parts {
+        Some(parts) => link.chat.do_send(UserParts {
+            text: prompt,
+            parts,
+        }),
+        None => link.chat.do_send(UserInput { text: prompt }),
+    }
     let mut renderer = EventRenderer::new(p);
     let mut spinner = Spinner {
         enabled: spinner,

@@ -32,7 +32,8 @@ pub struct PolicyState {
 }
 
 impl PolicyState {
-    fn allows(&self, tool: &str, keys: &[String]) -> bool {
+    /// Whether an allow rule covers a call of `tool` with these approval keys.
+    pub fn allows(&self, tool: &str, keys: &[String]) -> bool {
         self.rules.iter().any(|r| {
             r.tool == tool
                 && match &r.key {

@@ -84,10 +84,8 @@ pub fn closest_region(content: &str, old: &str) -> Option<String> {
     }
     let (score, start) = best?;
     if score < MIN_SIMILARITY {
-        return Some(
-            "No region of the file resembles old_string closely; read the file again before retrying."
-                .to_string(),
-        );
+        // Nothing to point at: gemini-cli's own message already says to read the file.
+        return None;
     }
     let range = LineRange {
         start: start + 1,

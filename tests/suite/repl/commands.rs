@@ -104,8 +104,15 @@ fn a_trailing_backslash_continues_the_prompt() {
         contents.last().unwrap()["parts"][0]["text"],
         "first line\nsecond line"
     );
-    // The line editor keeps its history under the troupe home.
-    let history = std::fs::read_to_string(s.home().join(".troupe/history")).unwrap();
+    // The line editor keeps its history under the troupe home, per project.
+    let dir = s.home().join(".troupe/histories");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let history = std::fs::read_to_string(file).unwrap();
     assert!(history.contains("second line"), "{history}");
 }
 

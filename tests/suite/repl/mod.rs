@@ -5,6 +5,7 @@
 mod cancel;
 mod commands;
 mod confirm;
+mod features;
 mod reapproval;
 mod signals;
 pub(crate) mod term;

@@ -120,6 +120,27 @@ impl Term {
         self.keys(&["Enter"]);
     }
 
+    /// Types `text` literally, without Enter.
+    pub fn tmux_literal(&self, text: &str) {
+        self.tmux(&["send-keys", "-t", "t", "-l", text]);
+    }
+
+    /// Lets the program set tmux's paste buffer with OSC 52.
+    pub fn enable_clipboard(&self) {
+        self.tmux(&["set-option", "-s", "set-clipboard", "on"]);
+    }
+
+    /// The newest paste buffer (what OSC 52 copied), or "" when none.
+    pub fn clipboard(&self) -> String {
+        let out = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(["show-buffer"])
+            .output()
+            .expect("tmux");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// Waits until the terminal shows `needle`; returns the text.
     pub fn wait_for(&self, needle: &str) -> String {
         self.wait_until(needle, |t| t.contains(needle))
