@@ -12,5 +12,6 @@ pub mod cli;
 pub mod engine;
 pub mod protocol;
 pub mod providers;
+pub mod sessions;
 pub mod settings;
 pub mod tools;

@@ -11,6 +11,11 @@ fn main() {
         Some(Command::Demo) => app::demo::run(),
         Some(Command::Bench(args)) => app::bench::run(&args),
         Some(Command::Config { overrides }) => config(overrides),
+        None if cli.run.list_sessions => app::sessions::list(&cli.run),
+        None if cli.run.delete_session.is_some() => {
+            let which = cli.run.delete_session.clone().unwrap_or_default();
+            app::sessions::delete(&cli.run, &which)
+        }
         None => match cli.run.prompt.clone() {
             Some(prompt) => app::run_headless(&cli.run, prompt),
             None => app::interactive::run(&cli.run),

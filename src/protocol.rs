@@ -400,3 +400,30 @@ pub enum UiEvent {
     Notice(String),
     TurnFinished(TurnOutcome),
 }
+
+// ---------------------------------------------------------------- session recording
+
+/// What the Chat actor tells the session recorder as the conversation grows; the
+/// recorder turns each into gemini-cli 0.61 session records.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub enum SessionEvent {
+    /// A user turn (a prompt).
+    User { parts: Vec<Part> },
+    /// A model turn, with the calls it makes (ids assigned), before they run.
+    Model {
+        content: crate::engine::content::Content,
+        usage: Option<Usage>,
+    },
+    /// The calls of the last model turn finished (in call order).
+    ToolResults(Vec<std::sync::Arc<CompletedCall>>),
+    /// The last user input was rolled back (its model call failed for good).
+    RolledBack,
+    /// The whole history was replaced (`/clear`, compression, `/chat resume`, …).
+    Replaced(Vec<crate::engine::content::Content>),
+}
+
+/// Answers once every record sent before it is written.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct FlushRecords;

@@ -31,7 +31,7 @@ use crate::engine::prompt::SystemPrompt;
 use crate::engine::responses::error_parts;
 use crate::protocol::{
     CallStatus, CancelTurn, CompletedCall, CompressHistory, CompressionOutcome, Memory,
-    MemoryReport, Schedule, TurnOutcome, UiEvent, UserInput,
+    MemoryReport, Schedule, SessionEvent, TurnOutcome, UiEvent, UserInput,
 };
 use crate::providers::{ModelClient, ModelError};
 
@@ -51,6 +51,10 @@ pub struct ChatConfig {
     pub tuning: ChatTuning,
     /// The context files behind the system prompt, for `Memory` (show / refresh).
     pub memory: Option<ChatMemory>,
+    /// Told of every turn added, for the session file (none: not recorded).
+    pub recorder: Option<Recipient<SessionEvent>>,
+    /// The history to start from (a resumed session).
+    pub history: Vec<Content>,
 }
 
 /// How the system prompt is rebuilt when the context files are read again.
@@ -100,12 +104,17 @@ pub struct GetHistory;
 pub struct SetHistory(pub Vec<Content>);
 
 impl Chat {
-    pub fn new(config: ChatConfig, scheduler: Addr<Scheduler>, events: Recipient<UiEvent>) -> Self {
+    pub fn new(
+        mut config: ChatConfig,
+        scheduler: Addr<Scheduler>,
+        events: Recipient<UiEvent>,
+    ) -> Self {
+        let history = std::mem::take(&mut config.history);
         Self {
             config,
             scheduler,
             events,
-            history: Vec::new(),
+            history,
             turn: None,
             turn_counter: 0,
             call_counter: 0,
@@ -117,6 +126,13 @@ impl Chat {
 
     fn emit(&self, event: UiEvent) {
         self.events.do_send(event);
+    }
+
+    /// Tells the session recorder (if any) what was added to the history.
+    fn record(&self, event: SessionEvent) {
+        if let Some(recorder) = &self.config.recorder {
+            recorder.do_send(event);
+        }
     }
 
     fn request(&self) -> ModelRequest {
@@ -187,6 +203,12 @@ impl Chat {
                 }
             }
         }
+        if let Some(recorder) = &self.config.recorder {
+            recorder.do_send(SessionEvent::Model {
+                content: content.clone(),
+                usage: assembled.usage,
+            });
+        }
         self.history.push(content);
         if calls.is_empty() {
             let text = assembled.text();
@@ -238,6 +260,9 @@ impl Chat {
                 })
                 .collect(),
         };
+        if let Some(recorder) = &self.config.recorder {
+            recorder.do_send(SessionEvent::ToolResults(completed.clone()));
+        }
         let parts = completed
             .iter()
             .flat_map(|c| c.response_parts.iter().cloned())
@@ -266,6 +291,7 @@ impl Chat {
         if let Some(turn) = &self.turn {
             if !turn.after_function_response {
                 self.history.truncate(turn.start_len);
+                self.record(SessionEvent::RolledBack);
             }
         }
         tracing::warn!(%message, "turn failed");
@@ -341,12 +367,20 @@ impl Chat {
             .last()
             .is_some_and(|c| c.role == Role::User && c.has_function_response())
         {
-            self.history.push(Content::model_text(
-                "[The previous response was interrupted before it completed.]",
-            ));
+            let interrupted =
+                Content::model_text("[The previous response was interrupted before it completed.]");
+            self.record(SessionEvent::Model {
+                content: interrupted.clone(),
+                usage: None,
+            });
+            self.history.push(interrupted);
         }
         let start_len = self.history.len();
-        self.history.push(Content::user_text(text));
+        let input = Content::user_text(text);
+        self.record(SessionEvent::User {
+            parts: input.parts.clone(),
+        });
+        self.history.push(input);
         if let Some(turn) = self.turn.as_mut() {
             turn.start_len = start_len;
         }
@@ -378,6 +412,7 @@ impl Handler<SetHistory> for Chat {
     fn handle(&mut self, msg: SetHistory, _: &mut Self::Context) {
         if self.turn.is_none() {
             self.history = msg.0;
+            self.record(SessionEvent::Replaced(self.history.clone()));
         }
     }
 }

@@ -4,6 +4,7 @@ pub mod chat;
 pub mod corrector;
 pub mod filesystem;
 pub mod headless;
+pub mod recorder;
 pub mod repl;
 pub mod scheduler;
 pub mod session;

@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod demo;
 pub mod interactive;
+pub mod sessions;
 pub mod stdin;
 
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use tokio::sync::oneshot;
 use crate::actors::headless::{
     json_report, stream_result, HeadlessFront, OutputFormat, RunSummary,
 };
-use crate::actors::session::{start_session, SessionOptions};
+use crate::actors::session::{start_session_with, SessionOptions};
 use crate::cli::{OutputFormatArg, RunArgs};
 use crate::engine::workspace::Workspace;
 use crate::protocol::{ApprovalMode, TurnOutcome, UserInput};
@@ -121,12 +122,16 @@ pub fn run_headless(args: &RunArgs, prompt: String) -> Result<i32, AppError> {
     let loaded = load_settings(&ws, args)?;
     let _guard = init_logging(&loaded.settings, args.log_file.as_deref());
     let model = select_model(args, &loaded.settings)?;
+    let plan = match sessions::plan_for(args, &loaded.settings, &ws)? {
+        Ok(plan) => plan,
+        Err(code) => return Ok(code),
+    };
     let format = match args.output_format {
         OutputFormatArg::Text => OutputFormat::Text,
         OutputFormatArg::Json => OutputFormat::Json,
         OutputFormatArg::StreamJson => OutputFormat::StreamJson,
     };
-    let summary = run_turn(
+    let summary = run_turn_with(
         ws,
         Arc::new(loaded.settings),
         model,
@@ -134,6 +139,7 @@ pub fn run_headless(args: &RunArgs, prompt: String) -> Result<i32, AppError> {
         format,
         args.log_requests.clone(),
         false,
+        Some(plan),
     )?;
     Ok(report(&summary, format))
 }
@@ -148,6 +154,30 @@ pub fn run_turn(
     request_log: Option<PathBuf>,
     keep_calls: bool,
 ) -> Result<RunSummary, AppError> {
+    run_turn_with(
+        ws,
+        settings,
+        model,
+        prompt,
+        format,
+        request_log,
+        keep_calls,
+        None,
+    )
+}
+
+/// [`run_turn`], recording into (and resuming from) `plan`'s session.
+#[allow(clippy::too_many_arguments)]
+pub fn run_turn_with(
+    ws: Arc<Workspace>,
+    settings: Arc<Settings>,
+    model: Arc<dyn ModelClient>,
+    prompt: String,
+    format: OutputFormat,
+    request_log: Option<PathBuf>,
+    keep_calls: bool,
+    plan: Option<crate::sessions::plan::SessionPlan>,
+) -> Result<RunSummary, AppError> {
     let mode = ApprovalMode::parse(&settings.approval.mode).unwrap_or_default();
     let model_name = settings.model.name.clone();
     let test_tools = std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1");
@@ -155,7 +185,7 @@ pub fn run_turn(
     let result = system.block_on(async move {
         let (tx, rx) = oneshot::channel();
         let front = HeadlessFront::new(format, mode.as_str(), keep_calls, tx).start();
-        let session = start_session(
+        let session = start_session_with(
             SessionOptions {
                 workspace: ws,
                 settings,
@@ -165,6 +195,7 @@ pub fn run_turn(
                 request_log,
                 test_tools,
             },
+            plan,
             front.clone().recipient(),
             front.recipient(),
         )

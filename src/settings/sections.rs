@@ -19,6 +19,8 @@ pub struct Settings {
     pub web_fetch: WebFetchSettings,
     pub context: ContextSettings,
     pub log: LogSettings,
+    pub sessions: SessionSettings,
+    pub general: GeneralSettings,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -159,6 +161,22 @@ pub struct ContextSettings {
 pub struct LogSettings {
     pub file: String,
     pub level: String,
+}
+
+/// Session recording and retention.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionSettings {
+    pub record: bool,
+    pub max_age_days: u64,
+    pub max_count: usize,
+}
+
+/// Settings named as gemini-cli's `general.*`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeneralSettings {
+    pub checkpointing: bool,
 }
 
 pub(super) fn check_values(

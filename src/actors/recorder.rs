@@ -1,0 +1,216 @@
+//! The SessionRecorder actor: writes the session, as the Chat actor reports it, to a
+//! JSONL file in gemini-cli 0.61's format. It runs on an arbiter of its own, off the
+//! turn's path; each record is one `write` of one whole line to a file opened for
+//! appending, so a process killed at any moment leaves complete lines (at worst one
+//! partial last line, which the loader skips). A write that fails turns recording off
+//! for the session with one warning in the log.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+
+use crate::engine::content::{Content, Usage};
+use crate::engine::session_file::{
+    history_records, last_updated_record, metadata_record, user_record,
+};
+use crate::engine::text::iso8601;
+use crate::protocol::{CallStatus, CompletedCall, FlushRecords, SessionEvent};
+
+/// Where and what a recorder writes.
+pub struct RecorderSetup {
+    pub file: PathBuf,
+    pub session_id: String,
+    pub project_hash: String,
+    pub model: String,
+    /// The file exists (a resumed session): no metadata line is written.
+    pub existing: bool,
+    /// Records appended first (calls a crash left unanswered, answered now).
+    pub repairs: Vec<Value>,
+    /// The session's lock, held as long as the recorder lives.
+    pub lock: Option<File>,
+}
+
+/// Records one session to its file.
+pub struct SessionRecorder {
+    setup: RecorderSetup,
+    file: Option<File>,
+    failed: bool,
+    /// The last `gemini` record, re-appended with its calls' results.
+    last_gemini: Option<Value>,
+    last_user: Option<String>,
+}
+
+impl SessionRecorder {
+    pub fn new(setup: RecorderSetup) -> Self {
+        Self {
+            setup,
+            file: None,
+            failed: false,
+            last_gemini: None,
+            last_user: None,
+        }
+    }
+
+    /// Starts the recorder on an arbiter of its own.
+    pub fn start_own(setup: RecorderSetup) -> Addr<Self> {
+        let recorder = Self::new(setup);
+        Self::start_in_arbiter(&Arbiter::new().handle(), move |_| recorder)
+    }
+
+    fn open(&mut self) -> Option<&mut File> {
+        if self.failed {
+            return None;
+        }
+        if self.file.is_none() {
+            let path = &self.setup.file;
+            if let Some(dir) = path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let opened = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path);
+            match opened {
+                Ok(file) => self.file = Some(file),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "session recording is off");
+                    self.failed = true;
+                    return None;
+                }
+            }
+            if !self.setup.existing {
+                self.setup.existing = true;
+                let meta = metadata_record(
+                    &self.setup.session_id,
+                    &self.setup.project_hash,
+                    &iso8601(std::time::SystemTime::now()),
+                );
+                self.append(&meta);
+            }
+        }
+        self.file.as_mut()
+    }
+
+    /// One record, one `write` of one line.
+    fn append(&mut self, record: &Value) {
+        let Ok(mut line) = serde_json::to_vec(record) else {
+            return;
+        };
+        line.push(b'\n');
+        let Some(file) = self.open() else { return };
+        if let Err(e) = file.write_all(&line) {
+            tracing::warn!(error = %e, "session recording is off");
+            self.failed = true;
+        }
+    }
+
+    fn message(&mut self, record: Value) {
+        let now = iso8601(std::time::SystemTime::now());
+        self.append(&record);
+        self.append(&last_updated_record(&now));
+    }
+
+    fn model(&mut self, content: &Content, usage: Option<Usage>) {
+        let now = iso8601(std::time::SystemTime::now());
+        let calls: Vec<Value> = content
+            .function_calls()
+            .map(|c| {
+                let id = c.id.clone().unwrap_or_default();
+                json!({"id": format!("{}__{id}", c.name), "name": c.name, "args": c.args,
+                       "result": null, "status": "scheduled", "timestamp": now})
+            })
+            .collect();
+        let u = usage.unwrap_or_default();
+        let mut record = json!({"id": crate::actors::session::new_session_id(), "timestamp": now,
+            "type": "gemini", "content": content.text(), "thoughts": [],
+            "tokens": {"input": u.prompt_token_count, "output": u.candidates_token_count,
+                       "cached": u.cached_content_token_count, "thoughts": u.thoughts_token_count,
+                       "tool": 0, "total": u.total_token_count},
+            "model": self.setup.model});
+        if !calls.is_empty() {
+            record["toolCalls"] = Value::Array(calls);
+        }
+        self.message(record.clone());
+        self.last_gemini = Some(record);
+    }
+
+    fn results(&mut self, completed: &[std::sync::Arc<CompletedCall>]) {
+        let now = iso8601(std::time::SystemTime::now());
+        let mut record = self.last_gemini.take().unwrap_or_else(|| {
+            json!({"id": crate::actors::session::new_session_id(), "timestamp": now,
+                   "type": "gemini", "content": "", "thoughts": [], "model": self.setup.model,
+                   "toolCalls": []})
+        });
+        let entries = record["toolCalls"].as_array().cloned().unwrap_or_default();
+        let mut out = Vec::with_capacity(completed.len());
+        for call in completed {
+            let stored_id = format!("{}__{}", call.name, call.call_id);
+            let base = entries
+                .iter()
+                .find(|e| e["id"].as_str() == Some(stored_id.as_str()))
+                .cloned()
+                .unwrap_or_else(|| json!({"id": stored_id, "name": call.name, "args": call.args}));
+            let mut entry = base;
+            entry["result"] = serde_json::to_value(&call.response_parts).unwrap_or(Value::Null);
+            entry["status"] = json!(match call.status {
+                CallStatus::Success => "success",
+                CallStatus::Cancelled => "cancelled",
+                _ => "error",
+            });
+            entry["timestamp"] = json!(now);
+            entry["resultDisplay"] = json!(call.display);
+            out.push(entry);
+        }
+        record["toolCalls"] = Value::Array(out);
+        self.message(record);
+    }
+}
+
+impl Actor for SessionRecorder {
+    type Context = Context<Self>;
+
+    fn started(&mut self, _: &mut Self::Context) {
+        for repair in std::mem::take(&mut self.setup.repairs) {
+            self.append(&repair);
+        }
+    }
+}
+
+impl Handler<SessionEvent> for SessionRecorder {
+    type Result = ();
+
+    fn handle(&mut self, event: SessionEvent, _: &mut Self::Context) {
+        let now = iso8601(std::time::SystemTime::now());
+        match event {
+            SessionEvent::User { parts } => {
+                let id = crate::actors::session::new_session_id();
+                self.message(user_record(&id, &now, &parts));
+                self.last_user = Some(id);
+            }
+            SessionEvent::Model { content, usage } => self.model(&content, usage),
+            SessionEvent::ToolResults(completed) => self.results(&completed),
+            SessionEvent::RolledBack => {
+                if let Some(id) = self.last_user.take() {
+                    self.append(&json!({"$rewindTo": id}));
+                    self.last_gemini = None;
+                }
+            }
+            SessionEvent::Replaced(history) => {
+                let mut ids = crate::actors::session::new_session_id;
+                let messages = history_records(&history, &mut ids, &now);
+                self.append(&json!({"$set": {"messages": messages, "lastUpdated": now}}));
+                self.last_gemini = None;
+                self.last_user = None;
+            }
+        }
+    }
+}
+
+impl Handler<FlushRecords> for SessionRecorder {
+    type Result = ();
+
+    fn handle(&mut self, _: FlushRecords, _: &mut Self::Context) {}
+}
