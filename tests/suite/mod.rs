@@ -7,4 +7,5 @@ mod read_search;
 mod record_replay;
 mod repl;
 mod runtime;
+mod sessions;
 mod world;
