@@ -427,3 +427,30 @@ pub enum SessionEvent {
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct FlushRecords;
+
+/// Starts the Chat from this history without recording it (the session file already
+/// holds it: a session picked with `/resume`).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SeedHistory(pub Vec<crate::engine::content::Content>);
+
+/// Points the recorder at another session's file (`/resume` in the REPL); the old
+/// session's lock is released, the new one's held.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SwitchSession {
+    pub file: std::path::PathBuf,
+    pub session_id: String,
+    pub existing: bool,
+    pub repairs: Vec<Value>,
+    pub lock: std::fs::File,
+}
+
+/// Snapshots the workspace before edit calls run (`general.checkpointing`), with the
+/// conversation up to those calls. Answers when the snapshot is taken (or failed).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct TakeCheckpoint {
+    pub history: Vec<crate::engine::content::Content>,
+    pub calls: Vec<FunctionCall>,
+}

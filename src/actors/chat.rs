@@ -31,7 +31,8 @@ use crate::engine::prompt::SystemPrompt;
 use crate::engine::responses::error_parts;
 use crate::protocol::{
     CallStatus, CancelTurn, CompletedCall, CompressHistory, CompressionOutcome, Memory,
-    MemoryReport, Schedule, SessionEvent, TurnOutcome, UiEvent, UserInput,
+    MemoryReport, Schedule, SeedHistory, SessionEvent, TakeCheckpoint, TurnOutcome, UiEvent,
+    UserInput,
 };
 use crate::providers::{ModelClient, ModelError};
 
@@ -55,6 +56,8 @@ pub struct ChatConfig {
     pub recorder: Option<Recipient<SessionEvent>>,
     /// The history to start from (a resumed session).
     pub history: Vec<Content>,
+    /// Snapshots the workspace before `replace`/`write_file` calls run (checkpointing).
+    pub checkpointer: Option<Recipient<TakeCheckpoint>>,
 }
 
 /// How the system prompt is rebuilt when the context files are read again.
@@ -222,10 +225,31 @@ impl Chat {
             calls,
             cancel: turn.cancel.clone(),
         };
+        let checkpoint = self
+            .config
+            .checkpointer
+            .clone()
+            .filter(|_| {
+                schedule
+                    .calls
+                    .iter()
+                    .any(|c| c.name == "replace" || c.name == "write_file")
+            })
+            .map(|c| {
+                c.send(TakeCheckpoint {
+                    history: self.history.clone(),
+                    calls: schedule.calls.clone(),
+                })
+            });
+        let scheduler = self.scheduler.clone();
+        let run = async move {
+            if let Some(snapshot) = checkpoint {
+                let _ = snapshot.await;
+            }
+            scheduler.send(schedule).await
+        };
         ctx.spawn(
-            self.scheduler
-                .send(schedule)
-                .into_actor(self)
+            run.into_actor(self)
                 .map(|result, act, ctx| act.on_tools_done(result, ctx)),
         );
     }
@@ -413,6 +437,16 @@ impl Handler<SetHistory> for Chat {
         if self.turn.is_none() {
             self.history = msg.0;
             self.record(SessionEvent::Replaced(self.history.clone()));
+        }
+    }
+}
+
+impl Handler<SeedHistory> for Chat {
+    type Result = ();
+
+    fn handle(&mut self, msg: SeedHistory, _: &mut Self::Context) {
+        if self.turn.is_none() {
+            self.history = msg.0;
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The actors of a session and the front ends that drive them.
 
 pub mod chat;
+pub mod checkpointer;
 pub mod corrector;
 pub mod filesystem;
 pub mod headless;

@@ -17,7 +17,7 @@ use crate::engine::session_file::{
     history_records, last_updated_record, metadata_record, user_record,
 };
 use crate::engine::text::iso8601;
-use crate::protocol::{CallStatus, CompletedCall, FlushRecords, SessionEvent};
+use crate::protocol::{CallStatus, CompletedCall, FlushRecords, SessionEvent, SwitchSession};
 
 /// Where and what a recorder writes.
 pub struct RecorderSetup {
@@ -213,4 +213,22 @@ impl Handler<FlushRecords> for SessionRecorder {
     type Result = ();
 
     fn handle(&mut self, _: FlushRecords, _: &mut Self::Context) {}
+}
+
+impl Handler<SwitchSession> for SessionRecorder {
+    type Result = ();
+
+    fn handle(&mut self, msg: SwitchSession, _: &mut Self::Context) {
+        self.setup.file = msg.file;
+        self.setup.session_id = msg.session_id;
+        self.setup.existing = msg.existing;
+        self.setup.lock = Some(msg.lock);
+        self.file = None;
+        self.failed = false;
+        self.last_gemini = None;
+        self.last_user = None;
+        for repair in msg.repairs {
+            self.append(&repair);
+        }
+    }
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 use actix::prelude::*;
 
 use super::chat::{Chat, ChatConfig, ChatMemory, ChatTuning};
+use super::checkpointer::Checkpointer;
 use super::corrector::{Corrector, CorrectorConfig};
 use super::filesystem::{FileSystem, FsClient};
 use super::recorder::{RecorderSetup, SessionRecorder};
@@ -18,6 +19,7 @@ use crate::engine::text::iso8601;
 use crate::engine::workspace::Workspace;
 use crate::protocol::{ApprovalMode, ApprovalRequest, FlushRecords, MemoryReport, UiEvent};
 use crate::providers::ModelClient;
+use crate::sessions::checkpoint::Checkpoints;
 use crate::sessions::plan::SessionPlan;
 use crate::settings::Settings;
 use crate::tools::registry::register_builtin;
@@ -90,9 +92,18 @@ pub fn start_session_with(
     events: Recipient<UiEvent>,
     approver: Recipient<ApprovalRequest>,
 ) -> Result<Session, String> {
-    let (session_id, history, recorder) = match plan {
-        None => (new_session_id(), Vec::new(), None),
+    let checkpointing = options.settings.general.checkpointing;
+    let (session_id, history, recorder, checkpoints) = match plan {
+        None => (new_session_id(), Vec::new(), None, None),
         Some(plan) => {
+            let checkpoints = checkpointing.then(|| {
+                Checkpoints::new(
+                    &crate::settings::troupe_home(),
+                    &plan.store.slug,
+                    options.workspace.primary(),
+                    &plan.store.project_dir,
+                )
+            });
             let recorder = options.settings.sessions.record.then(|| {
                 SessionRecorder::start_own(RecorderSetup {
                     file: plan.file,
@@ -104,9 +115,10 @@ pub fn start_session_with(
                     lock: Some(plan.lock),
                 })
             });
-            (plan.session_id, plan.history, recorder)
+            (plan.session_id, plan.history, recorder, checkpoints)
         }
     };
+    let checkpointer = checkpoints.map(|c| Checkpointer::start_own(c, events.clone()));
     let settings = options.settings.clone();
     let fs = FsClient::new(FileSystem::start_pool(
         options.workspace.clone(),
@@ -203,6 +215,7 @@ pub fn start_session_with(
             }),
             recorder: recorder.clone().map(Addr::recipient),
             history,
+            checkpointer: checkpointer.map(Addr::recipient),
         },
         scheduler.clone(),
         events.clone(),

@@ -99,6 +99,9 @@ pub fn load_settings(ws: &Workspace, args: &RunArgs) -> Result<LoadedSettings, A
     if args.yolo {
         overrides.push("approval.mode=yolo".into());
     }
+    if args.checkpointing {
+        overrides.push("general.checkpointing=true".into());
+    }
     if let Some(model) = &args.model {
         overrides.push(format!("model.name=\"{}\"", model.replace('"', "")));
     }

@@ -79,6 +79,16 @@ pub fn plan_for(
     settings: &Settings,
     ws: &Workspace,
 ) -> Result<Result<SessionPlan, i32>, AppError> {
+    if settings.general.checkpointing
+        && std::process::Command::new("git")
+            .arg("--version")
+            .output()
+            .is_err()
+    {
+        return Err(AppError::Usage(
+            crate::sessions::checkpoint::CheckpointError::NoGit.to_string(),
+        ));
+    }
     let store = store(ws)?;
     let session_args = SessionArgs {
         resume: args.resume.clone(),

@@ -3,6 +3,7 @@
 //! (`engine::session_file`). Listing reads the metadata line and the first user message
 //! of each file only; a lock file per session keeps two processes off one session.
 
+pub mod checkpoint;
 pub mod plan;
 pub mod retention;
 

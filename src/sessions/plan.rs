@@ -119,15 +119,20 @@ pub fn plan(store: SessionStore, args: &SessionArgs) -> Result<SessionPlan, Plan
             ))
         }
     };
-    let lock = store
-        .lock(&info.session_id)
-        .map_err(|e| PlanFailure::new(1, e.to_string()))?;
-    let loaded = read(&info.path).map_err(|e| PlanFailure::new(1, e.to_string()))?;
+    open_existing(store, info).map_err(|e| PlanFailure::new(1, e.to_string()))
+}
+
+/// Resumes a listed session: takes its lock, reads it, rebuilds its history.
+pub fn open_existing(
+    store: SessionStore,
+    info: super::SessionInfo,
+) -> Result<SessionPlan, SessionError> {
+    let lock = store.lock(&info.session_id)?;
+    let loaded = read(&info.path)?;
     let file = if loaded.legacy {
         // gemini-cli's legacy `.json`: continued in a `.jsonl` beside it, the old file kept.
         let file = info.path.with_extension("jsonl");
-        write_new_file(&file, &info.session_id, &store.project_hash, &loaded, None)
-            .map_err(|e| PlanFailure::new(1, e.to_string()))?;
+        write_new_file(&file, &info.session_id, &store.project_hash, &loaded, None)?;
         file
     } else {
         info.path.clone()

@@ -14,6 +14,7 @@ mod editor;
 mod input;
 mod render;
 mod saved_rules;
+mod session_commands;
 mod terminal;
 mod turn;
 
@@ -30,9 +31,10 @@ pub use bridge::{FrontMsg, ReplBridge, SharedStats};
 
 use crate::actors::chat::Chat;
 use crate::actors::scheduler::SharedPolicy;
-use crate::actors::session::{start_session, SessionOptions};
+use crate::actors::session::{start_session_with, SessionOptions};
 use crate::engine::stats::SessionStats;
 use crate::protocol::{ApprovalDecision, ApprovalMode};
+use crate::sessions::plan::SessionPlan;
 use crate::tools::shell::background::BackgroundProcesses;
 
 use self::commands::After;
@@ -65,6 +67,8 @@ pub struct SessionLink {
     persisted: Mutex<Vec<String>>,
     /// Background shell processes, ended when the user leaves.
     processes: Arc<BackgroundProcesses>,
+    /// Sessions: the store, the recorder and checkpoints (see `session_commands`).
+    pub sessions: session_commands::SessionParts,
 }
 
 impl SessionLink {
@@ -121,8 +125,10 @@ impl SessionLink {
 /// Starts the actix system and the session on a thread of their own.
 pub fn start_actors(
     options: SessionOptions,
+    plan: Option<SessionPlan>,
     user_config: PathBuf,
 ) -> Result<(SessionLink, Receiver<FrontMsg>), String> {
+    let mut sessions = session_commands::SessionParts::new(plan.as_ref(), &options);
     let (events_tx, events_rx) = crossbeam_channel::unbounded();
     let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
     let stats: SharedStats = Arc::new(Mutex::new(SessionStats::default()));
@@ -136,7 +142,13 @@ pub fn start_actors(
             let system = System::new();
             let started = system.block_on(async move {
                 let bridge = ReplBridge::new(events_tx, bridge_stats).start();
-                start_session(options, bridge.clone().recipient(), bridge.recipient()).map(|s| {
+                start_session_with(
+                    options,
+                    plan,
+                    bridge.clone().recipient(),
+                    bridge.recipient(),
+                )
+                .map(|s| {
                     let tools = s
                         .registry
                         .tools()
@@ -148,7 +160,7 @@ pub fn start_actors(
                         })
                         .collect::<Vec<_>>();
                     let processes = s.services.processes.clone();
-                    (s.chat, s.policy, tools, s.session_id, processes)
+                    (s.chat, s.policy, tools, s.session_id, processes, s.recorder)
                 })
             });
             let ok = started.is_ok();
@@ -158,9 +170,11 @@ pub fn start_actors(
             }
         })
         .map_err(|e| format!("cannot start the actor thread: {e}"))?;
-    let (chat, policy, tools, session_id, processes) = ready_rx
+    let (chat, policy, tools, session_id, processes, recorder) = ready_rx
         .recv()
         .map_err(|_| "the actor thread stopped while starting".to_string())??;
+    sessions.recorder = recorder;
+    sessions.current = Mutex::new(session_id.clone());
     Ok((
         SessionLink {
             chat,
@@ -173,6 +187,7 @@ pub fn start_actors(
             user_config,
             persisted: Mutex::new(initial_saved),
             processes,
+            sessions,
         },
         events_rx,
     ))
@@ -229,6 +244,9 @@ impl Repl {
             p.dim(&self.link.workspace.display().to_string()),
             p.dim("Type a request, /help for commands. Ctrl+C cancels a turn; Ctrl+D leaves.")
         );
+        if let Some(line) = self.link.sessions.resumed_line() {
+            println!("{}", p.dim(&line));
+        }
         if let Some(prompt) = first_prompt.filter(|q| !q.trim().is_empty()) {
             println!("> {prompt}");
             self.turn(prompt);
@@ -272,6 +290,7 @@ impl Repl {
         if let Some(Err(e)) = self.link.sync_saved() {
             eprintln!("troupe: could not save allow rules: {e}");
         }
+        self.link.sessions.flush();
         // Background commands started by the model end with the session.
         self.link.processes.kill_all_now();
         println!("{}", p.dim("Goodbye."));

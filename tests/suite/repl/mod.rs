@@ -5,6 +5,7 @@
 mod cancel;
 mod commands;
 mod confirm;
+mod sessions;
 mod term;
 
 /// The edit tool the confirmation tests drive. `replace` once it is on this branch.
