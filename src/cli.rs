@@ -139,6 +139,10 @@ pub struct BenchArgs {
     /// Actors serving each tool.
     #[arg(long)]
     pub actors_per_tool: Option<usize>,
+    /// Record the session (to a session file in the bench's temp dir), as every real
+    /// session is; without it the turn runs unrecorded (the baseline).
+    #[arg(long)]
+    pub record_session: bool,
 }
 
 /// Tools `troupe bench` can exercise.

@@ -10,9 +10,10 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use actix::prelude::*;
+use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::engine::content::{Content, Usage};
+use crate::engine::content::{Content, Part, Usage};
 use crate::engine::session_file::{
     history_records, last_updated_record, metadata_record, user_record,
 };
@@ -39,7 +40,9 @@ pub struct SessionRecorder {
     file: Option<File>,
     failed: bool,
     /// The last `gemini` record, re-appended with its calls' results.
-    last_gemini: Option<Value>,
+    last_gemini: Option<LastModel>,
+    /// The line being written (kept to reuse its allocation).
+    buffer: Vec<u8>,
     last_user: Option<String>,
 }
 
@@ -51,6 +54,7 @@ impl SessionRecorder {
             failed: false,
             last_gemini: None,
             last_user: None,
+            buffer: Vec::new(),
         }
     }
 
@@ -95,77 +99,163 @@ impl SessionRecorder {
     }
 
     /// One record, one `write` of one line.
-    fn append(&mut self, record: &Value) {
-        let Ok(mut line) = serde_json::to_vec(record) else {
-            return;
-        };
-        line.push(b'\n');
-        let Some(file) = self.open() else { return };
-        if let Err(e) = file.write_all(&line) {
-            tracing::warn!(error = %e, "session recording is off");
-            self.failed = true;
+    fn append<T: Serialize>(&mut self, record: &T) {
+        let mut line = std::mem::take(&mut self.buffer);
+        line.clear();
+        if serde_json::to_writer(&mut line, record).is_ok() {
+            line.push(b'\n');
+            if let Some(file) = self.open() {
+                if let Err(e) = file.write_all(&line) {
+                    tracing::warn!(error = %e, "session recording is off");
+                    self.failed = true;
+                }
+            }
         }
+        self.buffer = line;
     }
 
-    fn message(&mut self, record: Value) {
-        let now = iso8601(std::time::SystemTime::now());
-        self.append(&record);
-        self.append(&last_updated_record(&now));
+    fn message<T: Serialize>(&mut self, record: &T, now: &str) {
+        self.append(record);
+        self.append(&last_updated_record(now));
     }
 
     fn model(&mut self, content: &Content, usage: Option<Usage>) {
         let now = iso8601(std::time::SystemTime::now());
-        let calls: Vec<Value> = content
+        let last = LastModel {
+            id: crate::actors::session::new_session_id(),
+            timestamp: now.clone(),
+            text: content.text(),
+            tokens: Tokens::from(usage.unwrap_or_default()),
+        };
+        let ids: Vec<String> = content
             .function_calls()
-            .map(|c| {
-                let id = c.id.clone().unwrap_or_default();
-                json!({"id": format!("{}__{id}", c.name), "name": c.name, "args": c.args,
-                       "result": null, "status": "scheduled", "timestamp": now})
+            .map(|c| format!("{}__{}", c.name, c.id.as_deref().unwrap_or_default()))
+            .collect();
+        let calls = content
+            .function_calls()
+            .zip(&ids)
+            .map(|(c, id)| CallEntry {
+                id,
+                name: &c.name,
+                args: &c.args,
+                result: None,
+                status: "scheduled",
+                timestamp: &now,
+                result_display: None,
             })
             .collect();
-        let u = usage.unwrap_or_default();
-        let mut record = json!({"id": crate::actors::session::new_session_id(), "timestamp": now,
-            "type": "gemini", "content": content.text(), "thoughts": [],
-            "tokens": {"input": u.prompt_token_count, "output": u.candidates_token_count,
-                       "cached": u.cached_content_token_count, "thoughts": u.thoughts_token_count,
-                       "tool": 0, "total": u.total_token_count},
-            "model": self.setup.model});
-        if !calls.is_empty() {
-            record["toolCalls"] = Value::Array(calls);
-        }
-        self.message(record.clone());
-        self.last_gemini = Some(record);
+        let model = self.setup.model.clone();
+        let record = last.record(&model, calls);
+        self.message(&record, &now);
+        self.last_gemini = Some(last);
     }
 
     fn results(&mut self, completed: &[std::sync::Arc<CompletedCall>]) {
         let now = iso8601(std::time::SystemTime::now());
-        let mut record = self.last_gemini.take().unwrap_or_else(|| {
-            json!({"id": crate::actors::session::new_session_id(), "timestamp": now,
-                   "type": "gemini", "content": "", "thoughts": [], "model": self.setup.model,
-                   "toolCalls": []})
+        let last = self.last_gemini.take().unwrap_or_else(|| LastModel {
+            id: crate::actors::session::new_session_id(),
+            timestamp: now.clone(),
+            text: String::new(),
+            tokens: Tokens::default(),
         });
-        let entries = record["toolCalls"].as_array().cloned().unwrap_or_default();
-        let mut out = Vec::with_capacity(completed.len());
-        for call in completed {
-            let stored_id = format!("{}__{}", call.name, call.call_id);
-            let base = entries
-                .iter()
-                .find(|e| e["id"].as_str() == Some(stored_id.as_str()))
-                .cloned()
-                .unwrap_or_else(|| json!({"id": stored_id, "name": call.name, "args": call.args}));
-            let mut entry = base;
-            entry["result"] = serde_json::to_value(&call.response_parts).unwrap_or(Value::Null);
-            entry["status"] = json!(match call.status {
-                CallStatus::Success => "success",
-                CallStatus::Cancelled => "cancelled",
-                _ => "error",
-            });
-            entry["timestamp"] = json!(now);
-            entry["resultDisplay"] = json!(call.display);
-            out.push(entry);
+        let ids: Vec<String> = completed
+            .iter()
+            .map(|c| format!("{}__{}", c.name, c.call_id))
+            .collect();
+        let calls = completed
+            .iter()
+            .zip(&ids)
+            .map(|(c, id)| CallEntry {
+                id,
+                name: &c.name,
+                args: &c.args,
+                result: Some(&c.response_parts),
+                status: match c.status {
+                    CallStatus::Success => "success",
+                    CallStatus::Cancelled => "cancelled",
+                    _ => "error",
+                },
+                timestamp: &now,
+                result_display: Some(&c.display),
+            })
+            .collect();
+        let model = self.setup.model.clone();
+        let record = last.record(&model, calls);
+        self.message(&record, &now);
+    }
+}
+
+/// The last `gemini` record, re-appended with its calls' results.
+struct LastModel {
+    id: String,
+    timestamp: String,
+    text: String,
+    tokens: Tokens,
+}
+
+impl LastModel {
+    fn record<'a>(&'a self, model: &'a str, tool_calls: Vec<CallEntry<'a>>) -> GeminiRecord<'a> {
+        GeminiRecord {
+            id: &self.id,
+            timestamp: &self.timestamp,
+            kind: "gemini",
+            content: &self.text,
+            thoughts: [],
+            tokens: self.tokens,
+            model,
+            tool_calls,
         }
-        record["toolCalls"] = Value::Array(out);
-        self.message(record);
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GeminiRecord<'a> {
+    id: &'a str,
+    timestamp: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    content: &'a str,
+    thoughts: [u8; 0],
+    tokens: Tokens,
+    model: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<CallEntry<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CallEntry<'a> {
+    id: &'a str,
+    name: &'a str,
+    args: &'a Value,
+    result: Option<&'a [Part]>,
+    status: &'static str,
+    timestamp: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result_display: Option<&'a str>,
+}
+
+#[derive(Serialize, Clone, Copy, Default)]
+struct Tokens {
+    input: u64,
+    output: u64,
+    cached: u64,
+    thoughts: u64,
+    tool: u64,
+    total: u64,
+}
+
+impl From<Usage> for Tokens {
+    fn from(u: Usage) -> Self {
+        Self {
+            input: u.prompt_token_count,
+            output: u.candidates_token_count,
+            cached: u.cached_content_token_count,
+            thoughts: u.thoughts_token_count,
+            tool: 0,
+            total: u.total_token_count,
+        }
     }
 }
 
@@ -187,7 +277,7 @@ impl Handler<SessionEvent> for SessionRecorder {
         match event {
             SessionEvent::User { parts } => {
                 let id = crate::actors::session::new_session_id();
-                self.message(user_record(&id, &now, &parts));
+                self.message(&user_record(&id, &now, &parts), &now);
                 self.last_user = Some(id);
             }
             SessionEvent::Model { content, usage } => self.model(&content, usage),
