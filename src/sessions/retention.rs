@@ -21,7 +21,7 @@ pub fn apply(
         .filter(|s| s.session_id != current)
         .collect();
     // Newest first: the first `max_count - 1` (room for the current one) are kept.
-    candidates.sort_by(|a, b| b.modified.cmp(&a.modified));
+    candidates.sort_by_key(|s| std::cmp::Reverse(s.modified));
     let keep = if max_count == 0 {
         usize::MAX
     } else {

@@ -318,13 +318,15 @@ fn strip_signature(part: &Value) -> Value {
 
 /// Starts a headless run whose model asks for `n` slow calls; returns once the batch
 /// is recorded (the calls are running).
+// The child is returned running; every caller kills and waits for it.
+#[allow(clippy::zombie_processes)]
 fn start_slow_batch(s: &Scratch, n: usize) -> std::process::Child {
     s.write("a.txt", "alpha\n");
     let calls: Vec<Value> = (0..n)
         .map(|_| call("test_sleep", json!({"secs": 60})))
         .collect();
     let script = s.script(&[turn(calls), turn(vec![text("never")])]);
-    let child = s
+    let mut child = s
         .bare_command()
         .arg("--fake-responses")
         .arg(script)
@@ -341,10 +343,11 @@ fn start_slow_batch(s: &Scratch, n: usize) -> std::process::Child {
         if recorded {
             return child;
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "the batch never started"
-        );
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the batch never started");
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
 }
