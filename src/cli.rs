@@ -96,6 +96,9 @@ pub struct RunArgs {
     /// Snapshot the workspace before each approved edit (/restore puts it back).
     #[arg(long = "checkpointing")]
     pub checkpointing: bool,
+    /// Run as an Agent Client Protocol agent on stdio (for editors such as Zed).
+    #[arg(long = "acp", alias = "experimental-acp")]
+    pub acp: bool,
 }
 
 /// `-o` values.
@@ -118,6 +121,22 @@ pub enum Command {
     Config {
         #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
+    },
+    /// Manage hooks (`troupe hooks migrate --from-claude`).
+    Hooks {
+        #[command(subcommand)]
+        action: HooksAction,
+    },
+}
+
+/// `troupe hooks` actions.
+#[derive(Debug, Subcommand)]
+pub enum HooksAction {
+    /// Convert Claude Code hooks (.claude/settings*.json) into .gemini/settings.json.
+    Migrate {
+        /// Migrate from Claude Code hooks.
+        #[arg(long = "from-claude")]
+        from_claude: bool,
     },
 }
 

@@ -16,6 +16,8 @@ fn main() {
             let which = cli.run.delete_session.clone().unwrap_or_default();
             app::sessions::delete(&cli.run, &which)
         }
+        Some(Command::Hooks { action }) => app::hooks_cmd::run(action),
+        None if cli.run.acp => troupe::acp::run(&cli.run),
         None => match cli.run.prompt.clone() {
             Some(prompt) => app::run_headless(&cli.run, prompt),
             None => app::interactive::run(&cli.run),

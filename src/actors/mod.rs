@@ -3,6 +3,7 @@
 pub mod chat;
 pub mod checkpointer;
 pub mod corrector;
+pub mod editor_files;
 pub mod filesystem;
 pub mod headless;
 pub mod recorder;

@@ -36,6 +36,8 @@ pub struct SessionOptions {
     pub request_log: Option<PathBuf>,
     /// Registers the test-only tools (`TROUPE_TEST_TOOLS=1`).
     pub test_tools: bool,
+    /// A client editor serving files (ACP); `None` elsewhere.
+    pub editor_files: Option<super::editor_files::SharedEditor>,
 }
 
 /// The running session.
@@ -48,6 +50,8 @@ pub struct Session {
     pub services: Arc<Services>,
     /// Writes the session file (none when recording is off).
     pub recorder: Option<Addr<SessionRecorder>>,
+    /// The session's hooks (front ends fire SessionStart and SessionEnd).
+    pub hooks: crate::hooks::HookClient,
 }
 
 impl Session {
@@ -120,10 +124,17 @@ pub fn start_session_with(
     };
     let checkpointer = checkpoints.map(|c| Checkpointer::start_own(c, events.clone()));
     let settings = options.settings.clone();
+    let hooks = crate::hooks::start(
+        options.workspace.primary(),
+        &session_id,
+        &settings,
+        events.clone(),
+    );
     let fs = FsClient::new(FileSystem::start_pool(
         options.workspace.clone(),
         settings.tools.fs_threads,
-    ));
+    ))
+    .with_editor(options.editor_files.clone());
     let corrector = settings.edit.correction.then(|| {
         let (model, name, fs, edit) = (
             options.model.clone(),
@@ -160,6 +171,7 @@ pub fn start_session_with(
             &settings,
             &options.workspace,
         ))),
+        hooks: hooks.clone(),
     });
     let mut registry = ToolRegistry::new(
         Duration::from_secs(settings.tools.call_timeout_secs.max(1)),
@@ -216,6 +228,7 @@ pub fn start_session_with(
             recorder: recorder.clone().map(Addr::recipient),
             history,
             checkpointer: checkpointer.map(Addr::recipient),
+            hooks: hooks.clone(),
         },
         scheduler.clone(),
         events.clone(),
@@ -233,6 +246,7 @@ pub fn start_session_with(
         registry,
         services,
         recorder,
+        hooks,
     })
 }
 

@@ -21,6 +21,18 @@ pub struct Settings {
     pub log: LogSettings,
     pub sessions: SessionSettings,
     pub general: GeneralSettings,
+    pub hooks: HookSettings,
+}
+
+/// `[hooks]`: read here only so the settings accept them; the hooks module reads each
+/// file itself (it needs to know which file a hook came from).
+#[derive(Debug, Clone, Deserialize)]
+pub struct HookSettings {
+    pub enabled: bool,
+    pub disabled: Vec<String>,
+    pub notifications: bool,
+    #[serde(flatten)]
+    pub events: BTreeMap<String, toml::Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -11,6 +11,7 @@ mod commands;
 mod confirm;
 mod diff_view;
 mod editor;
+mod hooks_cmd;
 mod input;
 mod render;
 mod saved_rules;
@@ -69,6 +70,8 @@ pub struct SessionLink {
     processes: Arc<BackgroundProcesses>,
     /// Sessions: the store, the recorder and checkpoints (see `session_commands`).
     pub sessions: session_commands::SessionParts,
+    /// The session's hooks (`/hooks`, SessionEnd).
+    pub hooks: crate::hooks::HookClient,
 }
 
 impl SessionLink {
@@ -129,6 +132,11 @@ pub fn start_actors(
     user_config: PathBuf,
 ) -> Result<(SessionLink, Receiver<FrontMsg>), String> {
     let mut sessions = session_commands::SessionParts::new(plan.as_ref(), &options);
+    let start_source = if plan.as_ref().is_some_and(|p| p.existing) {
+        "resume"
+    } else {
+        "startup"
+    };
     let (events_tx, events_rx) = crossbeam_channel::unbounded();
     let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
     let stats: SharedStats = Arc::new(Mutex::new(SessionStats::default()));
@@ -160,7 +168,19 @@ pub fn start_actors(
                         })
                         .collect::<Vec<_>>();
                     let processes = s.services.processes.clone();
-                    (s.chat, s.policy, tools, s.session_id, processes, s.recorder)
+                    let hooks = s.hooks.clone();
+                    let start = hooks.clone();
+                    actix::spawn(async move {
+                        crate::hooks::session_start(&start, start_source).await;
+                    });
+                    (
+                        s.chat,
+                        s.policy,
+                        tools,
+                        s.session_id,
+                        (processes, hooks),
+                        s.recorder,
+                    )
                 })
             });
             let ok = started.is_ok();
@@ -170,7 +190,7 @@ pub fn start_actors(
             }
         })
         .map_err(|e| format!("cannot start the actor thread: {e}"))?;
-    let (chat, policy, tools, session_id, processes, recorder) = ready_rx
+    let (chat, policy, tools, session_id, (processes, hooks), recorder) = ready_rx
         .recv()
         .map_err(|_| "the actor thread stopped while starting".to_string())??;
     sessions.recorder = recorder;
@@ -188,6 +208,7 @@ pub fn start_actors(
             persisted: Mutex::new(initial_saved),
             processes,
             sessions,
+            hooks,
         },
         events_rx,
     ))
@@ -293,6 +314,7 @@ impl Repl {
         self.link.sessions.flush();
         // Background commands started by the model end with the session.
         self.link.processes.kill_all_now();
+        futures::executor::block_on(crate::hooks::session_end(&self.link.hooks, "exit"));
         println!("{}", p.dim("Goodbye."));
         0
     }

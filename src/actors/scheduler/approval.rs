@@ -65,6 +65,7 @@ impl Inner {
         mut invocation: Box<dyn Invocation>,
         call: &CallInfo,
         cancel: &CancellationToken,
+        force_ask: bool,
     ) -> Approval {
         let mut args = call.args.clone();
         loop {
@@ -77,7 +78,8 @@ impl Inner {
                 Err(_) => (ApprovalMode::Default, false),
             };
             match decide(mode, tool.kind(), hint) {
-                PolicyDecision::Allow => return Approval::Run(invocation),
+                PolicyDecision::Allow if !force_ask => return Approval::Run(invocation),
+                PolicyDecision::Allow => {}
                 PolicyDecision::Deny(reason) => {
                     return Approval::Refused(self.failed(
                         call,
@@ -85,12 +87,14 @@ impl Inner {
                         format!("Tool execution denied by policy. {reason}"),
                     ))
                 }
-                PolicyDecision::Ask if allowed => return Approval::Run(invocation),
+                PolicyDecision::Ask if allowed && !force_ask => return Approval::Run(invocation),
                 PolicyDecision::Ask => {}
             }
             let ctx = self.context(&call.id, cancel.clone());
-            let Some(details) = invocation.confirmation(&ctx).await else {
-                return Approval::Run(invocation);
+            let details = match invocation.confirmation(&ctx).await {
+                Some(details) => details,
+                None if force_ask => super::hooks::forced_details(tool.name(), &args),
+                None => return Approval::Run(invocation),
             };
             self.status(call, CallStatus::AwaitingApproval);
             let request = ApprovalRequest {
@@ -99,6 +103,7 @@ impl Inner {
                 args: args.clone(),
                 details,
             };
+            self.notify_permission(&request).await;
             let decision = tokio::select! {
                 d = { self.events.flush(); self.approver.send(request) } => d.unwrap_or(ApprovalDecision::Cancel { feedback: None }),
                 _ = cancel.cancelled() => return Approval::Refused(self.cancelled(call, "Operation cancelled by user")),
