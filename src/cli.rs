@@ -75,6 +75,31 @@ pub struct RunArgs {
     #[arg(long = "skip-trust")]
     pub skip_trust: bool,
 
+    /// Resume a previous session: `latest` (the default), its number in
+    /// --list-sessions, or its id.
+    #[arg(short = 'r', long = "resume", value_name = "latest|N|ID", num_args = 0..=1, default_missing_value = "latest")]
+    pub resume: Option<String>,
+
+    /// List the sessions of this project and exit (never calls a model).
+    #[arg(long = "list-sessions")]
+    pub list_sessions: bool,
+
+    /// Delete a session by its number in --list-sessions or its id, and exit.
+    #[arg(long = "delete-session", value_name = "N|ID")]
+    pub delete_session: Option<String>,
+
+    /// Start from a session file (Troupe's or gemini-cli's, .jsonl or legacy .json);
+    /// it is imported as a new session, the file itself is only read.
+    #[arg(long = "session-file", value_name = "PATH")]
+    pub session_file: Option<PathBuf>,
+
+    /// Start a new session with this id (letters, digits, - and _).
+    #[arg(long = "session-id", value_name = "ID")]
+    pub session_id: Option<String>,
+
+    /// Snapshot the workspace before each approved edit (/restore puts it back).
+    #[arg(long = "checkpointing")]
+    pub checkpointing: bool,
     /// Run as an Agent Client Protocol agent on stdio (for editors such as Zed).
     #[arg(long = "acp", alias = "experimental-acp")]
     pub acp: bool,
@@ -147,6 +172,10 @@ pub struct BenchArgs {
     /// Actors serving each tool.
     #[arg(long)]
     pub actors_per_tool: Option<usize>,
+    /// Record the session (to a session file in the bench's temp dir), as every real
+    /// session is; without it the turn runs unrecorded (the baseline).
+    #[arg(long)]
+    pub record_session: bool,
 }
 
 /// Tools `troupe bench` can exercise.

@@ -15,5 +15,6 @@ pub mod hooks;
 pub mod protocol;
 pub mod providers;
 pub mod secrets;
+pub mod sessions;
 pub mod settings;
 pub mod tools;

@@ -15,6 +15,11 @@ fn main() {
         Some(Command::Config { overrides }) => config(overrides),
         Some(Command::Trust { dir }) => app::trust_cmd::trust(dir.as_deref()),
         Some(Command::Untrust { dir }) => app::trust_cmd::untrust(dir.as_deref()),
+        None if cli.run.list_sessions => app::sessions::list(&cli.run),
+        None if cli.run.delete_session.is_some() => {
+            let which = cli.run.delete_session.clone().unwrap_or_default();
+            app::sessions::delete(&cli.run, &which)
+        }
         Some(Command::Hooks { action }) => app::hooks_cmd::run(action),
         None if cli.run.acp => troupe::acp::run(&cli.run),
         None => match cli.run.prompt.clone() {

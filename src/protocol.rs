@@ -418,6 +418,60 @@ pub enum UiEvent {
     TurnFinished(TurnOutcome),
 }
 
+// ---------------------------------------------------------------- session recording
+
+/// What the Chat actor tells the session recorder as the conversation grows; the
+/// recorder turns each into gemini-cli 0.61 session records.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "()")]
+pub enum SessionEvent {
+    /// A user turn (a prompt).
+    User { parts: Vec<Part> },
+    /// A model turn, with the calls it makes (ids assigned), before they run.
+    Model {
+        content: crate::engine::content::Content,
+        usage: Option<Usage>,
+    },
+    /// The calls of the last model turn finished (in call order).
+    ToolResults(Vec<std::sync::Arc<CompletedCall>>),
+    /// The last user input was rolled back (its model call failed for good).
+    RolledBack,
+    /// The whole history was replaced (`/clear`, compression, `/chat resume`, …).
+    Replaced(Vec<crate::engine::content::Content>),
+}
+
+/// Answers once every record sent before it is written.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct FlushRecords;
+
+/// Starts the Chat from this history without recording it (the session file already
+/// holds it: a session picked with `/resume`).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SeedHistory(pub Vec<crate::engine::content::Content>);
+
+/// Points the recorder at another session's file (`/resume` in the REPL); the old
+/// session's lock is released, the new one's held.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SwitchSession {
+    pub file: std::path::PathBuf,
+    pub session_id: String,
+    pub existing: bool,
+    pub repairs: Vec<Value>,
+    pub lock: std::fs::File,
+}
+
+/// Snapshots the workspace before edit calls run (`general.checkpointing`), with the
+/// conversation up to those calls. Answers when the snapshot is taken (or failed).
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct TakeCheckpoint {
+    pub history: Vec<crate::engine::content::Content>,
+    pub calls: Vec<FunctionCall>,
+}
+
 // ---------------------------------------------------------------- hooks
 
 /// Runs the hooks of one event (the Hooks actor); answers the merged verdict.

@@ -134,7 +134,23 @@ pub fn history_of(text: &str) -> Vec<Content> {
             _ => {}
         }
     }
+    once_per_call(history)
+}
+
+/// gemini-cli records each functionResponse twice (a `user` record and the call's
+/// `result`); each is kept once, the first time it appears.
+fn once_per_call(history: Vec<Content>) -> Vec<Content> {
+    let mut seen = std::collections::HashSet::new();
     history
+        .into_iter()
+        .filter_map(|mut c| {
+            c.parts.retain(|p| match &p.function_response {
+                Some(fr) => seen.insert(fr.id.clone().unwrap_or_else(|| fr.name.clone())),
+                None => true,
+            });
+            (!c.parts.is_empty()).then_some(c)
+        })
+        .collect()
 }
 
 fn gemini_turns(m: &Value, history: &mut Vec<Content>) {

@@ -32,7 +32,8 @@ use crate::engine::prompt::SystemPrompt;
 use crate::engine::responses::error_parts;
 use crate::protocol::{
     CallStatus, CancelTurn, CompletedCall, CompressHistory, CompressionOutcome, Memory,
-    MemoryReport, Schedule, TurnOutcome, UiEvent, UserInput, UserParts,
+    MemoryReport, Schedule, SeedHistory, SessionEvent, TakeCheckpoint, TurnOutcome, UiEvent,
+    UserInput, UserParts,
 };
 use crate::providers::{ModelClient, ModelError};
 
@@ -52,6 +53,12 @@ pub struct ChatConfig {
     pub tuning: ChatTuning,
     /// The context files behind the system prompt, for `Memory` (show / refresh).
     pub memory: Option<ChatMemory>,
+    /// Told of every turn added, for the session file (none: not recorded).
+    pub recorder: Option<Recipient<SessionEvent>>,
+    /// The history to start from (a resumed session).
+    pub history: Vec<Content>,
+    /// Snapshots the workspace before `replace`/`write_file` calls run (checkpointing).
+    pub checkpointer: Option<Recipient<TakeCheckpoint>>,
     /// The session's hooks (BeforeAgent, BeforeModel, …; see `chat/hooks.rs`).
     pub hooks: crate::hooks::HookClient,
 }
@@ -107,12 +114,17 @@ pub struct GetHistory;
 pub struct SetHistory(pub Vec<Content>);
 
 impl Chat {
-    pub fn new(config: ChatConfig, scheduler: Addr<Scheduler>, events: Recipient<UiEvent>) -> Self {
+    pub fn new(
+        mut config: ChatConfig,
+        scheduler: Addr<Scheduler>,
+        events: Recipient<UiEvent>,
+    ) -> Self {
+        let history = std::mem::take(&mut config.history);
         Self {
             config,
             scheduler,
             events,
-            history: Vec::new(),
+            history,
             turn: None,
             turn_counter: 0,
             call_counter: 0,
@@ -125,6 +137,13 @@ impl Chat {
 
     fn emit(&self, event: UiEvent) {
         self.events.do_send(event);
+    }
+
+    /// Tells the session recorder (if any) what was added to the history.
+    fn record(&self, event: SessionEvent) {
+        if let Some(recorder) = &self.config.recorder {
+            recorder.do_send(event);
+        }
     }
 
     fn request(&self) -> ModelRequest {
@@ -203,6 +222,12 @@ impl Chat {
                 }
             }
         }
+        if let Some(recorder) = &self.config.recorder {
+            recorder.do_send(SessionEvent::Model {
+                content: content.clone(),
+                usage: assembled.usage,
+            });
+        }
         self.history.push(content);
         if calls.is_empty() {
             let text = assembled.text();
@@ -216,10 +241,31 @@ impl Chat {
             calls,
             cancel: turn.cancel.clone(),
         };
+        let checkpoint = self
+            .config
+            .checkpointer
+            .clone()
+            .filter(|_| {
+                schedule
+                    .calls
+                    .iter()
+                    .any(|c| c.name == "replace" || c.name == "write_file")
+            })
+            .map(|c| {
+                c.send(TakeCheckpoint {
+                    history: self.history.clone(),
+                    calls: schedule.calls.clone(),
+                })
+            });
+        let scheduler = self.scheduler.clone();
+        let run = async move {
+            if let Some(snapshot) = checkpoint {
+                let _ = snapshot.await;
+            }
+            scheduler.send(schedule).await
+        };
         ctx.spawn(
-            self.scheduler
-                .send(schedule)
-                .into_actor(self)
+            run.into_actor(self)
                 .map(|result, act, ctx| act.on_tools_done(result, ctx)),
         );
     }
@@ -254,6 +300,9 @@ impl Chat {
                 })
                 .collect(),
         };
+        if let Some(recorder) = &self.config.recorder {
+            recorder.do_send(SessionEvent::ToolResults(completed.clone()));
+        }
         let parts = completed
             .iter()
             .flat_map(|c| c.response_parts.iter().cloned())
@@ -282,6 +331,7 @@ impl Chat {
         if let Some(turn) = &self.turn {
             if !turn.after_function_response {
                 self.history.truncate(turn.start_len);
+                self.record(SessionEvent::RolledBack);
             }
         }
         tracing::warn!(%message, "turn failed");
@@ -407,15 +457,22 @@ impl Chat {
             .last()
             .is_some_and(|c| c.role == Role::User && c.has_function_response())
         {
-            self.history.push(Content::model_text(
-                "[The previous response was interrupted before it completed.]",
-            ));
+            let interrupted =
+                Content::model_text("[The previous response was interrupted before it completed.]");
+            self.record(SessionEvent::Model {
+                content: interrupted.clone(),
+                usage: None,
+            });
+            self.history.push(interrupted);
         }
         let start_len = self.history.len();
         let mut content = Self::prompt_content(text, hook_context);
         // The rest of a multi-part prompt (`@path` content) follows its text.
         let extra = std::mem::take(&mut self.prompt_extra);
         content.parts.splice(1..1, extra);
+        self.record(SessionEvent::User {
+            parts: content.parts.clone(),
+        });
         self.history.push(content);
         if let Some(turn) = self.turn.as_mut() {
             turn.start_len = start_len;
@@ -454,6 +511,17 @@ impl Handler<SetHistory> for Chat {
     type Result = ();
 
     fn handle(&mut self, msg: SetHistory, _: &mut Self::Context) {
+        if self.turn.is_none() {
+            self.history = msg.0;
+            self.record(SessionEvent::Replaced(self.history.clone()));
+        }
+    }
+}
+
+impl Handler<SeedHistory> for Chat {
+    type Result = ();
+
+    fn handle(&mut self, msg: SeedHistory, _: &mut Self::Context) {
         if self.turn.is_none() {
             self.history = msg.0;
         }

@@ -8,15 +8,19 @@ use std::time::Duration;
 use actix::prelude::*;
 
 use super::chat::{Chat, ChatConfig, ChatMemory, ChatTuning};
+use super::checkpointer::Checkpointer;
 use super::corrector::{Corrector, CorrectorConfig};
 use super::filesystem::{FileSystem, FsClient};
+use super::recorder::{RecorderSetup, SessionRecorder};
 use super::scheduler::{AllowRule, PolicyState, Scheduler, SharedPolicy};
 use crate::engine::context_files::{git_root, ContextConfig, ContextFiles};
 use crate::engine::prompt::{self, SystemPrompt};
 use crate::engine::text::iso8601;
 use crate::engine::workspace::Workspace;
-use crate::protocol::{ApprovalMode, ApprovalRequest, MemoryReport, UiEvent};
+use crate::protocol::{ApprovalMode, ApprovalRequest, FlushRecords, MemoryReport, UiEvent};
 use crate::providers::ModelClient;
+use crate::sessions::checkpoint::Checkpoints;
+use crate::sessions::plan::SessionPlan;
 use crate::settings::Settings;
 use crate::tools::registry::register_builtin;
 use crate::tools::shell::background::BackgroundProcesses;
@@ -44,6 +48,8 @@ pub struct Session {
     pub policy: SharedPolicy,
     pub registry: Arc<ToolRegistry>,
     pub services: Arc<Services>,
+    /// Writes the session file (none when recording is off).
+    pub recorder: Option<Addr<SessionRecorder>>,
     /// The session's hooks (front ends fire SessionStart and SessionEnd).
     pub hooks: crate::hooks::HookClient,
 }
@@ -52,6 +58,9 @@ impl Session {
     /// Ends what the session started that could outlive it: every background shell
     /// process group is terminated (SIGTERM, a short grace, then SIGKILL).
     pub async fn shutdown(&self) {
+        if let Some(recorder) = &self.recorder {
+            let _ = recorder.send(FlushRecords).await;
+        }
         self.services.processes.shutdown().await;
     }
 }
@@ -77,7 +86,43 @@ pub fn start_session(
     events: Recipient<UiEvent>,
     approver: Recipient<ApprovalRequest>,
 ) -> Result<Session, String> {
-    let session_id = new_session_id();
+    start_session_with(options, None, events, approver)
+}
+
+/// Starts a session that records into (and may resume from) `plan`'s session file.
+pub fn start_session_with(
+    options: SessionOptions,
+    plan: Option<SessionPlan>,
+    events: Recipient<UiEvent>,
+    approver: Recipient<ApprovalRequest>,
+) -> Result<Session, String> {
+    let checkpointing = options.settings.general.checkpointing;
+    let (session_id, history, recorder, checkpoints) = match plan {
+        None => (new_session_id(), Vec::new(), None, None),
+        Some(plan) => {
+            let checkpoints = checkpointing.then(|| {
+                Checkpoints::new(
+                    &crate::settings::troupe_home(),
+                    &plan.store.slug,
+                    options.workspace.primary(),
+                    &plan.store.project_dir,
+                )
+            });
+            let recorder = options.settings.sessions.record.then(|| {
+                SessionRecorder::start_own(RecorderSetup {
+                    file: plan.file,
+                    session_id: plan.session_id.clone(),
+                    project_hash: plan.store.project_hash.clone(),
+                    model: options.model_name.clone(),
+                    existing: plan.existing,
+                    repairs: plan.repairs,
+                    lock: Some(plan.lock),
+                })
+            });
+            (plan.session_id, plan.history, recorder, checkpoints)
+        }
+    };
+    let checkpointer = checkpoints.map(|c| Checkpointer::start_own(c, events.clone()));
     let settings = options.settings.clone();
     let hooks = crate::hooks::start(
         options.workspace.primary(),
@@ -189,6 +234,9 @@ pub fn start_session(
                 context: services.context.clone(),
                 report,
             }),
+            recorder: recorder.clone().map(Addr::recipient),
+            history,
+            checkpointer: checkpointer.map(Addr::recipient),
             hooks: hooks.clone(),
         },
         scheduler.clone(),
@@ -206,6 +254,7 @@ pub fn start_session(
         policy,
         registry,
         services,
+        recorder,
         hooks,
     })
 }

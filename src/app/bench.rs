@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use super::{run_turn, AppError};
+use super::{run_turn_with, AppError};
 use crate::actors::headless::OutputFormat;
 use crate::cli::{BenchArgs, BenchTool};
 use crate::engine::workspace::Workspace;
@@ -73,8 +73,18 @@ pub fn run(args: &BenchArgs) -> Result<i32, AppError> {
     )?;
     let model = ScriptedModel::from_text("bench script", &script)
         .map_err(|e| AppError::Model(e.to_string()))?;
+    let plan = if args.record_session {
+        let store = crate::sessions::SessionStore::open(&dir.path().join("home"), &ws_dir)
+            .map_err(|e| AppError::Usage(e.to_string()))?;
+        let plan = crate::sessions::plan::plan(store, &Default::default())
+            .map_err(|e| AppError::Usage(e.message))?;
+        Some(plan)
+    } else {
+        None
+    };
+    let session_file = plan.as_ref().map(|p| p.file.clone());
     let started = Instant::now();
-    let summary = run_turn(
+    let summary = run_turn_with(
         ws,
         Arc::new(loaded.settings.clone()),
         Arc::new(model),
@@ -82,7 +92,12 @@ pub fn run(args: &BenchArgs) -> Result<i32, AppError> {
         OutputFormat::Silent,
         None,
         true,
+        plan,
     )?;
+    let session_bytes = session_file
+        .and_then(|f| std::fs::metadata(f).ok())
+        .map(|m| m.len())
+        .unwrap_or(0);
     let process = started.elapsed();
     // The turn itself: from the Chat taking the prompt to the answer (the session's
     // start-up — threads, actors — is reported apart).
@@ -117,6 +132,8 @@ pub fn run(args: &BenchArgs) -> Result<i32, AppError> {
         "floor_bytes": floor_bytes,
         "overhead_per_call_us": round((wall_ms - floor_ms) * 1000.0 / n as f64),
         "peak_rss_mb": peak_rss_mb(),
+        "record_session": args.record_session,
+        "session_file_bytes": session_bytes,
         "session_start_ms": round((process.saturating_sub(wall)).as_secs_f64() * 1000.0),
     });
     println!(

@@ -17,6 +17,10 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
     let loaded = load_settings(&ws, args)?;
     let _guard = init_logging(&loaded.settings, args.log_file.as_deref());
     let model = select_model(args, &loaded.settings)?;
+    let plan = match super::sessions::plan_for(args, &loaded.settings, &ws)? {
+        Ok(plan) => plan,
+        Err(code) => return Ok(code),
+    };
     let settings = Arc::new(loaded.settings);
     let options = SessionOptions {
         workspace: ws,
@@ -30,7 +34,8 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
     };
     let home = settings::troupe_home();
     let (link, events) =
-        start_actors(options, home.join("config.toml")).map_err(AppError::Usage)?;
+        start_actors(options, Some(plan), home.join("config.toml")).map_err(AppError::Usage)?;
+    move_old_prompt_history(&home);
     // Prompt history (Ctrl+R searches it) is kept per project.
     let history = home
         .join("histories")
@@ -38,4 +43,15 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
     let repl = Repl::new(link, events, history).map_err(AppError::Usage)?;
     let first = (!args.query.is_empty()).then(|| args.query.join(" "));
     Ok(repl.run(first))
+}
+
+/// The REPL's line history was the file `<troupe home>/history`, which is now the
+/// directory of checkpoint repositories (`history/<project slug>`, as gemini-cli's); an
+/// old file there is moved aside once (to `prompt_history`).
+fn move_old_prompt_history(home: &std::path::Path) {
+    let new = home.join("prompt_history");
+    let old = home.join("history");
+    if old.is_file() && !new.exists() {
+        let _ = std::fs::rename(&old, &new);
+    }
 }

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod demo;
 pub mod hooks_cmd;
 pub mod interactive;
+pub mod sessions;
 pub mod signals;
 pub mod stdin;
 pub mod trust_cmd;
@@ -18,7 +19,7 @@ use tokio::sync::oneshot;
 use crate::actors::headless::{
     json_report, stream_result, HeadlessFront, OutputFormat, RunSummary,
 };
-use crate::actors::session::{start_session, SessionOptions};
+use crate::actors::session::{start_session_with, SessionOptions};
 use crate::cli::{OutputFormatArg, RunArgs};
 use crate::engine::workspace::Workspace;
 use crate::protocol::{ApprovalMode, TurnOutcome, UserInput};
@@ -121,6 +122,9 @@ pub fn load_settings(ws: &Workspace, args: &RunArgs) -> Result<LoadedSettings, A
     if args.yolo {
         overrides.push("approval.mode=yolo".into());
     }
+    if args.checkpointing {
+        overrides.push("general.checkpointing=true".into());
+    }
     if let Some(model) = &args.model {
         overrides.push(format!("model.name=\"{}\"", model.replace('"', "")));
     }
@@ -149,12 +153,16 @@ pub fn run_headless(args: &RunArgs, prompt: String) -> Result<i32, AppError> {
     let loaded = load_settings(&ws, args)?;
     let _guard = init_logging(&loaded.settings, args.log_file.as_deref());
     let model = select_model(args, &loaded.settings)?;
+    let plan = match sessions::plan_for(args, &loaded.settings, &ws)? {
+        Ok(plan) => plan,
+        Err(code) => return Ok(code),
+    };
     let format = match args.output_format {
         OutputFormatArg::Text => OutputFormat::Text,
         OutputFormatArg::Json => OutputFormat::Json,
         OutputFormatArg::StreamJson => OutputFormat::StreamJson,
     };
-    let summary = run_turn(
+    let summary = run_turn_with(
         ws,
         Arc::new(loaded.settings),
         model,
@@ -162,6 +170,7 @@ pub fn run_headless(args: &RunArgs, prompt: String) -> Result<i32, AppError> {
         format,
         args.log_requests.clone(),
         false,
+        Some(plan),
     )?;
     Ok(report(&summary, format))
 }
@@ -176,6 +185,30 @@ pub fn run_turn(
     request_log: Option<PathBuf>,
     keep_calls: bool,
 ) -> Result<RunSummary, AppError> {
+    run_turn_with(
+        ws,
+        settings,
+        model,
+        prompt,
+        format,
+        request_log,
+        keep_calls,
+        None,
+    )
+}
+
+/// [`run_turn`], recording into (and resuming from) `plan`'s session.
+#[allow(clippy::too_many_arguments)]
+pub fn run_turn_with(
+    ws: Arc<Workspace>,
+    settings: Arc<Settings>,
+    model: Arc<dyn ModelClient>,
+    prompt: String,
+    format: OutputFormat,
+    request_log: Option<PathBuf>,
+    keep_calls: bool,
+    plan: Option<crate::sessions::plan::SessionPlan>,
+) -> Result<RunSummary, AppError> {
     let mode = ApprovalMode::parse(&settings.approval.mode).unwrap_or_default();
     let model_name = settings.model.name.clone();
     let model_name_for_report = model_name.clone();
@@ -184,7 +217,7 @@ pub fn run_turn(
     let result = system.block_on(async move {
         let (tx, rx) = oneshot::channel();
         let front = HeadlessFront::new(format, mode.as_str(), keep_calls, tx).start();
-        let session = start_session(
+        let session = start_session_with(
             SessionOptions {
                 workspace: ws,
                 settings,
@@ -195,6 +228,7 @@ pub fn run_turn(
                 test_tools,
                 editor_files: None,
             },
+            plan,
             front.clone().recipient(),
             front.recipient(),
         )

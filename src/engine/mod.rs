@@ -18,6 +18,7 @@ pub mod policy;
 pub mod prompt;
 pub mod responses;
 pub mod schema;
+pub mod session_file;
 pub mod shell_readonly;
 pub mod shell_syntax;
 pub mod stats;

@@ -19,6 +19,8 @@ pub struct Settings {
     pub web_fetch: WebFetchSettings,
     pub context: ContextSettings,
     pub log: LogSettings,
+    pub sessions: SessionSettings,
+    pub general: GeneralSettings,
     pub hooks: HookSettings,
     /// Whether the workspace is trusted for this run (never read from a file: set by
     /// the loader from `<troupe home>/trusted_folders.toml` or `--skip-trust`). Tools
@@ -177,6 +179,22 @@ pub struct ContextSettings {
 pub struct LogSettings {
     pub file: String,
     pub level: String,
+}
+
+/// Session recording and retention.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionSettings {
+    pub record: bool,
+    pub max_age_days: u64,
+    pub max_count: usize,
+}
+
+/// Settings named as gemini-cli's `general.*`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeneralSettings {
+    pub checkpointing: bool,
 }
 
 pub(super) fn check_values(

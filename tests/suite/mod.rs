@@ -14,6 +14,7 @@ mod read_search;
 mod record_replay;
 mod repl;
 mod runtime;
+mod sessions;
 mod shell_guard;
 mod signals;
 mod trust;

@@ -15,7 +15,7 @@ use crate::engine::compression::{
 use crate::engine::content::Content;
 use crate::engine::history::curated;
 use crate::engine::model::{ModelEvent, ModelRequest};
-use crate::protocol::{CompressionOutcome, UiEvent};
+use crate::protocol::{CompressionOutcome, SessionEvent, UiEvent};
 use crate::providers::ModelError;
 
 /// A compression under way: the history it started from and where it splits.
@@ -137,6 +137,7 @@ impl Chat {
                 tokens_after,
             } => {
                 self.history = new_history;
+                self.record(SessionEvent::Replaced(self.history.clone()));
                 self.compression_failed = false;
                 self.last_prompt_tokens = estimate_tokens(&self.history);
                 // A forced compression is reported by whoever asked for it.

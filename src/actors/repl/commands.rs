@@ -61,6 +61,26 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "",
         "let the model write an AGENTS.md for this project",
     ),
+    (
+        "resume",
+        "[N|ID]",
+        "list this project's sessions, or continue session N",
+    ),
+    (
+        "chat",
+        "save|resume|list|delete TAG",
+        "save the conversation under a tag, or go back to one",
+    ),
+    (
+        "rewind",
+        "[N]",
+        "list your prompts, or drop the conversation from prompt N on",
+    ),
+    (
+        "restore",
+        "[NAME]",
+        "list checkpoints, or put files and conversation back to one",
+    ),
     ("quit", "", "leave (also /exit, Ctrl+D)"),
 ];
 
@@ -91,6 +111,9 @@ pub fn run(line: &str, link: &SessionLink, p: Palette) -> (Vec<String>, After) {
         "compress" => compress(link, p),
         "approval-mode" => approval_mode(link, &args, p),
         "approvals" => approvals(link, &args, p),
+        "resume" | "chat" | "rewind" | "restore" => {
+            super::session_commands::run(name, &args, link, p)
+        }
         "hooks" => super::hooks_cmd::hooks(link, &args, p),
         "" => help(p),
         other => vec![unknown(other, p)],

@@ -17,6 +17,7 @@ mod hooks_cmd;
 mod input;
 mod render;
 mod saved_rules;
+mod session_commands;
 mod shell_mode;
 mod status;
 mod terminal;
@@ -35,9 +36,10 @@ pub use bridge::{FrontMsg, ReplBridge, SharedStats};
 
 use crate::actors::chat::Chat;
 use crate::actors::scheduler::SharedPolicy;
-use crate::actors::session::{start_session, SessionOptions};
+use crate::actors::session::{start_session_with, SessionOptions};
 use crate::engine::stats::SessionStats;
 use crate::protocol::{ApprovalDecision, ApprovalMode};
+use crate::sessions::plan::SessionPlan;
 use crate::tools::shell::background::BackgroundProcesses;
 
 use self::commands::After;
@@ -72,6 +74,8 @@ pub struct SessionLink {
     processes: Arc<BackgroundProcesses>,
     /// The session's services (the FileSystem actor for `@path`, settings, ...).
     pub services: Arc<crate::tools::Services>,
+    /// Sessions: the store, the recorder and checkpoints (see `session_commands`).
+    pub sessions: session_commands::SessionParts,
     /// The session's hooks (`/hooks`, SessionEnd).
     pub hooks: crate::hooks::HookClient,
 }
@@ -130,8 +134,15 @@ impl SessionLink {
 /// Starts the actix system and the session on a thread of their own.
 pub fn start_actors(
     options: SessionOptions,
+    plan: Option<SessionPlan>,
     user_config: PathBuf,
 ) -> Result<(SessionLink, Receiver<FrontMsg>), String> {
+    let mut sessions = session_commands::SessionParts::new(plan.as_ref(), &options);
+    let start_source = if plan.as_ref().is_some_and(|p| p.existing) {
+        "resume"
+    } else {
+        "startup"
+    };
     let (events_tx, events_rx) = crossbeam_channel::unbounded();
     let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
     let stats: SharedStats = Arc::new(Mutex::new(SessionStats::default()));
@@ -145,7 +156,13 @@ pub fn start_actors(
             let system = System::new();
             let started = system.block_on(async move {
                 let bridge = ReplBridge::new(events_tx, bridge_stats).start();
-                start_session(options, bridge.clone().recipient(), bridge.recipient()).map(|s| {
+                start_session_with(
+                    options,
+                    plan,
+                    bridge.clone().recipient(),
+                    bridge.recipient(),
+                )
+                .map(|s| {
                     let tools = s
                         .registry
                         .tools()
@@ -161,7 +178,7 @@ pub fn start_actors(
                     let hooks = s.hooks.clone();
                     let start = hooks.clone();
                     actix::spawn(async move {
-                        crate::hooks::session_start(&start, "startup").await;
+                        crate::hooks::session_start(&start, start_source).await;
                     });
                     (
                         s.chat,
@@ -169,6 +186,7 @@ pub fn start_actors(
                         tools,
                         s.session_id,
                         (processes, hooks, s.services),
+                        s.recorder,
                     )
                 })
             });
@@ -179,9 +197,11 @@ pub fn start_actors(
             }
         })
         .map_err(|e| format!("cannot start the actor thread: {e}"))?;
-    let (chat, policy, tools, session_id, (processes, hooks, services)) = ready_rx
+    let (chat, policy, tools, session_id, (processes, hooks, services), recorder) = ready_rx
         .recv()
         .map_err(|_| "the actor thread stopped while starting".to_string())??;
+    sessions.recorder = recorder;
+    sessions.current = Mutex::new(session_id.clone());
     Ok((
         SessionLink {
             chat,
@@ -195,6 +215,7 @@ pub fn start_actors(
             persisted: Mutex::new(initial_saved),
             processes,
             services,
+            sessions,
             hooks,
         },
         events_rx,
@@ -274,6 +295,9 @@ impl Repl {
             p.dim(&self.link.workspace.display().to_string()),
             p.dim("Type a request, /help for commands. Ctrl+C cancels a turn; Ctrl+D leaves.")
         );
+        if let Some(line) = self.link.sessions.resumed_line() {
+            println!("{}", p.dim(&line));
+        }
         if let Some(prompt) = first_prompt.filter(|q| !q.trim().is_empty()) {
             println!("> {prompt}");
             self.turn(prompt);
@@ -339,6 +363,7 @@ impl Repl {
         if let Some(Err(e)) = self.link.sync_saved() {
             eprintln!("troupe: could not save allow rules: {e}");
         }
+        self.link.sessions.flush();
         // Background commands started by the model end with the session.
         self.link.processes.kill_all_now();
         futures::executor::block_on(crate::hooks::session_end(&self.link.hooks, "exit"));

@@ -7,6 +7,7 @@ mod commands;
 mod confirm;
 mod features;
 mod reapproval;
+mod sessions;
 mod signals;
 pub(crate) mod term;
 mod trust_prompt;

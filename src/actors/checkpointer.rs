@@ -1,0 +1,47 @@
+//! The Checkpointer actor (`general.checkpointing`): before the Chat actor schedules a
+//! batch holding `replace` or `write_file` calls, it snapshots the workspace in the
+//! shadow git repository and writes the checkpoint files. It runs on an arbiter of its
+//! own (git is a child process, waited for there); a snapshot that fails is reported
+//! as a notice and the edit goes on.
+
+use actix::prelude::*;
+
+use crate::protocol::{TakeCheckpoint, UiEvent};
+use crate::sessions::checkpoint::Checkpoints;
+
+/// Takes checkpoints for one project.
+pub struct Checkpointer {
+    checkpoints: Checkpoints,
+    events: Recipient<UiEvent>,
+}
+
+impl Checkpointer {
+    /// Starts the checkpointer on an arbiter of its own.
+    pub fn start_own(checkpoints: Checkpoints, events: Recipient<UiEvent>) -> Addr<Self> {
+        Self::start_in_arbiter(&Arbiter::new().handle(), move |_| Self {
+            checkpoints,
+            events,
+        })
+    }
+}
+
+impl Actor for Checkpointer {
+    type Context = Context<Self>;
+}
+
+impl Handler<TakeCheckpoint> for Checkpointer {
+    type Result = ();
+
+    fn handle(&mut self, msg: TakeCheckpoint, _: &mut Self::Context) {
+        let span = tracing::info_span!("checkpoint", calls = msg.calls.len());
+        let _enter = span.enter();
+        match self.checkpoints.take(&msg.history, &msg.calls) {
+            Ok(names) => tracing::info!(?names, "checkpoint taken"),
+            Err(e) => {
+                tracing::warn!(error = %e, "checkpoint failed");
+                self.events
+                    .do_send(UiEvent::Notice(format!("Checkpoint not taken: {e}")));
+            }
+        }
+    }
+}

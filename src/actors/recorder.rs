@@ -1,0 +1,324 @@
+//! The SessionRecorder actor: writes the session, as the Chat actor reports it, to a
+//! JSONL file in gemini-cli 0.61's format. It runs on an arbiter of its own, off the
+//! turn's path; each record is one `write` of one whole line to a file opened for
+//! appending, so a process killed at any moment leaves complete lines (at worst one
+//! partial last line, which the loader skips). A write that fails turns recording off
+//! for the session with one warning in the log.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::PathBuf;
+
+use actix::prelude::*;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::engine::content::{Content, Part, Usage};
+use crate::engine::session_file::{
+    history_records, last_updated_record, metadata_record, user_record,
+};
+use crate::engine::text::iso8601;
+use crate::protocol::{CallStatus, CompletedCall, FlushRecords, SessionEvent, SwitchSession};
+
+/// Where and what a recorder writes.
+pub struct RecorderSetup {
+    pub file: PathBuf,
+    pub session_id: String,
+    pub project_hash: String,
+    pub model: String,
+    /// The file exists (a resumed session): no metadata line is written.
+    pub existing: bool,
+    /// Records appended first (calls a crash left unanswered, answered now).
+    pub repairs: Vec<Value>,
+    /// The session's lock, held as long as the recorder lives.
+    pub lock: Option<File>,
+}
+
+/// Records one session to its file.
+pub struct SessionRecorder {
+    setup: RecorderSetup,
+    file: Option<File>,
+    failed: bool,
+    /// The last `gemini` record, re-appended with its calls' results.
+    last_gemini: Option<LastModel>,
+    /// The line being written (kept to reuse its allocation).
+    buffer: Vec<u8>,
+    last_user: Option<String>,
+}
+
+impl SessionRecorder {
+    pub fn new(setup: RecorderSetup) -> Self {
+        Self {
+            setup,
+            file: None,
+            failed: false,
+            last_gemini: None,
+            last_user: None,
+            buffer: Vec::new(),
+        }
+    }
+
+    /// Starts the recorder on an arbiter of its own.
+    pub fn start_own(setup: RecorderSetup) -> Addr<Self> {
+        let recorder = Self::new(setup);
+        Self::start_in_arbiter(&Arbiter::new().handle(), move |_| recorder)
+    }
+
+    fn open(&mut self) -> Option<&mut File> {
+        if self.failed {
+            return None;
+        }
+        if self.file.is_none() {
+            let path = &self.setup.file;
+            if let Some(dir) = path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let opened = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path);
+            match opened {
+                Ok(file) => self.file = Some(file),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "session recording is off");
+                    self.failed = true;
+                    return None;
+                }
+            }
+            if !self.setup.existing {
+                self.setup.existing = true;
+                let meta = metadata_record(
+                    &self.setup.session_id,
+                    &self.setup.project_hash,
+                    &iso8601(std::time::SystemTime::now()),
+                );
+                self.append(&meta);
+            }
+        }
+        self.file.as_mut()
+    }
+
+    /// One record, one `write` of one line.
+    fn append<T: Serialize>(&mut self, record: &T) {
+        let mut line = std::mem::take(&mut self.buffer);
+        line.clear();
+        if serde_json::to_writer(&mut line, record).is_ok() {
+            line.push(b'\n');
+            if let Some(file) = self.open() {
+                if let Err(e) = file.write_all(&line) {
+                    tracing::warn!(error = %e, "session recording is off");
+                    self.failed = true;
+                }
+            }
+        }
+        self.buffer = line;
+    }
+
+    fn message<T: Serialize>(&mut self, record: &T, now: &str) {
+        self.append(record);
+        self.append(&last_updated_record(now));
+    }
+
+    fn model(&mut self, content: &Content, usage: Option<Usage>) {
+        let now = iso8601(std::time::SystemTime::now());
+        let last = LastModel {
+            id: crate::actors::session::new_session_id(),
+            timestamp: now.clone(),
+            text: content.text(),
+            tokens: Tokens::from(usage.unwrap_or_default()),
+        };
+        let ids: Vec<String> = content
+            .function_calls()
+            .map(|c| format!("{}__{}", c.name, c.id.as_deref().unwrap_or_default()))
+            .collect();
+        let calls = content
+            .function_calls()
+            .zip(&ids)
+            .map(|(c, id)| CallEntry {
+                id,
+                name: &c.name,
+                args: &c.args,
+                result: None,
+                status: "scheduled",
+                timestamp: &now,
+                result_display: None,
+            })
+            .collect();
+        let model = self.setup.model.clone();
+        let record = last.record(&model, calls);
+        self.message(&record, &now);
+        self.last_gemini = Some(last);
+    }
+
+    fn results(&mut self, completed: &[std::sync::Arc<CompletedCall>]) {
+        let now = iso8601(std::time::SystemTime::now());
+        let last = self.last_gemini.take().unwrap_or_else(|| LastModel {
+            id: crate::actors::session::new_session_id(),
+            timestamp: now.clone(),
+            text: String::new(),
+            tokens: Tokens::default(),
+        });
+        let ids: Vec<String> = completed
+            .iter()
+            .map(|c| format!("{}__{}", c.name, c.call_id))
+            .collect();
+        let calls = completed
+            .iter()
+            .zip(&ids)
+            .map(|(c, id)| CallEntry {
+                id,
+                name: &c.name,
+                args: &c.args,
+                result: Some(&c.response_parts),
+                status: match c.status {
+                    CallStatus::Success => "success",
+                    CallStatus::Cancelled => "cancelled",
+                    _ => "error",
+                },
+                timestamp: &now,
+                result_display: Some(&c.display),
+            })
+            .collect();
+        let model = self.setup.model.clone();
+        let record = last.record(&model, calls);
+        self.message(&record, &now);
+    }
+}
+
+/// The last `gemini` record, re-appended with its calls' results.
+struct LastModel {
+    id: String,
+    timestamp: String,
+    text: String,
+    tokens: Tokens,
+}
+
+impl LastModel {
+    fn record<'a>(&'a self, model: &'a str, tool_calls: Vec<CallEntry<'a>>) -> GeminiRecord<'a> {
+        GeminiRecord {
+            id: &self.id,
+            timestamp: &self.timestamp,
+            kind: "gemini",
+            content: &self.text,
+            thoughts: [],
+            tokens: self.tokens,
+            model,
+            tool_calls,
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GeminiRecord<'a> {
+    id: &'a str,
+    timestamp: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    content: &'a str,
+    thoughts: [u8; 0],
+    tokens: Tokens,
+    model: &'a str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<CallEntry<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CallEntry<'a> {
+    id: &'a str,
+    name: &'a str,
+    args: &'a Value,
+    result: Option<&'a [Part]>,
+    status: &'static str,
+    timestamp: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result_display: Option<&'a str>,
+}
+
+#[derive(Serialize, Clone, Copy, Default)]
+struct Tokens {
+    input: u64,
+    output: u64,
+    cached: u64,
+    thoughts: u64,
+    tool: u64,
+    total: u64,
+}
+
+impl From<Usage> for Tokens {
+    fn from(u: Usage) -> Self {
+        Self {
+            input: u.prompt_token_count,
+            output: u.candidates_token_count,
+            cached: u.cached_content_token_count,
+            thoughts: u.thoughts_token_count,
+            tool: 0,
+            total: u.total_token_count,
+        }
+    }
+}
+
+impl Actor for SessionRecorder {
+    type Context = Context<Self>;
+
+    fn started(&mut self, _: &mut Self::Context) {
+        for repair in std::mem::take(&mut self.setup.repairs) {
+            self.append(&repair);
+        }
+    }
+}
+
+impl Handler<SessionEvent> for SessionRecorder {
+    type Result = ();
+
+    fn handle(&mut self, event: SessionEvent, _: &mut Self::Context) {
+        let now = iso8601(std::time::SystemTime::now());
+        match event {
+            SessionEvent::User { parts } => {
+                let id = crate::actors::session::new_session_id();
+                self.message(&user_record(&id, &now, &parts), &now);
+                self.last_user = Some(id);
+            }
+            SessionEvent::Model { content, usage } => self.model(&content, usage),
+            SessionEvent::ToolResults(completed) => self.results(&completed),
+            SessionEvent::RolledBack => {
+                if let Some(id) = self.last_user.take() {
+                    self.append(&json!({"$rewindTo": id}));
+                    self.last_gemini = None;
+                }
+            }
+            SessionEvent::Replaced(history) => {
+                let mut ids = crate::actors::session::new_session_id;
+                let messages = history_records(&history, &mut ids, &now);
+                self.append(&json!({"$set": {"messages": messages, "lastUpdated": now}}));
+                self.last_gemini = None;
+                self.last_user = None;
+            }
+        }
+    }
+}
+
+impl Handler<FlushRecords> for SessionRecorder {
+    type Result = ();
+
+    fn handle(&mut self, _: FlushRecords, _: &mut Self::Context) {}
+}
+
+impl Handler<SwitchSession> for SessionRecorder {
+    type Result = ();
+
+    fn handle(&mut self, msg: SwitchSession, _: &mut Self::Context) {
+        self.setup.file = msg.file;
+        self.setup.session_id = msg.session_id;
+        self.setup.existing = msg.existing;
+        self.setup.lock = Some(msg.lock);
+        self.file = None;
+        self.failed = false;
+        self.last_gemini = None;
+        self.last_user = None;
+        for repair in msg.repairs {
+            self.append(&repair);
+        }
+    }
+}

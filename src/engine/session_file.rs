@@ -1,0 +1,535 @@
+//! gemini-cli 0.61's session file format (JSONL), read and written without I/O: the
+//! records a session appends, the loader that folds them back into messages (`$set`,
+//! `$rewindTo`, a later record replacing an earlier one of the same id, gemini-cli's
+//! legacy single-object `.json`), and the rebuild of the model history from those
+//! messages (`convertSessionToClientHistory`) — with every functionCall answered by
+//! exactly one functionResponse however many times the session was resumed.
+
+use std::collections::HashSet;
+
+use indexmap::IndexMap;
+use serde_json::{json, Map, Value};
+
+use super::content::{Content, FunctionCall, FunctionResponse, Part, Role};
+
+/// The text answering a call that a crash or a kill cut off.
+pub const INTERRUPTED_CALL: &str =
+    "The tool call was interrupted before it completed (the session ended while it ran); it may or may not have taken effect.";
+
+/// Why a file is not a session.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum SessionFileError {
+    #[error("{file} is not a session file (no session metadata and no messages)")]
+    NotASession { file: String },
+}
+
+/// The metadata fields of a session (the first line, merged with later `$set`s).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionMeta {
+    pub session_id: String,
+    pub project_hash: String,
+    pub start_time: String,
+    pub last_updated: String,
+    pub kind: String,
+    pub summary: Option<String>,
+}
+
+/// A session file folded into its messages.
+#[derive(Debug, Clone, Default)]
+pub struct LoadedSession {
+    pub meta: SessionMeta,
+    /// Messages in order, keyed by id.
+    pub messages: IndexMap<String, Value>,
+    /// One line per skipped record: `<file>:<line>: …`.
+    pub warnings: Vec<String>,
+    /// The file was gemini-cli's legacy single JSON object.
+    pub legacy: bool,
+}
+
+/// Folds a session file's text into messages. Blank lines are skipped; a line that is
+/// not JSON is skipped with a warning naming `file` and the line.
+pub fn load(text: &str, file: &str) -> Result<LoadedSession, SessionFileError> {
+    let mut out = LoadedSession::default();
+    let mut has_meta = false;
+    let mut any_record = false;
+    for (index, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let Ok(Value::Object(record)) = serde_json::from_str::<Value>(line) else {
+            if index == 0 {
+                break; // maybe a legacy (pretty-printed) file: tried below
+            }
+            out.warnings.push(format!(
+                "{file}:{}: skipped a corrupt session record",
+                index + 1
+            ));
+            continue;
+        };
+        any_record = true;
+        if let Some(target) = record.get("$rewindTo") {
+            let target = target.as_str().unwrap_or_default();
+            match out.messages.get_index_of(target) {
+                Some(at) => out.messages.truncate(at),
+                None => out.messages.clear(),
+            }
+        } else if let Some(id) = record.get("id").and_then(Value::as_str) {
+            out.messages.insert(id.to_string(), Value::Object(record));
+        } else if let Some(Value::Object(set)) = record.get("$set") {
+            apply_set(&mut out, set);
+        } else if is_meta(&record) {
+            has_meta = true;
+            merge_meta(&mut out.meta, &record);
+        }
+    }
+    if has_meta {
+        return Ok(out);
+    }
+    // gemini-cli's legacy `.json`: one object holding `messages`.
+    if let Ok(Value::Object(object)) = serde_json::from_str::<Value>(text) {
+        if let Some(Value::Array(messages)) = object.get("messages") {
+            let mut legacy = LoadedSession {
+                legacy: true,
+                ..LoadedSession::default()
+            };
+            merge_meta(&mut legacy.meta, &object);
+            for m in messages {
+                if let Some(id) = m.get("id").and_then(Value::as_str) {
+                    legacy.messages.insert(id.to_string(), m.clone());
+                }
+            }
+            return Ok(legacy);
+        }
+    }
+    let _ = any_record;
+    Err(SessionFileError::NotASession {
+        file: file.to_string(),
+    })
+}
+
+fn is_meta(record: &Map<String, Value>) -> bool {
+    record.get("sessionId").is_some_and(Value::is_string)
+        && record.get("projectHash").is_some_and(Value::is_string)
+}
+
+fn merge_meta(meta: &mut SessionMeta, record: &Map<String, Value>) {
+    let text = |k: &str| record.get(k).and_then(Value::as_str).map(str::to_string);
+    if let Some(v) = text("sessionId") {
+        meta.session_id = v;
+    }
+    if let Some(v) = text("projectHash") {
+        meta.project_hash = v;
+    }
+    if let Some(v) = text("startTime") {
+        meta.start_time = v;
+    }
+    if let Some(v) = text("lastUpdated") {
+        meta.last_updated = v;
+    }
+    if let Some(v) = text("kind") {
+        meta.kind = v;
+    }
+    if let Some(v) = text("summary") {
+        meta.summary = Some(v);
+    }
+}
+
+fn apply_set(out: &mut LoadedSession, set: &Map<String, Value>) {
+    if let Some(Value::Array(messages)) = set.get("messages") {
+        out.messages.clear();
+        for m in messages {
+            if let Some(id) = m.get("id").and_then(Value::as_str) {
+                out.messages.insert(id.to_string(), m.clone());
+            }
+        }
+    }
+    merge_meta(&mut out.meta, set);
+}
+
+/// The text gemini-cli judges a user message by (a functionResponse counts as
+/// `[Function Response: name]`).
+pub fn user_text(message: &Value) -> String {
+    match message.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .map(|p| {
+                if let Some(t) = p.get("text").and_then(Value::as_str) {
+                    t.to_string()
+                } else if let Some(name) =
+                    p.pointer("/functionResponse/name").and_then(Value::as_str)
+                {
+                    format!("[Function Response: {name}]")
+                } else {
+                    String::new()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+/// Is this message worth resuming (gemini-cli's rule)?
+pub fn is_resumable(message: &Value) -> bool {
+    match message.get("type").and_then(Value::as_str) {
+        Some("user") => is_prompt_text(&user_text(message)),
+        Some("gemini") => {
+            let has = |k: &str| {
+                message
+                    .get(k)
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| !a.is_empty())
+            };
+            has("toolCalls")
+                || has("thoughts")
+                || match message.get("content") {
+                    Some(Value::String(s)) => !s.is_empty(),
+                    Some(Value::Array(a)) => !a.is_empty(),
+                    _ => false,
+                }
+        }
+        _ => false,
+    }
+}
+
+fn is_prompt_text(text: &str) -> bool {
+    let t = text.trim();
+    !(t.is_empty()
+        || t.starts_with('/')
+        || t.starts_with('?')
+        || t.starts_with("<session_context>")
+        || t.starts_with("<hook_context>"))
+}
+
+/// gemini-cli's `cleanMessage` for titles, except that printable non-ASCII text (CJK,
+/// accents) is kept: control characters go, runs of whitespace become one space.
+pub fn clean_title(text: &str) -> String {
+    let cleaned: String = text
+        .chars()
+        .map(|c| if c.is_whitespace() { ' ' } else { c })
+        .filter(|c| !c.is_control())
+        .collect();
+    let words: Vec<&str> = cleaned.split_whitespace().collect();
+    let joined = words.join(" ");
+    if joined.chars().count() > 100 {
+        let cut: String = joined.chars().take(97).collect();
+        format!("{cut}...")
+    } else {
+        joined
+    }
+}
+
+/// A call id as the wire carries it: gemini-cli records `<name>__<id>`.
+pub fn wire_call_id(name: &str, id: &str) -> String {
+    id.strip_prefix(&format!("{name}__"))
+        .unwrap_or(id)
+        .to_string()
+}
+
+/// The history rebuilt from a session's messages.
+#[derive(Debug, Clone, Default)]
+pub struct Rebuilt {
+    pub history: Vec<Content>,
+    /// Calls left without an answer (the process died while they ran): each got an
+    /// error response saying so. Their `gemini` records, with the answers filled in, to
+    /// be appended so the file says the same from now on.
+    pub repaired_records: Vec<Value>,
+    pub interrupted_calls: usize,
+}
+
+/// Rebuilds the model history (`convertSessionToClientHistory`): info/error/warning
+/// messages dropped, non-resumable user messages dropped, each `gemini` message turned
+/// into a model turn (its own Part[] content, or text + functionCalls from `toolCalls`)
+/// followed by the responses its calls recorded. A functionResponse already given is
+/// never given again (gemini-cli records each one twice and multiplies them on every
+/// resume); a call nobody answered is answered with [`INTERRUPTED_CALL`].
+pub fn rebuild(messages: &IndexMap<String, Value>) -> Rebuilt {
+    let mut out = Rebuilt::default();
+    let mut answered: HashSet<String> = HashSet::new();
+    // Calls made and not answered yet: (message index in `pending_records`, id, name).
+    let mut pending: Vec<(String, String)> = Vec::new();
+    let mut pending_record: Option<Value> = None;
+    let mut synth = 0usize;
+    for message in messages.values() {
+        match message.get("type").and_then(Value::as_str) {
+            Some("user") => {
+                if !is_prompt_text(&user_text(message)) {
+                    continue;
+                }
+                let parts = parts_of(message.get("content"));
+                let mut kept = Vec::new();
+                for part in parts {
+                    if let Some(fr) = &part.function_response {
+                        let id = wire_call_id(&fr.name, fr.id.as_deref().unwrap_or(""));
+                        if !answered.insert(id.clone()) {
+                            continue;
+                        }
+                        pending.retain(|(p, _)| *p != id);
+                        let mut part = part.clone();
+                        if let Some(fr) = part.function_response.as_mut() {
+                            fr.id = Some(id);
+                        }
+                        kept.push(part);
+                    } else {
+                        kept.push(part);
+                    }
+                }
+                if kept.is_empty() {
+                    continue;
+                }
+                let only_responses = kept.iter().all(|p| p.function_response.is_some());
+                if !only_responses {
+                    close_pending(&mut out, &mut pending, &mut pending_record, &mut answered);
+                }
+                out.history.push(Content {
+                    role: Role::User,
+                    parts: kept,
+                });
+            }
+            Some("gemini") => {
+                if !is_resumable(message) {
+                    continue;
+                }
+                close_pending(&mut out, &mut pending, &mut pending_record, &mut answered);
+                let (model, calls) = model_turn(message, &mut synth);
+                if !model.parts.is_empty() {
+                    out.history.push(model);
+                }
+                let mut responses = Vec::new();
+                for (id, name, result) in &calls {
+                    match result {
+                        Some(parts) if !answered.contains(id) => {
+                            answered.insert(id.clone());
+                            responses.extend(parts.iter().cloned().map(|mut p| {
+                                if let Some(fr) = p.function_response.as_mut() {
+                                    fr.id = Some(wire_call_id(
+                                        &fr.name,
+                                        fr.id.as_deref().unwrap_or(id),
+                                    ));
+                                }
+                                p
+                            }));
+                        }
+                        Some(_) => {}
+                        None if !answered.contains(id) => pending.push((id.clone(), name.clone())),
+                        None => {}
+                    }
+                }
+                if !pending.is_empty() {
+                    pending_record = Some(message.clone());
+                }
+                if !responses.is_empty() {
+                    out.history.push(Content {
+                        role: Role::User,
+                        parts: responses,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    close_pending(&mut out, &mut pending, &mut pending_record, &mut answered);
+    out
+}
+
+/// Answers every pending call with an "interrupted" error, right after its model turn.
+fn close_pending(
+    out: &mut Rebuilt,
+    pending: &mut Vec<(String, String)>,
+    record: &mut Option<Value>,
+    answered: &mut HashSet<String>,
+) {
+    if pending.is_empty() {
+        return;
+    }
+    let mut parts = Vec::new();
+    for (id, name) in pending.drain(..) {
+        answered.insert(id.clone());
+        parts.push(Part::function_response(FunctionResponse {
+            id: Some(id),
+            name,
+            response: json!({"error": INTERRUPTED_CALL}),
+            parts: None,
+        }));
+        out.interrupted_calls += 1;
+    }
+    // Merge into a response turn right after the model turn if one is already there.
+    match out.history.last_mut() {
+        Some(last) if last.role == Role::User && last.has_function_response() => {
+            last.parts.extend(parts)
+        }
+        _ => out.history.push(Content {
+            role: Role::User,
+            parts,
+        }),
+    }
+    if let Some(mut record) = record.take() {
+        if let Some(Value::Array(calls)) = record.get_mut("toolCalls") {
+            for call in calls.iter_mut() {
+                if call.get("result").is_none_or(Value::is_null) {
+                    let name = call["name"].as_str().unwrap_or_default().to_string();
+                    let id = call["id"].as_str().unwrap_or_default().to_string();
+                    call["result"] = json!([{"functionResponse": {"id": id, "name": name,
+                        "response": {"error": INTERRUPTED_CALL}}}]);
+                    call["status"] = json!("cancelled");
+                    call["resultDisplay"] = json!("Interrupted");
+                }
+            }
+        }
+        out.repaired_records.push(record);
+    }
+}
+
+type CallResult = (String, String, Option<Vec<Part>>);
+
+/// The model turn of a `gemini` message and its calls with their recorded results.
+fn model_turn(message: &Value, synth: &mut usize) -> (Content, Vec<CallResult>) {
+    let mut calls = Vec::new();
+    let tool_calls = message
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for tc in &tool_calls {
+        let name = tc
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let id = match tc.get("id").and_then(Value::as_str) {
+            Some(id) if !id.is_empty() => wire_call_id(&name, id),
+            _ => {
+                *synth += 1;
+                format!("synth_{name}_{synth}")
+            }
+        };
+        let result = match tc.get("result") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) if s.is_empty() => None,
+            Some(Value::String(s)) => Some(vec![Part::function_response(FunctionResponse {
+                id: Some(id.clone()),
+                name: name.clone(),
+                response: json!({"output": s}),
+                parts: None,
+            })]),
+            Some(Value::Array(a)) => Some(parts_of(Some(&Value::Array(a.clone())))),
+            Some(other) => Some(parts_of(Some(&Value::Array(vec![other.clone()])))),
+        };
+        calls.push((id, name, result));
+    }
+    let content = message.get("content");
+    let own_parts = match content {
+        Some(Value::Array(_)) => parts_of(content),
+        _ => Vec::new(),
+    };
+    let has_own_calls = own_parts.iter().any(|p| p.function_call.is_some());
+    let mut parts: Vec<Part> = Vec::new();
+    if has_own_calls || !own_parts.is_empty() {
+        // Already a model turn (a rewrite by gemini-cli's resume, or a Troupe record).
+        parts = own_parts
+            .into_iter()
+            .filter(|p| p.thought != Some(true))
+            .map(|mut p| {
+                if let Some(fc) = p.function_call.as_mut() {
+                    let id = fc.id.clone().unwrap_or_default();
+                    fc.id = Some(wire_call_id(&fc.name, &id));
+                }
+                p
+            })
+            .collect();
+        if !has_own_calls {
+            append_calls(&mut parts, &tool_calls, &calls);
+        }
+    } else {
+        if let Some(Value::String(text)) = content {
+            if !text.is_empty() {
+                parts.push(Part::text(text.clone()));
+            }
+        }
+        append_calls(&mut parts, &tool_calls, &calls);
+    }
+    // Calls whose ids the content holds but `toolCalls` does not: known through content.
+    let known: HashSet<String> = calls.iter().map(|c| c.0.clone()).collect();
+    for p in &parts {
+        if let Some(fc) = &p.function_call {
+            let id = fc.id.clone().unwrap_or_default();
+            if !known.contains(&id) {
+                calls.push((id, fc.name.clone(), None));
+            }
+        }
+    }
+    (
+        Content {
+            role: Role::Model,
+            parts,
+        },
+        calls,
+    )
+}
+
+fn append_calls(parts: &mut Vec<Part>, tool_calls: &[Value], calls: &[CallResult]) {
+    for (tc, (id, name, _)) in tool_calls.iter().zip(calls) {
+        parts.push(Part::function_call(FunctionCall {
+            id: Some(id.clone()),
+            name: name.clone(),
+            args: tc.get("args").cloned().unwrap_or_else(|| json!({})),
+        }));
+    }
+}
+
+/// Parts from a message's `content` (a string becomes one text part).
+pub fn parts_of(content: Option<&Value>) -> Vec<Part> {
+    match content {
+        Some(Value::String(s)) => vec![Part::text(s.clone())],
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(|p| serde_json::from_value::<Part>(p.clone()).ok())
+            .filter(|p| !p.is_empty())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+// ------------------------------------------------------------------ records written
+
+/// The first line of a session file.
+pub fn metadata_record(session_id: &str, project_hash: &str, now: &str) -> Value {
+    json!({"sessionId": session_id, "projectHash": project_hash, "startTime": now,
+           "lastUpdated": now, "kind": "main"})
+}
+
+/// `{"$set":{"lastUpdated":…}}`.
+pub fn last_updated_record(now: &str) -> Value {
+    json!({"$set": {"lastUpdated": now}})
+}
+
+/// A `user` message.
+pub fn user_record(id: &str, now: &str, parts: &[Part]) -> Value {
+    json!({"id": id, "timestamp": now, "type": "user", "content": parts})
+}
+
+/// A history turn as a message of a `$set.messages` rewrite: user turns keep their
+/// parts; model turns keep theirs as Part[] content (gemini-cli's own rewrite form).
+pub fn history_records(
+    history: &[Content],
+    ids: &mut dyn FnMut() -> String,
+    now: &str,
+) -> Vec<Value> {
+    history
+        .iter()
+        .map(|c| {
+            let kind = if c.role == Role::User {
+                "user"
+            } else {
+                "gemini"
+            };
+            json!({"id": ids(), "timestamp": now, "type": kind, "content": c.parts})
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "session_file_tests.rs"]
+mod tests;
