@@ -11,6 +11,7 @@
 //! passed the threshold (`compress`).
 
 mod compress;
+mod loop_guard;
 mod model_call;
 mod tuning;
 
@@ -24,18 +25,21 @@ use actix::prelude::*;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::content::{Content, FunctionCall, FunctionDeclaration, Role};
+use crate::engine::context_budget::fit_history;
 use crate::engine::context_files::ContextFiles;
 use crate::engine::history::{assign_call_ids, curated, TurnAssembler};
+use crate::engine::loop_detection::LoopDetector;
 use crate::engine::model::ModelRequest;
 use crate::engine::prompt::SystemPrompt;
 use crate::engine::responses::error_parts;
 use crate::protocol::{
-    CallStatus, CancelTurn, CompletedCall, CompressHistory, CompressionOutcome, Memory,
-    MemoryReport, Schedule, TurnOutcome, UiEvent, UserInput,
+    ApprovalRequest, CallStatus, CancelTurn, CompletedCall, CompressHistory, CompressionOutcome,
+    Memory, MemoryReport, Schedule, TurnOutcome, UiEvent, UserInput,
 };
 use crate::providers::{ModelClient, ModelError};
 
 use super::scheduler::Scheduler;
+use crate::engine::loop_detection::LoopKind;
 use model_call::{CallFailure, ModelCall};
 
 /// What the Chat actor needs to run.
@@ -51,6 +55,9 @@ pub struct ChatConfig {
     pub tuning: ChatTuning,
     /// The context files behind the system prompt, for `Memory` (show / refresh).
     pub memory: Option<ChatMemory>,
+    /// Asked whether a turn caught in a loop may go on (the REPL asks the user; the
+    /// headless front refuses). None: a loop always ends the turn.
+    pub approver: Option<Recipient<ApprovalRequest>>,
 }
 
 /// How the system prompt is rebuilt when the context files are read again.
@@ -87,6 +94,9 @@ struct TurnState {
     after_function_response: bool,
     pending: Vec<FunctionCall>,
     span: tracing::Span,
+    /// Loop detection of this turn (off when the user chose to let it go on).
+    loops: LoopDetector,
+    loop_check: bool,
 }
 
 /// The conversation so far (comprehensive history).
@@ -120,10 +130,22 @@ impl Chat {
     }
 
     fn request(&self) -> ModelRequest {
-        let mut request = ModelRequest::new(self.config.model_name.clone(), curated(&self.history));
+        let (contents, dropped) = fit_history(
+            &curated(&self.history),
+            self.prefix_tokens(),
+            self.config.tuning.context_window,
+        );
+        if dropped > 0 {
+            self.emit(UiEvent::Notice(format!(
+                "The conversation does not fit the model's context window ({} tokens): its {dropped} oldest entries are left out of the request.",
+                self.config.tuning.context_window
+            )));
+        }
+        let mut request = ModelRequest::new(self.config.model_name.clone(), contents);
         request.system_instruction = self.config.system_prompt.clone();
         request.tools = self.config.tools.clone();
         request.temperature = self.config.tuning.temperature;
+        request.max_output_tokens = self.config.tuning.max_output_tokens;
         request
     }
 
@@ -137,6 +159,7 @@ impl Chat {
             events: self.events.clone(),
             cancel: turn.cancel.clone(),
             request_log: self.config.request_log.clone(),
+            loop_check: turn.loop_check,
         };
         let span = tracing::info_span!(parent: &turn.span, "model_request", round = turn.rounds);
         self.events
@@ -151,10 +174,10 @@ impl Chat {
 
     fn on_model_done(
         &mut self,
-        result: Result<TurnAssembler, CallFailure>,
+        result: Result<(TurnAssembler, Option<LoopKind>), CallFailure>,
         ctx: &mut Context<Self>,
     ) {
-        let Some(turn) = self.turn.as_mut() else {
+        let Some(turn) = self.turn.as_ref() else {
             return;
         };
         if turn.cancel.is_cancelled() {
@@ -162,7 +185,8 @@ impl Chat {
             return;
         }
         let assembled = match result {
-            Ok(a) => a,
+            Ok((_, Some(kind))) => return self.on_loop(kind, None, ctx),
+            Ok((a, None)) => a,
             Err(CallFailure {
                 error: ModelError::Cancelled,
                 ..
@@ -171,6 +195,12 @@ impl Chat {
         };
         if let Some(usage) = assembled.usage {
             self.last_prompt_tokens = usage.prompt_token_count;
+        }
+        if assembled.finish_reason.as_deref() == Some("MAX_TOKENS") {
+            self.emit(UiEvent::Notice(format!(
+                "The answer was cut at the output limit ({} tokens, model.max_output_tokens).",
+                self.config.tuning.max_output_tokens.unwrap_or_default()
+            )));
         }
         let mut content = assembled.content();
         let millis = SystemTime::now()
@@ -187,12 +217,29 @@ impl Chat {
                 }
             }
         }
-        self.history.push(content);
         if calls.is_empty() {
+            self.history.push(content);
             let text = assembled.text();
             self.finish(TurnOutcome::Completed { response: text });
             return;
         }
+        let looped = self
+            .turn
+            .as_mut()
+            .filter(|t| t.loop_check)
+            .and_then(|t| t.loops.check_round(&calls));
+        if let Some(kind) = looped {
+            return self.on_loop(kind, Some((content, calls)), ctx);
+        }
+        self.run_calls(content, calls, ctx);
+    }
+
+    /// Records the model turn that asked for `calls` and hands them to the Scheduler.
+    fn run_calls(&mut self, content: Content, calls: Vec<FunctionCall>, ctx: &mut Context<Self>) {
+        self.history.push(content);
+        let Some(turn) = self.turn.as_mut() else {
+            return;
+        };
         turn.rounds += 1;
         turn.pending = calls.clone();
         let schedule = Schedule {
@@ -257,7 +304,20 @@ impl Chat {
             self.finish(TurnOutcome::MaxTurns { limit });
             return;
         }
-        self.request_model(ctx);
+        let cancel = turn.cancel.clone();
+        if !self.compression_due() {
+            return self.request_model(ctx);
+        }
+        // The history outgrew its share of the window during the turn: compress
+        // before the next request (gemini-cli checks before every request).
+        ctx.spawn(self.compress(false, cancel).map(|outcome, act, ctx| {
+            if let CompressionOutcome::Failed { reason } = outcome {
+                act.emit(UiEvent::Notice(format!(
+                    "Chat compression failed: {reason}"
+                )));
+            }
+            act.request_model(ctx);
+        }));
     }
 
     /// A model call failed for good: the user input of this turn is rolled back unless
@@ -306,6 +366,8 @@ impl Handler<UserInput> for Chat {
             after_function_response: false,
             pending: Vec::new(),
             span: tracing::info_span!("turn", turn = id),
+            loops: LoopDetector::default(),
+            loop_check: self.config.tuning.loop_detection,
         });
         self.emit(UiEvent::TurnStarted {
             turn: id,

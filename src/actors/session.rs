@@ -73,6 +73,11 @@ pub fn start_session(
     events: Recipient<UiEvent>,
     approver: Recipient<ApprovalRequest>,
 ) -> Result<Session, String> {
+    let mut options = options;
+    if options.model_name.trim().is_empty() {
+        // Callers that did not resolve a default (tests, benchmarks): Gemini's.
+        options.model_name = crate::providers::DEFAULT_GEMINI_MODEL.to_string();
+    }
     let session_id = new_session_id();
     let settings = options.settings.clone();
     let fs = FsClient::new(FileSystem::start_pool(
@@ -136,6 +141,7 @@ pub fn start_session(
         mode: options.approval_mode,
         rules: saved_allow_rules(&settings),
     }));
+    let loop_approver = approver.clone();
     let scheduler_arbiter = Arbiter::new();
     let (reg, svc, ev, pol) = (
         registry.clone(),
@@ -168,6 +174,7 @@ pub fn start_session(
                 context: services.context.clone(),
                 report,
             }),
+            approver: Some(loop_approver),
         },
         scheduler.clone(),
         events.clone(),

@@ -115,12 +115,37 @@ pub fn select_model(args: &RunArgs, settings: &Settings) -> Result<Arc<dyn Model
     select(settings, &choice).map_err(|e| AppError::Model(e.to_string()))
 }
 
+/// The exit code of a run stopped by loop detection.
+pub const LOOP_EXIT_CODE: i32 = 55;
+
+/// Fills an empty `model.name` with the provider's default (for an OpenAI-compatible
+/// server, the first model it lists), so that no Gemini model name is ever sent to
+/// another server.
+pub fn resolve_model_name(
+    settings: &mut Settings,
+    model: &Arc<dyn ModelClient>,
+) -> Result<(), AppError> {
+    if !settings.model.name.trim().is_empty() {
+        return Ok(());
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let name = runtime
+        .block_on(model.default_model())
+        .map_err(|e| AppError::Model(e.to_string()))?;
+    tracing::info!(model = %name, "no model chosen; using the provider's default");
+    settings.model.name = name;
+    Ok(())
+}
+
 /// Runs one headless turn and returns the process exit code.
 pub fn run_headless(args: &RunArgs, prompt: String) -> Result<i32, AppError> {
     let ws = workspace(args)?;
-    let loaded = load_settings(&ws, args)?;
+    let mut loaded = load_settings(&ws, args)?;
     let _guard = init_logging(&loaded.settings, args.log_file.as_deref());
     let model = select_model(args, &loaded.settings)?;
+    resolve_model_name(&mut loaded.settings, &model)?;
     let format = match args.output_format {
         OutputFormatArg::Text => OutputFormat::Text,
         OutputFormatArg::Json => OutputFormat::Json,
@@ -205,12 +230,14 @@ pub fn report(summary: &RunSummary, format: OutputFormat) -> i32 {
     code
 }
 
-/// 0 on success; 1 on failure; 53 when the turn limit was hit; 130 when cancelled.
+/// 0 on success; 1 on failure; 53 when the turn limit was hit; 55 when the model was
+/// stopped in a loop; 130 when cancelled.
 pub fn exit_code(outcome: &TurnOutcome) -> i32 {
     match outcome {
         TurnOutcome::Completed { .. } => 0,
         TurnOutcome::Failed { .. } => 1,
         TurnOutcome::MaxTurns { .. } => 53,
+        TurnOutcome::LoopDetected { .. } => LOOP_EXIT_CODE,
         TurnOutcome::Cancelled => 130,
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod compression;
 pub mod content;
+pub mod context_budget;
 pub mod context_files;
 pub mod context_imports;
 pub mod diff;
@@ -9,6 +10,7 @@ pub mod edit;
 pub mod file_kind;
 pub mod history;
 pub mod ignore_rules;
+pub mod loop_detection;
 pub mod model;
 pub mod openai;
 pub mod path_correction;

@@ -27,6 +27,8 @@ pub struct ModelSettings {
     pub provider: String,
     pub name: String,
     pub max_turns: u32,
+    pub max_output_tokens: u32,
+    pub loop_detection: bool,
     pub system_prompt_file: String,
     pub temperature: f64,
     pub gemini: EndpointSettings,
@@ -49,6 +51,7 @@ pub struct EndpointSettings {
 #[serde(deny_unknown_fields)]
 pub struct NetworkSettings {
     pub connect_timeout_secs: u64,
+    pub first_byte_timeout_secs: u64,
     pub idle_timeout_secs: u64,
 }
 
@@ -70,6 +73,7 @@ pub struct CompressionSettings {
     pub preserve_fraction: f64,
     pub token_limits: Vec<String>,
     pub default_token_limit: u64,
+    pub tool_result_share: f64,
 }
 
 impl CompressionSettings {
@@ -210,6 +214,12 @@ pub(super) fn check_values(
         return Err(bad(
             "model.compression.preserve_fraction",
             "must be a fraction between 0 and 1".into(),
+        ));
+    }
+    if !(c.tool_result_share > 0.0 && c.tool_result_share <= 1.0) {
+        return Err(bad(
+            "model.compression.tool_result_share",
+            "must be a fraction above 0 and at most 1".into(),
         ));
     }
     for entry in &c.token_limits {

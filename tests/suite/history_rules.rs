@@ -294,7 +294,11 @@ fn calls_stay_answered_when_the_follow_up_fails_or_is_cancelled() {
 fn history_is_compressed_past_the_threshold_and_bad_summaries_are_discarded() {
     let s = Scratch::new();
     let long_question = format!("first {}", "q".repeat(3000));
-    let long_answer = format!("answer {}", "a".repeat(3000));
+    // Varied text: 3,000 times the same letter would be stopped as a loop.
+    let long_answer: String = format!(
+        "answer {}",
+        (0..340).map(|i| format!("ans{i:05} ")).collect::<String>()
+    );
     let summary =
         "<state_snapshot>The user asked a long question; it was answered.</state_snapshot>";
     let generated = |text: &str| {
@@ -305,15 +309,23 @@ fn history_is_compressed_past_the_threshold_and_bad_summaries_are_discarded() {
         )
     };
     let server = Loopback::start(vec![
-        // Turn 1 reports 600 prompt tokens: past 0.5 × 1000.
-        Reply::gemini_sse(&[text_chunk(&long_answer, 600)]),
+        // Turn 1 reports 1,400 prompt tokens: with a prefix of about 200, the history
+        // passes 0.5 × (2000 - 200).
+        Reply::gemini_sse(&[text_chunk(&long_answer, 1400)]),
         generated(summary),
         answer("second answer"),
         generated("   "),
         generated(&"x".repeat(20_000)),
     ]);
     System::new().block_on(async {
-        let mut h = Harness::start(&s.ws(), &server, &["model.compression.token_limits=gemini-*=1000"]);
+        let prompt = s.root().join("short.md");
+        std::fs::write(&prompt, "You are a test agent.").expect("prompt");
+        let prompt_setting = format!("model.system_prompt_file={}", prompt.display());
+        let mut h = Harness::start(
+            &s.ws(),
+            &server,
+            &["model.compression.token_limits=gemini-*=2000", "tools.core=read_file", &prompt_setting],
+        );
         assert!(matches!(h.turn(&long_question).await, TurnOutcome::Completed { .. }));
         assert!(matches!(h.turn("second").await, TurnOutcome::Completed { .. }));
         assert_eq!(h.notices.len(), 1, "{:?}", h.notices);
@@ -400,4 +412,45 @@ fn an_empty_answer_after_tool_results_keeps_the_results() {
     let list = sent.as_array().expect("contents");
     assert_eq!(list.len(), 3, "{sent}");
     assert_eq!(list[2]["parts"][1], json!({"text": "more"}));
+}
+
+#[test]
+fn the_fixed_prefix_alone_does_not_trigger_compression() {
+    // A system prompt of about 4,000 tokens in an 8,192-token window: the first turn
+    // reports 4,600 prompt tokens (past 0.5 × 8,192), but its history is small.
+    let s = Scratch::new();
+    let prompt = s.root().join("long.md");
+    std::fs::write(&prompt, "Follow the house rules. ".repeat(670)).expect("prompt");
+    let prompt_setting = format!("model.system_prompt_file={}", prompt.display());
+    let server = Loopback::start(vec![
+        Reply::gemini_sse(&[text_chunk("first answer", 4600)]),
+        answer("second answer"),
+    ]);
+    System::new().block_on(async {
+        let mut h = Harness::start(
+            &s.ws(),
+            &server,
+            &[
+                "model.compression.token_limits=gemini-*=8192",
+                "tools.core=read_file",
+                &prompt_setting,
+            ],
+        );
+        assert!(matches!(
+            h.turn("first").await,
+            TurnOutcome::Completed { .. }
+        ));
+        assert!(matches!(
+            h.turn("second").await,
+            TurnOutcome::Completed { .. }
+        ));
+        assert!(h.notices.is_empty(), "{:?}", h.notices);
+        assert_eq!(h.history().await.len(), 4);
+    });
+    let requests = server.requests();
+    // No summary call between the two turns.
+    assert_eq!(requests.len(), 2);
+    assert!(requests
+        .iter()
+        .all(|r| r.path.contains(":streamGenerateContent")));
 }

@@ -4,6 +4,7 @@ mod history_rules;
 mod local_llm;
 mod openai_wire;
 mod read_search;
+mod real_use;
 mod record_replay;
 mod repl;
 mod runtime;

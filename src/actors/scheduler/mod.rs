@@ -22,6 +22,7 @@ use crate::tools::{Services, ToolContext, ToolRegistry};
 use super::tool_host::HostOutcome;
 
 mod approval;
+mod budget;
 mod conflicts;
 mod events;
 
@@ -273,6 +274,14 @@ impl Inner {
         let ctx = self.context(&call.id, cancel);
         let outcome = invocation.execute(ctx).await;
         let duration = started.elapsed();
+        let outcome = match outcome {
+            HostOutcome::Finished(mut out) if out.error.is_none() => {
+                out.llm_content =
+                    budget::fit_result(out.llm_content, &call.name, &call.id, &self.services).await;
+                HostOutcome::Finished(out)
+            }
+            other => other,
+        };
         let _ = done.send(());
         let model = self.services.model_name.clone();
         let (status, parts, display, error, data) = match outcome {
