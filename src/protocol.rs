@@ -383,7 +383,7 @@ impl WaitingFor {
         match self {
             WaitingFor::Model => "Waiting for the model",
             WaitingFor::RetryBackoff => "Waiting to retry the model request",
-            WaitingFor::Correction => "Asking the model to correct the edit",
+            WaitingFor::Correction => "Correcting the edit (the model may be asked)",
         }
     }
 }

@@ -83,6 +83,9 @@ pub struct Chat {
     compression_failed: bool,
     /// A compression is running: the history must not change under it.
     compressing: bool,
+    /// The share of the declared context window requests are fitted to; lowered when
+    /// the server refuses a request as too large (the estimate was short for it).
+    window_scale: f64,
 }
 
 struct TurnState {
@@ -122,6 +125,7 @@ impl Chat {
             last_prompt_tokens: 0,
             compression_failed: false,
             compressing: false,
+            window_scale: 1.0,
         }
     }
 
@@ -130,11 +134,9 @@ impl Chat {
     }
 
     fn request(&self) -> ModelRequest {
-        let (contents, dropped) = fit_history(
-            &curated(&self.history),
-            self.prefix_tokens(),
-            self.config.tuning.context_window,
-        );
+        let window = (self.config.tuning.context_window as f64 * self.window_scale) as u64;
+        let (contents, dropped) =
+            fit_history(&curated(&self.history), self.prefix_tokens(), window);
         if dropped > 0 {
             self.emit(UiEvent::Notice(format!(
                 "The conversation does not fit the model's context window ({} tokens): its {dropped} oldest entries are left out of the request.",
@@ -191,6 +193,15 @@ impl Chat {
                 error: ModelError::Cancelled,
                 ..
             }) => return self.finish(TurnOutcome::Cancelled),
+            Err(failure) if failure.error.is_context_overflow() && self.window_scale > 0.2 => {
+                // Fit the request to a smaller share of the window and send it again.
+                self.window_scale *= 0.6;
+                self.emit(UiEvent::Notice(format!(
+                    "The server refused the request as too large for the context window ({}); sending it again without the oldest history.",
+                    failure.error
+                )));
+                return self.request_model(ctx);
+            }
             Err(failure) => return self.fail(failure.message()),
         };
         if let Some(usage) = assembled.usage {

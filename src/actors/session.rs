@@ -241,6 +241,7 @@ fn system_prompt(
             .then(|| PathBuf::from(&settings.model.system_prompt_file))
     });
     let template = match file {
+        None if settings.model.prompt_style == "short" => prompt::SHORT_TEMPLATE.to_string(),
         None => prompt::DEFAULT_TEMPLATE.to_string(),
         Some(path) => std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read system prompt file {}: {e}", path.display()))?,

@@ -86,7 +86,15 @@ pub fn workspace(args: &RunArgs) -> Result<Arc<Workspace>, AppError> {
 
 /// Settings with the command line's own overrides applied last.
 pub fn load_settings(ws: &Workspace, args: &RunArgs) -> Result<LoadedSettings, AppError> {
-    let mut overrides = args.overrides.clone();
+    let mut overrides: Vec<String> = match &args.profile {
+        Some(name) => settings::profiles::profile(name)
+            .map_err(AppError::Usage)?
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        None => Vec::new(),
+    };
+    overrides.extend(args.overrides.iter().cloned());
     if let Some(mode) = &args.approval_mode {
         if crate::protocol::ApprovalMode::parse(mode).is_none() {
             return Err(AppError::Usage(format!(

@@ -101,6 +101,22 @@ impl ModelError {
         }
     }
 
+    /// Did the server refuse the request as larger than the model's context window?
+    /// (llama.cpp: "the request exceeds the available context size"; OpenAI: "maximum
+    /// context length"; Gemini: "exceeds the maximum number of tokens".)
+    pub fn is_context_overflow(&self) -> bool {
+        let ModelError::Http {
+            status, message, ..
+        } = self
+        else {
+            return false;
+        };
+        let m = message.to_lowercase();
+        matches!(status, 400 | 413)
+            && (m.contains("context") || m.contains("token"))
+            && (m.contains("exceed") || m.contains("too long") || m.contains("maximum"))
+    }
+
     /// Is this a refused connection (retried only a few times, quickly)?
     pub fn is_refused(&self) -> bool {
         matches!(self, ModelError::Refused { .. })

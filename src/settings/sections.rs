@@ -30,6 +30,7 @@ pub struct ModelSettings {
     pub max_output_tokens: u32,
     pub loop_detection: bool,
     pub system_prompt_file: String,
+    pub prompt_style: String,
     pub temperature: f64,
     pub gemini: EndpointSettings,
     pub openai: EndpointSettings,
@@ -201,6 +202,12 @@ pub(super) fn check_values(
                 "`{}` is not one of auto, gemini, openai, scripted",
                 s.model.provider
             ),
+        ));
+    }
+    if !["full", "short"].contains(&s.model.prompt_style.as_str()) {
+        return Err(bad(
+            "model.prompt_style",
+            format!("`{}` is not one of full, short", s.model.prompt_style),
         ));
     }
     let c = &s.model.compression;

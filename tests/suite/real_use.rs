@@ -395,3 +395,101 @@ fn without_a_model_name_the_openai_server_is_asked_for_its_models() {
     );
     assert_eq!(requests[1].body["model"], "served-model");
 }
+
+#[test]
+fn the_small_profile_sends_core_tools_a_short_prompt_and_bounds() {
+    let s = Scratch::new();
+    let out = s.run(
+        &[turn(vec![text("ok")])],
+        &["-p", "hi", "--profile", "small"],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let request = &s.requests()[0];
+    let mut names: Vec<&str> = request["tools"][0]["functionDeclarations"]
+        .as_array()
+        .expect("declarations")
+        .iter()
+        .filter_map(|d| d["name"].as_str())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "glob",
+            "grep_search",
+            "list_directory",
+            "read_file",
+            "replace",
+            "run_shell_command",
+            "write_file"
+        ]
+    );
+    let system = request["systemInstruction"]["parts"][0]["text"]
+        .as_str()
+        .expect("system");
+    assert!(system.len() < 2000, "{} chars:\n{system}", system.len());
+    for name in &names {
+        assert!(
+            system.contains(&format!("- {name}: ")),
+            "{name} missing:\n{system}"
+        );
+    }
+    assert!(
+        !system.contains("write_todos") && !system.contains("save_memory"),
+        "{system}"
+    );
+    assert_eq!(request["generationConfig"]["temperature"], 0.0);
+    assert_eq!(request["generationConfig"]["maxOutputTokens"], 1024);
+
+    let out = s.run(
+        &[turn(vec![text("ok")])],
+        &["-p", "hi", "--profile", "huge"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("`huge` is not a profile"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn the_full_prompt_leaves_out_tools_that_tools_core_removed() {
+    let s = Scratch::new();
+    let out = s.run(
+        &[turn(vec![text("ok")])],
+        &["-p", "hi", "-c", "tools.core=read_file,list_directory"],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let system = s.requests()[0]["systemInstruction"]["parts"][0]["text"]
+        .as_str()
+        .expect("system")
+        .to_string();
+    for absent in ["run_shell_command", "write_todos", "save_memory", "replace"] {
+        assert!(!system.contains(absent), "{absent} is described:\n{system}");
+    }
+    assert!(system.contains("- read_file: "), "{system}");
+}
+
+#[test]
+fn a_request_refused_as_too_large_is_sent_again_smaller() {
+    let s = Scratch::new();
+    s.write("a.txt", "alpha\n");
+    let history: String = (0..200).map(|i| format!("old message {i:04} ")).collect();
+    let server = Loopback::start(vec![
+        Reply::json(
+            400,
+            &json!({"error": {"code": 400, "type": "exceed_context_size_error",
+                "message": "the request exceeds the available context size, try increasing it"}}),
+        ),
+        openai_answer("fits now"),
+    ]);
+    let out = run_against(
+        &s,
+        &[("OPENAI_BASE_URL", &openai_env(&server))],
+        &["-p", &history, "-o", "json", "-m", "m"],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(json_out(&out)["response"], "fits now");
+    assert_eq!(server.requests().len(), 2);
+}

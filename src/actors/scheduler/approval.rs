@@ -53,7 +53,9 @@ pub type SharedPolicy = Arc<Mutex<PolicyState>>;
 
 /// What approval came to for one call.
 pub(super) enum Approval {
-    Run(Box<dyn Invocation>),
+    /// Run it; the time spent preparing the confirmation (an edit's correction calls
+    /// included, the user's answer not) counts in the call's duration.
+    Run(Box<dyn Invocation>, std::time::Duration),
     Refused(Arc<CompletedCall>),
     UserCancelled(Arc<CompletedCall>),
 }
@@ -67,6 +69,7 @@ impl Inner {
         cancel: &CancellationToken,
     ) -> Approval {
         let mut args = call.args.clone();
+        let mut prepared = std::time::Duration::ZERO;
         loop {
             let hint = invocation.policy_hint().map(|h| h == PolicyHint::Allow);
             let (mode, allowed) = match self.policy.lock() {
@@ -77,7 +80,7 @@ impl Inner {
                 Err(_) => (ApprovalMode::Default, false),
             };
             match decide(mode, tool.kind(), hint) {
-                PolicyDecision::Allow => return Approval::Run(invocation),
+                PolicyDecision::Allow => return Approval::Run(invocation, prepared),
                 PolicyDecision::Deny(reason) => {
                     return Approval::Refused(self.failed(
                         call,
@@ -85,12 +88,15 @@ impl Inner {
                         format!("Tool execution denied by policy. {reason}"),
                     ))
                 }
-                PolicyDecision::Ask if allowed => return Approval::Run(invocation),
+                PolicyDecision::Ask if allowed => return Approval::Run(invocation, prepared),
                 PolicyDecision::Ask => {}
             }
             let ctx = self.context(&call.id, cancel.clone());
-            let Some(details) = invocation.confirmation(&ctx).await else {
-                return Approval::Run(invocation);
+            let preparing = std::time::Instant::now();
+            let details = invocation.confirmation(&ctx).await;
+            prepared += preparing.elapsed();
+            let Some(details) = details else {
+                return Approval::Run(invocation, prepared);
             };
             self.status(call, CallStatus::AwaitingApproval);
             let request = ApprovalRequest {
@@ -104,7 +110,7 @@ impl Inner {
                 _ = cancel.cancelled() => return Approval::Refused(self.cancelled(call, "Operation cancelled by user")),
             };
             match decision {
-                ApprovalDecision::ProceedOnce => return Approval::Run(invocation),
+                ApprovalDecision::ProceedOnce => return Approval::Run(invocation, prepared),
                 ApprovalDecision::ProceedAlways | ApprovalDecision::ProceedAlwaysAndSave => {
                     let origin = if decision == ApprovalDecision::ProceedAlways {
                         "session"
@@ -112,7 +118,7 @@ impl Inner {
                         "saved"
                     };
                     self.remember(tool.as_ref(), invocation.approval_keys(), origin);
-                    return Approval::Run(invocation);
+                    return Approval::Run(invocation, prepared);
                 }
                 ApprovalDecision::Modify { edited_content } => {
                     let Some(new_args) = tool.modified_args(&args, &edited_content) else {

@@ -194,7 +194,7 @@ impl Inner {
                 }
             };
             match self.approve(&tool, invocation, &call, &cancel).await {
-                Approval::Run(invocation) => {
+                Approval::Run(invocation, prepared) => {
                     let touched = invocation.touched();
                     let (tx, deps) = conflicts.add(
                         slots.len(),
@@ -209,6 +209,7 @@ impl Inner {
                         deps,
                         cancel.clone(),
                         tx,
+                        prepared,
                     ));
                     slots.push(Slot::Running(handle, call.id, call.name, call.args));
                     continue;
@@ -257,6 +258,7 @@ impl Inner {
         deps: Vec<DoneSignal>,
         cancel: CancellationToken,
         done: tokio::sync::oneshot::Sender<()>,
+        prepared: Duration,
     ) -> Arc<CompletedCall> {
         self.status(&call, CallStatus::Scheduled);
         if !deps.is_empty() {
@@ -273,7 +275,8 @@ impl Inner {
         let started = Instant::now();
         let ctx = self.context(&call.id, cancel);
         let outcome = invocation.execute(ctx).await;
-        let duration = started.elapsed();
+        // Preparing the confirmation (an edit's correction calls) is part of the call.
+        let duration = started.elapsed() + prepared;
         let outcome = match outcome {
             HostOutcome::Finished(mut out) if out.error.is_none() => {
                 out.llm_content =
