@@ -91,6 +91,12 @@ enum Slot {
     ),
 }
 
+/// An approved call: what runs, and the time its confirmation took to prepare.
+struct Approved {
+    invocation: Box<dyn Invocation>,
+    prepared: Duration,
+}
+
 struct CallInfo {
     id: String,
     name: String,
@@ -205,11 +211,13 @@ impl Inner {
                     let handle = actix::spawn(self.clone().execute(
                         call_clone(&call),
                         tool,
-                        invocation,
+                        Approved {
+                            invocation,
+                            prepared,
+                        },
                         deps,
                         cancel.clone(),
                         tx,
-                        prepared,
                     ));
                     slots.push(Slot::Running(handle, call.id, call.name, call.args));
                     continue;
@@ -254,12 +262,15 @@ impl Inner {
         self: Arc<Self>,
         call: CallInfo,
         tool: Arc<dyn ToolHandle>,
-        invocation: Box<dyn Invocation>,
+        approved: Approved,
         deps: Vec<DoneSignal>,
         cancel: CancellationToken,
         done: tokio::sync::oneshot::Sender<()>,
-        prepared: Duration,
     ) -> Arc<CompletedCall> {
+        let Approved {
+            invocation,
+            prepared,
+        } = approved;
         self.status(&call, CallStatus::Scheduled);
         if !deps.is_empty() {
             tokio::select! {
