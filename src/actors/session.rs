@@ -152,7 +152,13 @@ pub fn start_session(
     let scheduler = Scheduler::start_in_arbiter(&scheduler_arbiter.handle(), move |_| {
         Scheduler::new(reg, svc, approver, ev, pol)
     });
-    let tools = registry.declarations();
+    let mut tools = registry.declarations();
+    if settings.tools.compact_declarations {
+        tools = tools
+            .iter()
+            .map(crate::engine::compact_tools::compact)
+            .collect();
+    }
     let tuning = ChatTuning::new(&settings, options.model.provider(), &options.model_name);
     let prompt = system_prompt(&settings, &options.workspace, &tools)?;
     let loaded = services.context.load();

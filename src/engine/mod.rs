@@ -1,5 +1,6 @@
 //! Pure logic: no actors and no side effects beyond what callers pass in.
 
+pub mod compact_tools;
 pub mod compression;
 pub mod content;
 pub mod context_budget;

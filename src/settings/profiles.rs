@@ -6,7 +6,8 @@
 pub const SMALL: &[&str] = &[
     // The tools a coding task needs; their declarations are a third of the full set.
     "tools.core=list_directory,read_file,glob,grep_search,replace,write_file,run_shell_command",
-    // A short prompt generated from those tools.
+    // Their descriptions cut to a sentence, and a short prompt generated from them.
+    "tools.compact_declarations=true",
     "model.prompt_style=short",
     "model.temperature=0",
     "model.max_output_tokens=1024",

@@ -119,6 +119,7 @@ pub struct ToolSettings {
     pub actors_per_tool: usize,
     pub core: Vec<String>,
     pub exclude: Vec<String>,
+    pub compact_declarations: bool,
 }
 
 /// The `[edit]` section: how failed edits are corrected.

@@ -23,7 +23,8 @@ use troupe::providers::select::{select, ModelChoice};
 use crate::common::loopback::{Captured, Loopback, Reply};
 use crate::common::Scratch;
 
-/// Forwards every event to the test and approves every call.
+/// Forwards every event to the test and approves every call (each request it gets is
+/// passed on as a notice `approval asked: TOOL`).
 struct Collector(mpsc::UnboundedSender<UiEvent>);
 
 impl Actor for Collector {
@@ -39,7 +40,11 @@ impl Handler<UiEvent> for Collector {
 
 impl Handler<ApprovalRequest> for Collector {
     type Result = MessageResult<ApprovalRequest>;
-    fn handle(&mut self, _: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, req: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
+        let _ = self.0.send(UiEvent::Notice(format!(
+            "approval asked: {}",
+            req.tool_name
+        )));
         MessageResult(ApprovalDecision::ProceedOnce)
     }
 }
@@ -453,4 +458,22 @@ fn the_fixed_prefix_alone_does_not_trigger_compression() {
     assert!(requests
         .iter()
         .all(|r| r.path.contains(":streamGenerateContent")));
+}
+
+#[test]
+fn an_approver_that_lets_a_looping_turn_go_on_turns_detection_off_for_it() {
+    // The approver here answers "proceed" (as a user at the REPL may): the loop found at
+    // the fifth identical call is reported to it, and the turn then runs to its limit.
+    let s = Scratch::new();
+    s.write("a.txt", "alpha\n");
+    let server = Loopback::always(calls(
+        json!([{"functionCall": {"name": "read_file", "args": {"file_path": "a.txt"}}}]),
+    ));
+    System::new().block_on(async {
+        let mut h = Harness::start(&s.ws(), &server, &["model.max_turns=8"]);
+        let outcome = h.turn("read it").await;
+        assert_eq!(outcome, TurnOutcome::MaxTurns { limit: 8 });
+        assert_eq!(h.notices, ["approval asked: loop_detection"]);
+    });
+    assert_eq!(server.requests().len(), 8);
 }
