@@ -209,11 +209,11 @@ impl Handler<UiEvent> for HeadlessFront {
                 if *seconds > 0 && self.format != OutputFormat::Silent =>
             {
                 let setting = match what {
-                    WaitingFor::Model => " (model.network.first_byte_timeout_secs)",
+                    WaitingFor::Model => "; the limit is model.network.first_byte_timeout_secs",
                     _ => "",
                 };
                 eprintln!(
-                    "troupe: {} ({seconds} s so far{setting})",
+                    "troupe: {}: {seconds} s so far{setting}",
                     what.describe().to_lowercase()
                 );
             }
