@@ -217,6 +217,12 @@ impl Handler<UiEvent> for HeadlessFront {
                     what.describe().to_lowercase()
                 );
             }
+            UiEvent::Warning(message) => {
+                if !matches!(self.format, OutputFormat::Silent) {
+                    eprintln!("troupe: {message}");
+                }
+                tracing::warn!(%message, "warning");
+            }
             UiEvent::Notice(message) => {
                 if matches!(self.format, OutputFormat::Transcript) {
                     println!("  ℹ {message}");

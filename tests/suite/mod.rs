@@ -1,6 +1,8 @@
+mod acp;
 mod edit;
 mod gemini_wire;
 mod history_rules;
+mod hooks;
 mod local_llm;
 mod openai_wire;
 mod read_search;

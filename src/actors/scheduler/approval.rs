@@ -67,6 +67,7 @@ impl Inner {
         mut invocation: Box<dyn Invocation>,
         call: &CallInfo,
         cancel: &CancellationToken,
+        force_ask: bool,
     ) -> Approval {
         let mut args = call.args.clone();
         let mut prepared = std::time::Duration::ZERO;
@@ -80,7 +81,8 @@ impl Inner {
                 Err(_) => (ApprovalMode::Default, false),
             };
             match decide(mode, tool.kind(), hint) {
-                PolicyDecision::Allow => return Approval::Run(invocation, prepared),
+                PolicyDecision::Allow if !force_ask => return Approval::Run(invocation, prepared),
+                PolicyDecision::Allow => {}
                 PolicyDecision::Deny(reason) => {
                     return Approval::Refused(self.failed(
                         call,
@@ -88,15 +90,19 @@ impl Inner {
                         format!("Tool execution denied by policy. {reason}"),
                     ))
                 }
-                PolicyDecision::Ask if allowed => return Approval::Run(invocation, prepared),
+                PolicyDecision::Ask if allowed && !force_ask => {
+                    return Approval::Run(invocation, prepared)
+                }
                 PolicyDecision::Ask => {}
             }
             let ctx = self.context(&call.id, cancel.clone());
             let preparing = std::time::Instant::now();
             let details = invocation.confirmation(&ctx).await;
             prepared += preparing.elapsed();
-            let Some(details) = details else {
-                return Approval::Run(invocation, prepared);
+            let details = match details {
+                Some(details) => details,
+                None if force_ask => super::hooks::forced_details(tool.name(), &args),
+                None => return Approval::Run(invocation, prepared),
             };
             self.status(call, CallStatus::AwaitingApproval);
             let request = ApprovalRequest {
@@ -105,6 +111,7 @@ impl Inner {
                 args: args.clone(),
                 details,
             };
+            self.notify_permission(&request).await;
             let decision = tokio::select! {
                 d = { self.events.flush(); self.approver.send(request) } => d.unwrap_or(ApprovalDecision::Cancel { feedback: None }),
                 _ = cancel.cancelled() => return Approval::Refused(self.cancelled(call, "Operation cancelled by user")),

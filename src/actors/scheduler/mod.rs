@@ -25,6 +25,7 @@ mod approval;
 mod budget;
 mod conflicts;
 mod events;
+mod hooks;
 
 use approval::Approval;
 pub use approval::{AllowRule, PolicyState, SharedPolicy};
@@ -101,6 +102,8 @@ struct CallInfo {
     id: String,
     name: String,
     args: Value,
+    /// A BeforeTool hook replaced the arguments.
+    hook_modified: bool,
 }
 
 impl Inner {
@@ -160,10 +163,11 @@ impl Inner {
         let mut conflicts = ConflictTracker::default();
         let mut stop_reason: Option<&'static str> = None;
         for FunctionCall { id, name, args } in batch.calls {
-            let call = CallInfo {
+            let mut call = CallInfo {
                 id: id.unwrap_or_default(),
                 name,
                 args,
+                hook_modified: false,
             };
             self.emit(UiEvent::ToolCallRequested {
                 call_id: call.id.clone(),
@@ -199,7 +203,26 @@ impl Inner {
                     continue;
                 }
             };
-            match self.approve(&tool, invocation, &call, &cancel).await {
+            let (invocation, force_ask) = match self
+                .before_tool(&tool, invocation, &mut call, &cancel)
+                .await
+            {
+                hooks::BeforeTool::Run {
+                    invocation,
+                    force_ask,
+                } => (invocation, force_ask),
+                hooks::BeforeTool::Done(completed) => {
+                    slots.push(Slot::Done(completed));
+                    if cancel.is_cancelled() {
+                        stop_reason = Some("Agent execution stopped by hook");
+                    }
+                    continue;
+                }
+            };
+            match self
+                .approve(&tool, invocation, &call, &cancel, force_ask)
+                .await
+            {
                 Approval::Run(invocation, prepared) => {
                     let touched = invocation.touched();
                     let (tx, deps) = conflicts.add(
@@ -237,7 +260,12 @@ impl Inner {
                 Slot::Running(handle, id, name, args) => match handle.await {
                     Ok(c) => c,
                     Err(e) => self.failed(
-                        &CallInfo { id, name, args },
+                        &CallInfo {
+                            id,
+                            name,
+                            args,
+                            hook_modified: false,
+                        },
                         ToolErrorKind::UnhandledException,
                         format!("Internal error while running the tool: {e}"),
                     ),
@@ -284,7 +312,7 @@ impl Inner {
         }
         self.status(&call, CallStatus::Executing);
         let started = Instant::now();
-        let ctx = self.context(&call.id, cancel);
+        let ctx = self.context(&call.id, cancel.clone());
         let outcome = invocation.execute(ctx).await;
         // Preparing the confirmation (an edit's correction calls) is part of the call.
         let duration = started.elapsed() + prepared;
@@ -359,7 +387,7 @@ impl Inner {
                 format!("Tool \"{}\" is unavailable: {msg}", tool.name()),
             ),
         };
-        self.finish(CompletedCall {
+        let completed = CompletedCall {
             call_id: call.id,
             name: call.name,
             args: call.args,
@@ -369,7 +397,11 @@ impl Inner {
             error,
             duration,
             data,
-        })
+        };
+        let completed = self
+            .after_tool(completed, call.hook_modified, &cancel)
+            .await;
+        self.finish(completed)
     }
 }
 
@@ -399,6 +431,7 @@ fn call_clone(call: &CallInfo) -> CallInfo {
         id: call.id.clone(),
         name: call.name.clone(),
         args: call.args.clone(),
+        hook_modified: call.hook_modified,
     }
 }
 
