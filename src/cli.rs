@@ -63,6 +63,12 @@ pub struct RunArgs {
     #[arg(long = "log-requests", value_name = "FILE", hide = true)]
     pub log_requests: Option<PathBuf>,
 
+    /// A settings preset applied before -c overrides: `small` for small local models
+    /// (core tools, short system prompt, temperature 0, bounded answers, edits
+    /// corrected without the model).
+    #[arg(long = "profile", value_name = "NAME")]
+    pub profile: Option<String>,
+
     /// Override a setting: -c model.max_turns=20 (repeatable).
     #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,

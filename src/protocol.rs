@@ -330,10 +330,20 @@ pub struct MemoryReport {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum TurnOutcome {
-    Completed { response: String },
+    Completed {
+        response: String,
+    },
     Cancelled,
-    MaxTurns { limit: u32 },
-    Failed { message: String },
+    MaxTurns {
+        limit: u32,
+    },
+    Failed {
+        message: String,
+    },
+    /// The model was stuck repeating itself (loop detection, `model.loop_detection`).
+    LoopDetected {
+        message: String,
+    },
 }
 
 /// An approval mode: how much runs without asking.
@@ -369,6 +379,28 @@ impl ApprovalMode {
 }
 
 // ---------------------------------------------------------------- events out
+
+/// What a turn is waiting for, as the front ends tell the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitingFor {
+    /// The model's first token (a local server processes the prompt first).
+    Model,
+    /// The pause before a model request is sent again.
+    RetryBackoff,
+    /// The model repairing an edit (`replace` with a string that did not match).
+    Correction,
+}
+
+impl WaitingFor {
+    /// The spinner's words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            WaitingFor::Model => "Waiting for the model",
+            WaitingFor::RetryBackoff => "Waiting to retry the model request",
+            WaitingFor::Correction => "Correcting the edit (the model may be asked)",
+        }
+    }
+}
 
 /// Everything a front end renders, in the order it happens.
 #[derive(Debug, Clone, Message)]
@@ -412,6 +444,12 @@ pub enum UiEvent {
     },
     /// Something worth a line in the transcript (compression, mode switch, ...).
     Notice(String),
+    /// The turn waits for something slow: the spinner says what; `seconds` > 0 repeats
+    /// it while the wait goes on (the headless front prints those on stderr).
+    Waiting {
+        what: WaitingFor,
+        seconds: u64,
+    },
     /// Something the user must see even headless (on stderr): a hook that failed, a
     /// hook's `systemMessage`, hooks skipped in an untrusted folder.
     Warning(String),

@@ -106,7 +106,9 @@ pub fn stop_reason(outcome: &TurnOutcome) -> Result<&'static str, String> {
         TurnOutcome::Completed { .. } => Ok("end_turn"),
         TurnOutcome::Cancelled => Ok("cancelled"),
         TurnOutcome::MaxTurns { .. } => Ok("max_turn_requests"),
-        TurnOutcome::Failed { message } => Err(message.clone()),
+        TurnOutcome::Failed { message } | TurnOutcome::LoopDetected { message } => {
+            Err(message.clone())
+        }
     }
 }
 

@@ -12,6 +12,7 @@
 
 mod compress;
 mod hooks;
+mod loop_guard;
 mod model_call;
 mod tuning;
 
@@ -24,20 +25,23 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use actix::prelude::*;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::content::{Content, FunctionCall, FunctionDeclaration, Part, Role};
+use crate::engine::content::{Content, FunctionCall, FunctionDeclaration, Part, Role, Usage};
+use crate::engine::context_budget::fit_history;
 use crate::engine::context_files::ContextFiles;
 use crate::engine::history::{assign_call_ids, curated, TurnAssembler};
+use crate::engine::loop_detection::LoopDetector;
 use crate::engine::model::ModelRequest;
 use crate::engine::prompt::SystemPrompt;
 use crate::engine::responses::error_parts;
 use crate::protocol::{
-    CallStatus, CancelTurn, CompletedCall, CompressHistory, CompressionOutcome, Memory,
-    MemoryReport, Schedule, SeedHistory, SessionEvent, TakeCheckpoint, TurnOutcome, UiEvent,
-    UserInput, UserParts,
+    ApprovalRequest, CallStatus, CancelTurn, CompletedCall, CompressHistory, CompressionOutcome,
+    Memory, MemoryReport, Schedule, SeedHistory, SessionEvent, TakeCheckpoint, TurnOutcome,
+    UiEvent, UserInput, UserParts,
 };
 use crate::providers::{ModelClient, ModelError};
 
 use super::scheduler::Scheduler;
+use crate::engine::loop_detection::LoopKind;
 use model_call::{CallFailure, ModelCall};
 
 /// What the Chat actor needs to run.
@@ -59,6 +63,9 @@ pub struct ChatConfig {
     pub history: Vec<Content>,
     /// Snapshots the workspace before `replace`/`write_file` calls run (checkpointing).
     pub checkpointer: Option<Recipient<TakeCheckpoint>>,
+    /// Asked whether a turn caught in a loop may go on (the REPL asks the user; the
+    /// headless front refuses). None: a loop always ends the turn.
+    pub approver: Option<Recipient<ApprovalRequest>>,
     /// The session's hooks (BeforeAgent, BeforeModel, …; see `chat/hooks.rs`).
     pub hooks: crate::hooks::HookClient,
 }
@@ -88,6 +95,11 @@ pub struct Chat {
     compressing: bool,
     /// The parts of the starting turn's prompt after its text (`@path` content).
     prompt_extra: Vec<Part>,
+    /// The share of the declared context window requests are fitted to; lowered when
+    /// the server refuses a request as too large (the estimate was short for it).
+    window_scale: f64,
+    /// Token usage of the model answer being handled, recorded with its turn.
+    model_usage: Option<Usage>,
 }
 
 struct TurnState {
@@ -99,6 +111,9 @@ struct TurnState {
     after_function_response: bool,
     pending: Vec<FunctionCall>,
     span: tracing::Span,
+    /// Loop detection of this turn (off when the user chose to let it go on).
+    loops: LoopDetector,
+    loop_check: bool,
     /// An AfterAgent hook already sent the model back to work once this turn.
     stop_hook_active: bool,
 }
@@ -132,6 +147,8 @@ impl Chat {
             compression_failed: false,
             compressing: false,
             prompt_extra: Vec::new(),
+            window_scale: 1.0,
+            model_usage: None,
         }
     }
 
@@ -147,10 +164,20 @@ impl Chat {
     }
 
     fn request(&self) -> ModelRequest {
-        let mut request = ModelRequest::new(self.config.model_name.clone(), curated(&self.history));
+        let window = (self.config.tuning.context_window as f64 * self.window_scale) as u64;
+        let (contents, dropped) =
+            fit_history(&curated(&self.history), self.prefix_tokens(), window);
+        if dropped > 0 {
+            self.emit(UiEvent::Notice(format!(
+                "The conversation does not fit the model's context window ({} tokens): its {dropped} oldest entries are left out of the request.",
+                self.config.tuning.context_window
+            )));
+        }
+        let mut request = ModelRequest::new(self.config.model_name.clone(), contents);
         request.system_instruction = self.config.system_prompt.clone();
         request.tools = self.config.tools.clone();
         request.temperature = self.config.tuning.temperature;
+        request.max_output_tokens = self.config.tuning.max_output_tokens;
         request
     }
 
@@ -172,6 +199,7 @@ impl Chat {
             events: self.events.clone(),
             cancel: turn.cancel.clone(),
             request_log: self.config.request_log.clone(),
+            loop_check: turn.loop_check,
         };
         let span = tracing::info_span!(parent: &turn.span, "model_request", round = turn.rounds);
         self.events
@@ -186,10 +214,10 @@ impl Chat {
 
     fn on_model_done(
         &mut self,
-        result: Result<TurnAssembler, CallFailure>,
+        result: Result<(TurnAssembler, Option<LoopKind>), CallFailure>,
         ctx: &mut Context<Self>,
     ) {
-        let Some(turn) = self.turn.as_mut() else {
+        let Some(turn) = self.turn.as_ref() else {
             return;
         };
         if turn.cancel.is_cancelled() {
@@ -197,15 +225,31 @@ impl Chat {
             return;
         }
         let assembled = match result {
-            Ok(a) => a,
+            Ok((_, Some(kind))) => return self.on_loop(kind, None, ctx),
+            Ok((a, None)) => a,
             Err(CallFailure {
                 error: ModelError::Cancelled,
                 ..
             }) => return self.finish(TurnOutcome::Cancelled),
+            Err(failure) if failure.error.is_context_overflow() && self.window_scale > 0.2 => {
+                // Fit the request to a smaller share of the window and send it again.
+                self.window_scale *= 0.6;
+                self.emit(UiEvent::Notice(format!(
+                    "The server refused the request as too large for the context window ({}); sending it again without the oldest history.",
+                    failure.error
+                )));
+                return self.request_model(ctx);
+            }
             Err(failure) => return self.fail(failure.message()),
         };
         if let Some(usage) = assembled.usage {
             self.last_prompt_tokens = usage.prompt_token_count;
+        }
+        if assembled.finish_reason.as_deref() == Some("MAX_TOKENS") {
+            self.emit(UiEvent::Notice(format!(
+                "The answer was cut at the output limit ({} tokens, model.max_output_tokens).",
+                self.config.tuning.max_output_tokens.unwrap_or_default()
+            )));
         }
         let mut content = assembled.content();
         let millis = SystemTime::now()
@@ -222,18 +266,41 @@ impl Chat {
                 }
             }
         }
-        if let Some(recorder) = &self.config.recorder {
-            recorder.do_send(SessionEvent::Model {
-                content: content.clone(),
-                usage: assembled.usage,
-            });
-        }
-        self.history.push(content);
+        self.model_usage = assembled.usage;
         if calls.is_empty() {
+            self.push_model_turn(content);
             let text = assembled.text();
             self.complete_turn(text, ctx);
             return;
         }
+        let looped = self
+            .turn
+            .as_mut()
+            .filter(|t| t.loop_check)
+            .and_then(|t| t.loops.check_round(&calls));
+        if let Some(kind) = looped {
+            return self.on_loop(kind, Some((content, calls)), ctx);
+        }
+        self.run_calls(content, calls, ctx);
+    }
+
+    /// Adds a model turn to the history and to the session file.
+    fn push_model_turn(&mut self, content: Content) {
+        if let Some(recorder) = &self.config.recorder {
+            recorder.do_send(SessionEvent::Model {
+                content: content.clone(),
+                usage: self.model_usage.take(),
+            });
+        }
+        self.history.push(content);
+    }
+
+    /// Records the model turn that asked for `calls` and hands them to the Scheduler.
+    fn run_calls(&mut self, content: Content, calls: Vec<FunctionCall>, ctx: &mut Context<Self>) {
+        self.push_model_turn(content);
+        let Some(turn) = self.turn.as_mut() else {
+            return;
+        };
         turn.rounds += 1;
         turn.pending = calls.clone();
         let schedule = Schedule {
@@ -322,7 +389,20 @@ impl Chat {
             self.finish(TurnOutcome::MaxTurns { limit });
             return;
         }
-        self.request_model(ctx);
+        let cancel = turn.cancel.clone();
+        if !self.compression_due() {
+            return self.request_model(ctx);
+        }
+        // The history outgrew its share of the window during the turn: compress
+        // before the next request (gemini-cli checks before every request).
+        ctx.spawn(self.compress(false, cancel).map(|outcome, act, ctx| {
+            if let CompressionOutcome::Failed { reason } = outcome {
+                act.emit(UiEvent::Notice(format!(
+                    "Chat compression failed: {reason}"
+                )));
+            }
+            act.request_model(ctx);
+        }));
     }
 
     /// A model call failed for good: the user input of this turn is rolled back unless
@@ -409,6 +489,8 @@ impl Chat {
             after_function_response: false,
             pending: Vec::new(),
             span: tracing::info_span!("turn", turn = id),
+            loops: LoopDetector::default(),
+            loop_check: self.config.tuning.loop_detection,
             stop_hook_active: false,
         });
         self.emit(UiEvent::TurnStarted {

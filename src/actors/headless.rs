@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 use crate::engine::stats::SessionStats;
 use crate::engine::text::iso8601;
 use crate::protocol::{
-    ApprovalDecision, ApprovalRequest, CallStatus, CompletedCall, TurnOutcome, UiEvent,
+    ApprovalDecision, ApprovalRequest, CallStatus, CompletedCall, TurnOutcome, UiEvent, WaitingFor,
 };
 
 /// How the run is printed.
@@ -202,9 +202,22 @@ impl Handler<UiEvent> for HeadlessFront {
             UiEvent::ModelRequest { .. } => self.request_start = self.response.len(),
             UiEvent::Retry { attempt, reason } => {
                 self.response.truncate(self.request_start);
-                if matches!(self.format, OutputFormat::Text | OutputFormat::Transcript) {
+                // On stderr in every format: stdout stays the format's own.
+                if self.format != OutputFormat::Silent {
                     eprintln!("troupe: retrying model request (attempt {attempt}): {reason}");
                 }
+            }
+            UiEvent::Waiting { what, seconds }
+                if *seconds > 0 && self.format != OutputFormat::Silent =>
+            {
+                let setting = match what {
+                    WaitingFor::Model => "; the limit is model.network.first_byte_timeout_secs",
+                    _ => "",
+                };
+                eprintln!(
+                    "troupe: {}: {seconds} s so far{setting}",
+                    what.describe().to_lowercase()
+                );
             }
             UiEvent::Warning(message) => {
                 if !matches!(self.format, OutputFormat::Silent) {
@@ -298,6 +311,10 @@ pub fn json_report(summary: &RunSummary) -> Value {
         TurnOutcome::Cancelled => {
             report["error"] =
                 json!({"type": "Cancelled", "message": "The turn was cancelled.", "code": 130});
+        }
+        TurnOutcome::LoopDetected { message } => {
+            report["error"] = json!({"type": "LoopDetected", "message": message,
+                "code": crate::app::LOOP_EXIT_CODE});
         }
         TurnOutcome::MaxTurns { limit } => {
             report["error"] = json!({"type": "MaxTurns", "message": format!("Reached the limit of {limit} model turns (model.max_turns)."), "code": 53});

@@ -96,6 +96,11 @@ pub fn start_session_with(
     events: Recipient<UiEvent>,
     approver: Recipient<ApprovalRequest>,
 ) -> Result<Session, String> {
+    let mut options = options;
+    if options.model_name.trim().is_empty() {
+        // Callers that did not resolve a default (tests, benchmarks): Gemini's.
+        options.model_name = crate::providers::DEFAULT_GEMINI_MODEL.to_string();
+    }
     let checkpointing = options.settings.general.checkpointing;
     let (session_id, history, recorder, checkpoints) = match plan {
         None => (new_session_id(), Vec::new(), None, None),
@@ -202,6 +207,7 @@ pub fn start_session_with(
         mode: options.approval_mode,
         rules: saved_allow_rules(&settings),
     }));
+    let loop_approver = approver.clone();
     let scheduler_arbiter = Arbiter::new();
     let (reg, svc, ev, pol) = (
         registry.clone(),
@@ -212,7 +218,13 @@ pub fn start_session_with(
     let scheduler = Scheduler::start_in_arbiter(&scheduler_arbiter.handle(), move |_| {
         Scheduler::new(reg, svc, approver, ev, pol)
     });
-    let tools = registry.declarations();
+    let mut tools = registry.declarations();
+    if settings.tools.compact_declarations {
+        tools = tools
+            .iter()
+            .map(crate::engine::compact_tools::compact)
+            .collect();
+    }
     let tuning = ChatTuning::new(&settings, options.model.provider(), &options.model_name);
     let prompt = system_prompt(&settings, &options.workspace, &tools)?;
     let loaded = services.context.load();
@@ -237,6 +249,7 @@ pub fn start_session_with(
             recorder: recorder.clone().map(Addr::recipient),
             history,
             checkpointer: checkpointer.map(Addr::recipient),
+            approver: Some(loop_approver),
             hooks: hooks.clone(),
         },
         scheduler.clone(),
@@ -306,6 +319,7 @@ fn system_prompt(
             .then(|| PathBuf::from(&settings.model.system_prompt_file))
     });
     let template = match file {
+        None if settings.model.prompt_style == "short" => prompt::SHORT_TEMPLATE.to_string(),
         None => prompt::DEFAULT_TEMPLATE.to_string(),
         Some(path) => std::fs::read_to_string(&path)
             .map_err(|e| format!("cannot read system prompt file {}: {e}", path.display()))?,

@@ -14,9 +14,10 @@ use super::{init_logging, load_settings, select_model, workspace, AppError};
 pub fn run(args: &RunArgs) -> Result<i32, AppError> {
     let ws = workspace(args)?;
     super::trust_cmd::prompt_if_needed(&ws, args)?;
-    let loaded = load_settings(&ws, args)?;
+    let mut loaded = load_settings(&ws, args)?;
     let _guard = init_logging(&loaded.settings, args.log_file.as_deref());
     let model = select_model(args, &loaded.settings)?;
+    super::resolve_model_name(&mut loaded.settings, &model)?;
     let plan = match super::sessions::plan_for(args, &loaded.settings, &ws)? {
         Ok(plan) => plan,
         Err(code) => return Ok(code),

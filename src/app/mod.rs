@@ -110,7 +110,15 @@ pub fn workspace(args: &RunArgs) -> Result<Arc<Workspace>, AppError> {
 
 /// Settings with the command line's own overrides applied last.
 pub fn load_settings(ws: &Workspace, args: &RunArgs) -> Result<LoadedSettings, AppError> {
-    let mut overrides = args.overrides.clone();
+    let mut overrides: Vec<String> = match &args.profile {
+        Some(name) => settings::profiles::profile(name)
+            .map_err(AppError::Usage)?
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        None => Vec::new(),
+    };
+    overrides.extend(args.overrides.iter().cloned());
     if let Some(mode) = &args.approval_mode {
         if crate::protocol::ApprovalMode::parse(mode).is_none() {
             return Err(AppError::Usage(format!(
@@ -147,12 +155,37 @@ pub fn select_model(args: &RunArgs, settings: &Settings) -> Result<Arc<dyn Model
     select(settings, &choice).map_err(|e| AppError::Model(e.to_string()))
 }
 
+/// The exit code of a run stopped by loop detection.
+pub const LOOP_EXIT_CODE: i32 = 55;
+
+/// Fills an empty `model.name` with the provider's default (for an OpenAI-compatible
+/// server, the first model it lists), so that no Gemini model name is ever sent to
+/// another server.
+pub fn resolve_model_name(
+    settings: &mut Settings,
+    model: &Arc<dyn ModelClient>,
+) -> Result<(), AppError> {
+    if !settings.model.name.trim().is_empty() {
+        return Ok(());
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let name = runtime
+        .block_on(model.default_model())
+        .map_err(|e| AppError::Model(e.to_string()))?;
+    tracing::info!(model = %name, "no model chosen; using the provider's default");
+    settings.model.name = name;
+    Ok(())
+}
+
 /// Runs one headless turn and returns the process exit code.
 pub fn run_headless(args: &RunArgs, prompt: String) -> Result<i32, AppError> {
     let ws = workspace(args)?;
-    let loaded = load_settings(&ws, args)?;
+    let mut loaded = load_settings(&ws, args)?;
     let _guard = init_logging(&loaded.settings, args.log_file.as_deref());
     let model = select_model(args, &loaded.settings)?;
+    resolve_model_name(&mut loaded.settings, &model)?;
     let plan = match sessions::plan_for(args, &loaded.settings, &ws)? {
         Ok(plan) => plan,
         Err(code) => return Ok(code),
@@ -340,12 +373,14 @@ pub fn report(summary: &RunSummary, format: OutputFormat) -> i32 {
     code
 }
 
-/// 0 on success; 1 on failure; 53 when the turn limit was hit; 130 when cancelled.
+/// 0 on success; 1 on failure; 53 when the turn limit was hit; 55 when the model was
+/// stopped in a loop; 130 when cancelled.
 pub fn exit_code(outcome: &TurnOutcome) -> i32 {
     match outcome {
         TurnOutcome::Completed { .. } => 0,
         TurnOutcome::Failed { .. } => 1,
         TurnOutcome::MaxTurns { .. } => 53,
+        TurnOutcome::LoopDetected { .. } => LOOP_EXIT_CODE,
         TurnOutcome::Cancelled => 130,
     }
 }

@@ -1,8 +1,10 @@
 //! Pure logic: no actors and no side effects beyond what callers pass in.
 
 pub mod at_refs;
+pub mod compact_tools;
 pub mod compression;
 pub mod content;
+pub mod context_budget;
 pub mod context_files;
 pub mod context_imports;
 pub mod diff;
@@ -11,6 +13,7 @@ pub mod extension_trust;
 pub mod file_kind;
 pub mod history;
 pub mod ignore_rules;
+pub mod loop_detection;
 pub mod model;
 pub mod openai;
 pub mod path_correction;

@@ -18,6 +18,9 @@ pub struct ModelRequest {
     pub temperature: Option<f64>,
     pub top_p: Option<f64>,
     pub top_k: Option<u32>,
+    /// The most tokens one answer may have (Gemini `maxOutputTokens`, OpenAI
+    /// `max_tokens`).
+    pub max_output_tokens: Option<u32>,
     /// Ask a thinking model to think (and stream its thoughts).
     pub thinking: Option<Thinking>,
 }
@@ -46,6 +49,7 @@ impl ModelRequest {
             temperature: None,
             top_p: None,
             top_k: None,
+            max_output_tokens: None,
             thinking: None,
         }
     }
@@ -96,6 +100,9 @@ impl ModelRequest {
         }
         if let Some(k) = self.top_k {
             config.insert("topK".into(), k.into());
+        }
+        if let Some(n) = self.max_output_tokens {
+            config.insert("maxOutputTokens".into(), n.into());
         }
         match &self.thinking {
             Some(Thinking::Budget(b)) => {

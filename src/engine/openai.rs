@@ -23,6 +23,10 @@ pub enum WireError {
     /// A tool call whose `arguments` are not a JSON object.
     #[error("{0}")]
     MalformedCall(String),
+    /// The answer reached the output token limit (`finish_reason: "length"`) in the
+    /// middle of a tool call: sending the same request again ends the same way.
+    #[error("{0}")]
+    CutAtLimit(String),
     #[error("{0}")]
     Malformed(String),
 }
@@ -54,6 +58,9 @@ pub fn chat_body(request: &ModelRequest, stream: bool) -> Value {
     }
     if let Some(t) = request.temperature {
         body["temperature"] = json!(t);
+    }
+    if let Some(n) = request.max_output_tokens {
+        body["max_tokens"] = json!(n);
     }
     if let Some(p) = request.top_p {
         body["top_p"] = json!(p);
@@ -295,8 +302,17 @@ impl StreamDecoder {
     /// server sent one).
     pub fn finish(&mut self) -> Result<Vec<ModelEvent>, WireError> {
         let mut events = Vec::new();
+        let cut = self.finish.as_deref() == Some("MAX_TOKENS");
         for pending in std::mem::take(&mut self.calls).into_values() {
-            events.push(call_event(&pending.id, &pending.name, &pending.arguments)?);
+            match call_event(&pending.id, &pending.name, &pending.arguments) {
+                Ok(event) => events.push(event),
+                Err(WireError::MalformedCall(message)) if cut => {
+                    return Err(WireError::CutAtLimit(format!(
+                        "the answer reached the output token limit in the middle of a call ({message})"
+                    )))
+                }
+                Err(e) => return Err(e),
+            }
         }
         if let Some(reason) = self.finish.take() {
             events.push(ModelEvent::Finished(reason));

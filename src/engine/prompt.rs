@@ -6,6 +6,34 @@ use crate::engine::content::FunctionDeclaration;
 /// The built-in template.
 pub const DEFAULT_TEMPLATE: &str = include_str!("../../config/system_prompt.md");
 
+/// The short built-in template (`model.prompt_style = "short"`, the small profile):
+/// a few rules and the active tools, for models with a small context window.
+pub const SHORT_TEMPLATE: &str = include_str!("../../config/system_prompt_short.md");
+
+/// Keeps the lines of `template` meant for the active tools: a line starting with
+/// `{if a,b}` stays only when every named tool is active, one starting with
+/// `{unless a}` only when none is; the marker itself is removed. So the prompt never
+/// describes a tool that `tools.core` or `tools.exclude` took away.
+pub fn select_tool_lines(template: &str, tools: &[FunctionDeclaration]) -> String {
+    let active = |name: &str| tools.iter().any(|t| t.name == name.trim());
+    let mut out = String::with_capacity(template.len());
+    for line in template.split_inclusive('\n') {
+        let kept = if let Some(rest) = line.strip_prefix("{if ") {
+            rest.split_once('}')
+                .filter(|(names, _)| names.split(',').all(active))
+                .map(|(_, text)| text)
+        } else if let Some(rest) = line.strip_prefix("{unless ") {
+            rest.split_once('}')
+                .filter(|(names, _)| !names.split(',').any(active))
+                .map(|(_, text)| text)
+        } else {
+            Some(line)
+        };
+        out.push_str(kept.unwrap_or(""));
+    }
+    out
+}
+
 /// The values substituted into the template.
 pub struct PromptVars<'a> {
     pub tools: &'a [FunctionDeclaration],
@@ -38,6 +66,7 @@ pub fn render(template: &str, vars: &PromptVars<'_>) -> String {
     } else {
         format!("# Context files and memory\n\n{}", vars.memory)
     };
+    let template = &select_tool_lines(template, vars.tools);
     let filled = template
         .replace("{tools}", &tools)
         .replace("{date}", &vars.date)
@@ -102,6 +131,35 @@ mod tests {
             git: false,
             memory: memory.into(),
         }
+    }
+
+    fn tool(name: &str) -> FunctionDeclaration {
+        FunctionDeclaration {
+            name: name.into(),
+            description: format!("Does {name}. More words."),
+            parameters_json_schema: serde_json::json!({}),
+        }
+    }
+
+    #[test]
+    fn the_prompt_describes_only_active_tools() {
+        let core = [tool("read_file"), tool("replace")];
+        let mut v = vars("");
+        v.tools = &core;
+        let full = render(DEFAULT_TEMPLATE, &v);
+        for absent in ["run_shell_command", "write_todos", "save_memory"] {
+            assert!(!full.contains(absent), "{absent} described:\n{full}");
+        }
+        assert!(full.contains("2. **Plan:** a short plan.\n"));
+        assert!(full.contains("- read_file: Does read_file."));
+        let short = render(SHORT_TEMPLATE, &v);
+        assert!(short.contains("call `replace`") && !short.contains("run_shell_command"));
+        assert!(short.len() < 1200, "{}", short.len());
+        let all = [tool("run_shell_command"), tool("write_todos")];
+        v.tools = &all;
+        let full = render(DEFAULT_TEMPLATE, &v);
+        assert!(full.contains("keep it in `write_todos`") && full.contains("runs `bash -c`"));
+        assert!(!full.contains("{if") && !full.contains("{unless"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! HTTP plumbing shared by the network providers: one `reqwest` client with a connect
-//! timeout, requests whose answer must start within the idle timeout, error bodies
-//! turned into [`ModelError::Http`] (with the server's message and retry delay), and
-//! server-sent events read incrementally with an idle timeout between chunks.
+//! timeout, requests whose answer must start within the first-byte timeout, error
+//! bodies turned into [`ModelError::Http`] (with the server's message and retry delay),
+//! and server-sent events read incrementally with an idle timeout between chunks.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -20,7 +20,10 @@ use super::ModelError;
 pub struct Timeouts {
     /// Establishing the TCP/TLS connection.
     pub connect: Duration,
-    /// Waiting for the response headers, and between two chunks of a body.
+    /// Waiting for the response headers and the first event of a stream (a local
+    /// server sends nothing while it processes the prompt).
+    pub first_byte: Duration,
+    /// Between two chunks of a body once it has started.
     pub idle: Duration,
 }
 
@@ -39,16 +42,8 @@ pub async fn send(
     request: reqwest::RequestBuilder,
     timeouts: Timeouts,
 ) -> Result<reqwest::Response, ModelError> {
-    let response = match tokio::time::timeout(timeouts.idle, request.send()).await {
-        Err(_) => {
-            return Err(ModelError::Network {
-                provider: provider.to_string(),
-                message: format!(
-                    "no response within {} s (model.network.idle_timeout_secs)",
-                    timeouts.idle.as_secs()
-                ),
-            })
-        }
+    let response = match tokio::time::timeout(timeouts.first_byte, request.send()).await {
+        Err(_) => return Err(first_byte_error(provider, timeouts)),
         Ok(Err(e)) => return Err(network_error(provider, &e)),
         Ok(Ok(r)) => r,
     };
@@ -58,8 +53,35 @@ pub async fn send(
     Err(http_error(provider, response, timeouts).await)
 }
 
-/// A transport error, with its chain of causes (reqwest's own message is terse).
+fn first_byte_error(provider: &str, timeouts: Timeouts) -> ModelError {
+    ModelError::Network {
+        provider: provider.to_string(),
+        message: format!(
+            "no answer within {} s (model.network.first_byte_timeout_secs)",
+            timeouts.first_byte.as_secs()
+        ),
+    }
+}
+
+/// A transport error, with its chain of causes (reqwest's own message is terse). A
+/// refused connection becomes [`ModelError::Refused`], naming the address.
 pub fn network_error(provider: &str, error: &reqwest::Error) -> ModelError {
+    if refused(error) {
+        let address = error
+            .url()
+            .map(|u| {
+                let host = u.host_str().unwrap_or("?");
+                match u.port_or_known_default() {
+                    Some(port) => format!("{host}:{port}"),
+                    None => host.to_string(),
+                }
+            })
+            .unwrap_or_else(|| "the server".into());
+        return ModelError::Refused {
+            provider: provider.to_string(),
+            address,
+        };
+    }
     let mut message = error.to_string();
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
@@ -74,6 +96,20 @@ pub fn network_error(provider: &str, error: &reqwest::Error) -> ModelError {
         provider: provider.to_string(),
         message,
     }
+}
+
+/// Was the connection refused (nothing listens at the address)?
+fn refused(error: &reqwest::Error) -> bool {
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                return true;
+            }
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// Reads an error response: the status, the server's message and any retry delay it
@@ -189,14 +225,15 @@ pub fn is_event_stream(response: &reqwest::Response) -> bool {
         .is_some_and(|v| v.starts_with("text/event-stream"))
 }
 
-/// Reads a body whole, within the idle timeout.
+/// Reads a body whole, within the first-byte timeout (a server that answers a
+/// non-streamed request may send its headers before it has generated anything).
 pub async fn read_body(
     provider: &str,
     response: reqwest::Response,
     timeouts: Timeouts,
 ) -> Result<String, ModelError> {
-    match tokio::time::timeout(timeouts.idle, response.text()).await {
-        Err(_) => Err(idle_error(provider, timeouts)),
+    match tokio::time::timeout(timeouts.first_byte, response.text()).await {
+        Err(_) => Err(first_byte_error(provider, timeouts)),
         Ok(Err(e)) => Err(network_error(provider, &e)),
         Ok(Ok(text)) => Ok(text),
     }
@@ -243,14 +280,21 @@ pub fn sse_data(
     });
     let mut events = Box::pin(body.chain(closing).eventsource());
     let stream = async_stream::stream! {
+        let mut started = false;
         loop {
-            let next = match tokio::time::timeout(timeouts.idle, events.next()).await {
-                Err(_) => {
+            let wait = if started { timeouts.idle } else { timeouts.first_byte };
+            let next = match tokio::time::timeout(wait, events.next()).await {
+                Err(_) if started => {
                     yield Err(idle_error(&provider, timeouts));
+                    return;
+                }
+                Err(_) => {
+                    yield Err(first_byte_error(&provider, timeouts));
                     return;
                 }
                 Ok(next) => next,
             };
+            started = true;
             match next {
                 None => return,
                 Some(Err(e)) => {

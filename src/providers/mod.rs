@@ -31,6 +31,11 @@ pub enum ModelError {
     },
     #[error("connection to {provider} failed: {message}")]
     Network { provider: String, message: String },
+    /// Nothing listens at the address: a few short retries at most.
+    #[error(
+        "connection to {provider} at {address} was refused: is the model server running there?"
+    )]
+    Refused { provider: String, address: String },
     #[error("{provider} sent an invalid stream ({kind}): {message}")]
     InvalidStream {
         provider: String,
@@ -54,7 +59,7 @@ impl ModelError {
     pub fn is_retryable(&self) -> bool {
         match self {
             ModelError::Http { status, .. } => *status == 429 || *status == 499 || *status >= 500,
-            ModelError::Network { .. } => true,
+            ModelError::Network { .. } | ModelError::Refused { .. } => true,
             ModelError::InvalidStream { kind, .. } => !matches!(
                 kind.as_str(),
                 "SAFETY_BLOCKED" | "RECITATION_BLOCKED" | "OTHER_BLOCKED" | "MAX_TOKENS_EXCEEDED"
@@ -66,6 +71,57 @@ impl ModelError {
         }
     }
 
+    /// What to change when the error comes from the configuration rather than from the
+    /// moment: a bad key (401/403) or a wrong address or model name (404).
+    pub fn hint(&self) -> Option<&'static str> {
+        let (provider, status) = match self {
+            ModelError::Http {
+                provider, status, ..
+            } => (provider.as_str(), *status),
+            ModelError::Refused { provider, .. } => {
+                return Some(if provider == "gemini" {
+                    "check GOOGLE_GEMINI_BASE_URL or model.gemini.base_url"
+                } else {
+                    "check OPENAI_BASE_URL or model.openai.base_url"
+                })
+            }
+            _ => return None,
+        };
+        let gemini = provider == "gemini";
+        match (status, gemini) {
+            (401 | 403, true) => Some("check the key in GEMINI_API_KEY or model.gemini.api_key"),
+            (401 | 403, false) => Some("check the key in OPENAI_API_KEY or model.openai.api_key"),
+            (404, true) => Some(
+                "check the model name (-m or model.name) and GOOGLE_GEMINI_BASE_URL or model.gemini.base_url",
+            ),
+            (404, false) => Some(
+                "check the model name (-m or model.name) and OPENAI_BASE_URL or model.openai.base_url (it usually ends in /v1)",
+            ),
+            _ => None,
+        }
+    }
+
+    /// Did the server refuse the request as larger than the model's context window?
+    /// (llama.cpp: "the request exceeds the available context size"; OpenAI: "maximum
+    /// context length"; Gemini: "exceeds the maximum number of tokens".)
+    pub fn is_context_overflow(&self) -> bool {
+        let ModelError::Http {
+            status, message, ..
+        } = self
+        else {
+            return false;
+        };
+        let m = message.to_lowercase();
+        matches!(status, 400 | 413)
+            && (m.contains("context") || m.contains("token"))
+            && (m.contains("exceed") || m.contains("too long") || m.contains("maximum"))
+    }
+
+    /// Is this a refused connection (retried only a few times, quickly)?
+    pub fn is_refused(&self) -> bool {
+        matches!(self, ModelError::Refused { .. })
+    }
+
     /// The delay the server asked for, if any.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
@@ -74,6 +130,9 @@ impl ModelError {
         }
     }
 }
+
+/// The model used when none is chosen and the provider has no say (Gemini, scripted).
+pub const DEFAULT_GEMINI_MODEL: &str = "gemini-2.5-flash";
 
 /// The stream of events of one model call.
 pub type ModelStream = BoxStream<'static, Result<ModelEvent, ModelError>>;
@@ -85,6 +144,12 @@ pub trait ModelClient: Send + Sync + 'static {
 
     /// Streams the main-chat answer to `request`.
     fn stream(&self, request: ModelRequest) -> ModelStream;
+
+    /// The model to use when none was chosen (`-m`, `model.name`): Gemini's default
+    /// model; an OpenAI-compatible server is asked (`GET /v1/models`).
+    fn default_model(&self) -> BoxFuture<'static, Result<String, ModelError>> {
+        Box::pin(async { Ok(DEFAULT_GEMINI_MODEL.to_string()) })
+    }
 
     /// A non-streamed utility call (edit correction, summaries, ...). By default the
     /// stream, collected.

@@ -67,11 +67,36 @@ fn wire_error(error: WireError) -> ModelError {
             kind: "MALFORMED_FUNCTION_CALL".into(),
             message,
         },
+        WireError::CutAtLimit(message) => ModelError::InvalidStream {
+            provider: PROVIDER.into(),
+            kind: "MAX_TOKENS_EXCEEDED".into(),
+            message: format!("{message}; raise model.max_output_tokens or ask for less"),
+        },
         WireError::Malformed(message) => ModelError::Malformed {
             provider: PROVIDER.into(),
             message,
         },
     }
+}
+
+/// The first model of a `/v1/models` answer (`{"data": [{"id": …}]}`; Ollama's
+/// `{"models": [{"name"|"model": …}]}` too).
+fn first_model_id(body: &Value) -> Option<String> {
+    if let Some(id) = body
+        .get("data")
+        .and_then(Value::as_array)
+        .and_then(|d| d.first())
+        .and_then(|m| m.get("id"))
+        .and_then(Value::as_str)
+    {
+        return Some(id.to_string());
+    }
+    body.get("models")
+        .and_then(Value::as_array)
+        .and_then(|m| m.first())
+        .and_then(|m| m.get("model").or_else(|| m.get("name")))
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
 
 fn parse_json(body: &str) -> Result<Value, ModelError> {
@@ -127,6 +152,30 @@ impl ModelClient for OpenAiClient {
             for event in decoder.finish().map_err(wire_error)? {
                 yield event;
             }
+        })
+    }
+
+    fn default_model(&self) -> BoxFuture<'static, Result<String, ModelError>> {
+        let url = format!("{}/models", self.config.base_url.trim_end_matches('/'));
+        let mut builder = self.http.get(&url);
+        if !self.config.api_key.is_empty() {
+            builder = builder.bearer_auth(&self.config.api_key);
+        }
+        let timeouts = self.config.timeouts;
+        Box::pin(async move {
+            let asked = async {
+                let response = http::send(PROVIDER, builder, timeouts).await?;
+                let body = http::read_body(PROVIDER, response, timeouts).await?;
+                first_model_id(&parse_json(&body)?).ok_or_else(|| ModelError::Malformed {
+                    provider: PROVIDER.into(),
+                    message: "the server lists no model".into(),
+                })
+            };
+            asked.await.map_err(|e| {
+                ModelError::Config(format!(
+                    "no model was chosen (-m or model.name) and {url} did not name one: {e}"
+                ))
+            })
         })
     }
 

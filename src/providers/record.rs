@@ -118,6 +118,10 @@ impl ModelClient for RecordingModel {
         self.inner.provider()
     }
 
+    fn default_model(&self) -> BoxFuture<'static, Result<String, ModelError>> {
+        self.inner.default_model()
+    }
+
     fn stream(&self, request: ModelRequest) -> ModelStream {
         let mut inner = self.inner.stream(request);
         let (path, lock) = (self.path.clone(), self.lock.clone());

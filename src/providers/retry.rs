@@ -45,10 +45,26 @@ impl From<&RetrySettings> for RetryPolicy {
     }
 }
 
+/// Attempts in all for a refused connection: nothing listens there, so waiting long
+/// does not help; a server that is just starting gets a moment.
+pub const REFUSED_ATTEMPTS: u32 = 3;
+
+/// The longest wait between two attempts at a refused connection.
+pub const REFUSED_DELAY: Duration = Duration::from_millis(1000);
+
 /// A server asking to wait longer than this (a daily quota, say) is not waited for.
 pub const LONGEST_SERVER_DELAY: Duration = Duration::from_secs(300);
 
 impl RetryPolicy {
+    /// Attempts in all for `error`: a refused connection gets [`REFUSED_ATTEMPTS`].
+    pub fn attempts_for(&self, error: &ModelError) -> u32 {
+        if error.is_refused() {
+            self.max_attempts.min(REFUSED_ATTEMPTS)
+        } else {
+            self.max_attempts
+        }
+    }
+
     /// Is `error` worth another attempt at all? Retryable, and the server does not ask
     /// for a wait longer than [`LONGEST_SERVER_DELAY`].
     pub fn should_retry(error: &ModelError) -> bool {
@@ -59,15 +75,21 @@ impl RetryPolicy {
     }
 
     /// The wait before retry number `retry` (1 for the first retry): the initial delay
-    /// doubled each time up to the maximum, ±30 % jitter; never less than what the
-    /// server asked for (plus up to 20 %).
+    /// doubled each time, ±30 % jitter, never above the maximum (jitter included);
+    /// never less than what the server asked for (plus up to 20 %). A refused
+    /// connection waits at most [`REFUSED_DELAY`].
     pub fn delay(&self, retry: u32, error: &ModelError) -> Duration {
         let doubling = 2u32.saturating_pow(retry.saturating_sub(1));
         let base = self
             .initial_delay
             .saturating_mul(doubling)
             .min(self.max_delay);
-        let jittered = base.mul_f64(0.7 + 0.6 * fastrand::f64());
+        let jittered = base
+            .mul_f64(0.7 + 0.6 * fastrand::f64())
+            .min(self.max_delay);
+        if error.is_refused() {
+            return jittered.min(REFUSED_DELAY);
+        }
         match error.retry_after() {
             Some(asked) => jittered.max(asked.mul_f64(1.0 + 0.2 * fastrand::f64())),
             None => jittered,
@@ -110,6 +132,10 @@ impl ModelClient for RetryingModel {
         self.inner.provider()
     }
 
+    fn default_model(&self) -> BoxFuture<'static, Result<String, ModelError>> {
+        self.inner.default_model()
+    }
+
     fn stream(&self, request: ModelRequest) -> ModelStream {
         self.inner.stream(request)
     }
@@ -124,7 +150,9 @@ impl ModelClient for RetryingModel {
             let mut attempt = 1;
             loop {
                 match inner.generate(request.clone()).await {
-                    Err(e) if RetryPolicy::should_retry(&e) && attempt < policy.max_attempts => {
+                    Err(e)
+                        if RetryPolicy::should_retry(&e) && attempt < policy.attempts_for(&e) =>
+                    {
                         let delay = policy.delay(attempt, &e);
                         tracing::warn!(error = %e, attempt, ?delay, "utility call failed; retrying");
                         tokio::time::sleep(delay).await;
@@ -168,9 +196,26 @@ mod tests {
             let first = policy.delay(1, &http(500, None));
             assert!(first >= Duration::from_millis(70) && first <= Duration::from_millis(130));
             let third = policy.delay(3, &http(500, None));
-            assert!(third >= Duration::from_millis(245) && third <= Duration::from_millis(455));
+            assert!(third >= Duration::from_millis(245) && third <= Duration::from_millis(350));
+            let refused = ModelError::Refused {
+                provider: "p".into(),
+                address: "127.0.0.1:1".into(),
+            };
+            let slow = RetryPolicy::default();
+            assert!(slow.delay(5, &refused) <= REFUSED_DELAY);
+            assert_eq!(slow.attempts_for(&refused), REFUSED_ATTEMPTS);
             let asked = policy.delay(1, &http(429, Some(Duration::from_secs(2))));
             assert!(asked >= Duration::from_secs(2) && asked <= Duration::from_millis(2400));
+        }
+    }
+
+    #[test]
+    fn jitter_never_passes_the_maximum() {
+        let policy = RetryPolicy::default();
+        for retry in 1..12 {
+            for _ in 0..200 {
+                assert!(policy.delay(retry, &http(503, None)) <= policy.max_delay);
+            }
         }
     }
 

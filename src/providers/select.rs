@@ -41,6 +41,37 @@ fn setting_or_env(
         .or_else(|| env(var))
 }
 
+/// Which of a setting or its environment variable gave a URL (the setting wins).
+fn url_source(setting_value: &str, setting: &'static str, var: &'static str) -> &'static str {
+    if setting_value.is_empty() {
+        var
+    } else {
+        setting
+    }
+}
+
+/// A base URL must be an absolute http(s) URL with a host: anything else is a
+/// configuration error, reported at once with the setting or variable to fix (it would
+/// fail the same way on every retry).
+pub fn check_base_url(url: &str, source: &str, example: &str) -> Result<(), ModelError> {
+    let fix = |why: String| {
+        ModelError::Config(format!(
+            "{source} is `{url}`: {why}; set it to a URL such as {example}"
+        ))
+    };
+    let parsed = reqwest::Url::parse(url.trim()).map_err(|e| fix(format!("not a URL ({e})")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(fix(format!(
+            "`{}:` is not http: or https: (is the scheme missing?)",
+            parsed.scheme()
+        )));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(fix("it has no host".into()));
+    }
+    Ok(())
+}
+
 /// Builds the model client of a session.
 pub fn select(
     settings: &Settings,
@@ -83,6 +114,7 @@ fn network_model(
     };
     let timeouts = Timeouts {
         connect: Duration::from_secs(m.network.connect_timeout_secs.max(1)),
+        first_byte: Duration::from_secs(m.network.first_byte_timeout_secs.max(1)),
         idle: Duration::from_secs(m.network.idle_timeout_secs.max(1)),
     };
     match provider {
@@ -94,17 +126,38 @@ fn network_model(
             })?;
             let base_url = setting_or_env(&m.gemini.base_url, env, "GOOGLE_GEMINI_BASE_URL")
                 .unwrap_or_else(|| gemini::DEFAULT_BASE_URL.to_string());
+            check_base_url(
+                &base_url,
+                url_source(
+                    &m.gemini.base_url,
+                    "model.gemini.base_url",
+                    "GOOGLE_GEMINI_BASE_URL",
+                ),
+                "https://generativelanguage.googleapis.com",
+            )?;
             Ok(Arc::new(GeminiClient::new(GeminiConfig {
                 base_url,
                 api_key,
                 timeouts,
             })?))
         }
-        "openai" => Ok(Arc::new(OpenAiClient::new(OpenAiConfig {
-            base_url: openai_url.unwrap_or_else(|| openai::DEFAULT_BASE_URL.to_string()),
-            api_key: openai_key.unwrap_or_default(),
-            timeouts,
-        })?)),
+        "openai" => {
+            let base_url = openai_url.unwrap_or_else(|| openai::DEFAULT_BASE_URL.to_string());
+            check_base_url(
+                &base_url,
+                url_source(
+                    &m.openai.base_url,
+                    "model.openai.base_url",
+                    "OPENAI_BASE_URL",
+                ),
+                "http://127.0.0.1:8080/v1",
+            )?;
+            Ok(Arc::new(OpenAiClient::new(OpenAiConfig {
+                base_url,
+                api_key: openai_key.unwrap_or_default(),
+                timeouts,
+            })?))
+        }
         "scripted" => Err(ModelError::Config(
             "model.provider is \"scripted\" but no --fake-responses FILE was given".into(),
         )),
@@ -157,5 +210,27 @@ mod tests {
         assert!(err.contains("no API key"), "{err}");
         let keyed = settings(&["model.provider=gemini", "model.gemini.api_key=k"]);
         assert_eq!(pick(&keyed, &[]).unwrap(), "gemini");
+    }
+
+    #[test]
+    fn bad_base_urls_name_what_to_fix() {
+        let auto = settings(&[]);
+        let err = pick(&auto, &[("OPENAI_BASE_URL", "localhost:8080/v1")]).unwrap_err();
+        assert!(
+            err.contains("OPENAI_BASE_URL is `localhost:8080/v1`"),
+            "{err}"
+        );
+        assert!(err.contains("scheme"), "{err}");
+        let err = pick(&auto, &[("OPENAI_BASE_URL", "ftp://host/v1")]).unwrap_err();
+        assert!(err.contains("`ftp:` is not http"), "{err}");
+        let set = settings(&["model.openai.base_url=127.0.0.1:8080"]);
+        let err = pick(&set, &[]).unwrap_err();
+        assert!(err.contains("model.openai.base_url"), "{err}");
+        let err = pick(
+            &auto,
+            &[("GEMINI_API_KEY", "k"), ("GOOGLE_GEMINI_BASE_URL", "nope")],
+        )
+        .unwrap_err();
+        assert!(err.contains("GOOGLE_GEMINI_BASE_URL is `nope`"), "{err}");
     }
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
+pub mod profiles;
 mod sections;
 pub mod trust;
 

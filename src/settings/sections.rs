@@ -47,7 +47,10 @@ pub struct ModelSettings {
     pub provider: String,
     pub name: String,
     pub max_turns: u32,
+    pub max_output_tokens: u32,
+    pub loop_detection: bool,
     pub system_prompt_file: String,
+    pub prompt_style: String,
     pub temperature: f64,
     pub gemini: EndpointSettings,
     pub openai: EndpointSettings,
@@ -69,6 +72,7 @@ pub struct EndpointSettings {
 #[serde(deny_unknown_fields)]
 pub struct NetworkSettings {
     pub connect_timeout_secs: u64,
+    pub first_byte_timeout_secs: u64,
     pub idle_timeout_secs: u64,
 }
 
@@ -90,6 +94,7 @@ pub struct CompressionSettings {
     pub preserve_fraction: f64,
     pub token_limits: Vec<String>,
     pub default_token_limit: u64,
+    pub tool_result_share: f64,
 }
 
 impl CompressionSettings {
@@ -134,6 +139,7 @@ pub struct ToolSettings {
     pub actors_per_tool: usize,
     pub core: Vec<String>,
     pub exclude: Vec<String>,
+    pub compact_declarations: bool,
 }
 
 /// The `[edit]` section: how failed edits are corrected.
@@ -235,6 +241,12 @@ pub(super) fn check_values(
             ),
         ));
     }
+    if !["full", "short"].contains(&s.model.prompt_style.as_str()) {
+        return Err(bad(
+            "model.prompt_style",
+            format!("`{}` is not one of full, short", s.model.prompt_style),
+        ));
+    }
     let c = &s.model.compression;
     if !(c.threshold > 0.0 && c.threshold <= 1.0) {
         return Err(bad(
@@ -246,6 +258,12 @@ pub(super) fn check_values(
         return Err(bad(
             "model.compression.preserve_fraction",
             "must be a fraction between 0 and 1".into(),
+        ));
+    }
+    if !(c.tool_result_share > 0.0 && c.tool_result_share <= 1.0) {
+        return Err(bad(
+            "model.compression.tool_result_share",
+            "must be a fraction above 0 and at most 1".into(),
         ));
     }
     for entry in &c.token_limits {

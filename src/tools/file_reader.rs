@@ -213,6 +213,29 @@ pub fn render_text(text: &str, window: LineWindow, rel: &str) -> Processed {
     }
     let lines = split_lines(text);
     let total = lines.len();
+    let past_end = match window {
+        LineWindow::Lines { start: Some(s), .. } if s > total => Some(("start_line", s)),
+        LineWindow::OffsetLimit {
+            offset: Some(o), ..
+        } if o >= total => Some(("offset", o)),
+        _ => None,
+    };
+    if let Some((name, value)) = past_end {
+        // Not an empty window with a hint to read further: that sends a small model
+        // reading past the end again and again.
+        let message = format!(
+            "{name} {value} is past the end of {rel}: the file has {total} lines, and all of them can be read with start_line 1 to {total}."
+        );
+        return Processed::plain(
+            failure(
+                ToolErrorKind::InvalidToolParams,
+                &message,
+                &message,
+                message.clone(),
+            ),
+            FileKind::Text,
+        );
+    }
     let (start, end) = match window {
         LineWindow::Default => (0, MAX_LINES.min(total)),
         LineWindow::Lines { start, end } => {
@@ -302,6 +325,19 @@ mod tests {
         let out = llm(&p.output);
         assert!(out.starts_with("\nIMPORTANT: The file content has been truncated.\n"));
         assert!(out.contains("Status: Showing lines 3-4 of 11 total lines."));
+        let past = render_text(
+            &text,
+            LineWindow::Lines {
+                start: Some(12),
+                end: None,
+            },
+            "f.txt",
+        );
+        let err = past.output.error.expect("an error past the end");
+        assert_eq!(
+            err.message,
+            "start_line 12 is past the end of f.txt: the file has 11 lines, and all of them can be read with start_line 1 to 11."
+        );
         assert!(out.contains("use start_line: 5."));
         assert!(out.ends_with("--- FILE CONTENT (truncated) ---\nl3\nl4"));
         assert_eq!(p.output.display, "Read lines 3-4 of 11 from f");

@@ -131,6 +131,13 @@ impl ToolContext {
         self.committed.clone()
     }
 
+    /// Tells the front end what the call is waiting for (the spinner shows it).
+    pub fn waiting(&self, what: crate::protocol::WaitingFor) {
+        if let Some(events) = &self.events {
+            events.do_send(UiEvent::Waiting { what, seconds: 0 });
+        }
+    }
+
     /// Forwards live output (a running command's output, ...) to the front end.
     pub fn live_output(&self, chunk: impl Into<String>) {
         if let Some(events) = &self.events {

@@ -168,6 +168,9 @@ async fn compute(p: &Params, ctx: &ToolContext) -> Result<Computed, ToolOutput> 
     if !error.is_correctable() || is_json_like(&path) {
         return Err(error_output(error, None));
     }
+    if services.settings.edit.use_model {
+        ctx.waiting(crate::protocol::WaitingFor::Correction);
+    }
     let asked = corrector
         .send(CorrectEdit {
             path: path.clone(),

@@ -27,6 +27,9 @@ pub struct Reply {
     pub abort: bool,
     /// Go silent for this long before the last chunk.
     pub stall: Option<std::time::Duration>,
+    /// Go silent for this long before sending anything (the headers included), as a
+    /// local server does while it processes a long prompt.
+    pub delay: Option<std::time::Duration>,
 }
 
 impl Reply {
@@ -37,6 +40,7 @@ impl Reply {
             chunks: vec![body.as_bytes().to_vec()],
             abort: false,
             stall: None,
+            delay: None,
         }
     }
 
@@ -67,6 +71,7 @@ impl Reply {
             chunks: pieces.into_iter().map(String::into_bytes).collect(),
             abort: false,
             stall: None,
+            delay: None,
         }
     }
 
@@ -78,6 +83,12 @@ impl Reply {
     /// Stays silent for `pause` before sending the last chunk.
     pub fn stall_before_last(mut self, pause: std::time::Duration) -> Self {
         self.stall = Some(pause);
+        self
+    }
+
+    /// Sends nothing at all (not even the headers) for `pause`.
+    pub fn delayed(mut self, pause: std::time::Duration) -> Self {
+        self.delay = Some(pause);
         self
     }
 
@@ -232,6 +243,9 @@ async fn answer(
             &serde_json::json!({"error": {"code": 500, "message": "loopback: no scripted reply left"}}),
         )
     });
+    if let Some(pause) = reply.delay {
+        tokio::time::sleep(pause).await;
+    }
     let mut frames: Vec<Result<Frame<Bytes>, std::io::Error>> = reply
         .chunks
         .iter()

@@ -23,7 +23,8 @@ use troupe::providers::select::{select, ModelChoice};
 use crate::common::loopback::{Captured, Loopback, Reply};
 use crate::common::Scratch;
 
-/// Forwards every event to the test and approves every call.
+/// Forwards every event to the test and approves every call (each request it gets is
+/// passed on as a notice `approval asked: TOOL`).
 struct Collector(mpsc::UnboundedSender<UiEvent>);
 
 impl Actor for Collector {
@@ -39,7 +40,11 @@ impl Handler<UiEvent> for Collector {
 
 impl Handler<ApprovalRequest> for Collector {
     type Result = MessageResult<ApprovalRequest>;
-    fn handle(&mut self, _: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
+    fn handle(&mut self, req: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
+        let _ = self.0.send(UiEvent::Notice(format!(
+            "approval asked: {}",
+            req.tool_name
+        )));
         MessageResult(ApprovalDecision::ProceedOnce)
     }
 }
@@ -295,7 +300,11 @@ fn calls_stay_answered_when_the_follow_up_fails_or_is_cancelled() {
 fn history_is_compressed_past_the_threshold_and_bad_summaries_are_discarded() {
     let s = Scratch::new();
     let long_question = format!("first {}", "q".repeat(3000));
-    let long_answer = format!("answer {}", "a".repeat(3000));
+    // Varied text: 3,000 times the same letter would be stopped as a loop.
+    let long_answer: String = format!(
+        "answer {}",
+        (0..340).map(|i| format!("ans{i:05} ")).collect::<String>()
+    );
     let summary =
         "<state_snapshot>The user asked a long question; it was answered.</state_snapshot>";
     let generated = |text: &str| {
@@ -306,15 +315,23 @@ fn history_is_compressed_past_the_threshold_and_bad_summaries_are_discarded() {
         )
     };
     let server = Loopback::start(vec![
-        // Turn 1 reports 600 prompt tokens: past 0.5 × 1000.
-        Reply::gemini_sse(&[text_chunk(&long_answer, 600)]),
+        // Turn 1 reports 1,400 prompt tokens: with a prefix of about 200, the history
+        // passes 0.5 × (2000 - 200).
+        Reply::gemini_sse(&[text_chunk(&long_answer, 1400)]),
         generated(summary),
         answer("second answer"),
         generated("   "),
         generated(&"x".repeat(20_000)),
     ]);
     System::new().block_on(async {
-        let mut h = Harness::start(&s.ws(), &server, &["model.compression.token_limits=gemini-*=1000"]);
+        let prompt = s.root().join("short.md");
+        std::fs::write(&prompt, "You are a test agent.").expect("prompt");
+        let prompt_setting = format!("model.system_prompt_file={}", prompt.display());
+        let mut h = Harness::start(
+            &s.ws(),
+            &server,
+            &["model.compression.token_limits=gemini-*=2000", "tools.core=read_file", &prompt_setting],
+        );
         assert!(matches!(h.turn(&long_question).await, TurnOutcome::Completed { .. }));
         assert!(matches!(h.turn("second").await, TurnOutcome::Completed { .. }));
         assert_eq!(h.notices.len(), 1, "{:?}", h.notices);
@@ -401,4 +418,63 @@ fn an_empty_answer_after_tool_results_keeps_the_results() {
     let list = sent.as_array().expect("contents");
     assert_eq!(list.len(), 3, "{sent}");
     assert_eq!(list[2]["parts"][1], json!({"text": "more"}));
+}
+
+#[test]
+fn the_fixed_prefix_alone_does_not_trigger_compression() {
+    // A system prompt of about 4,000 tokens in an 8,192-token window: the first turn
+    // reports 4,600 prompt tokens (past 0.5 × 8,192), but its history is small.
+    let s = Scratch::new();
+    let prompt = s.root().join("long.md");
+    std::fs::write(&prompt, "Follow the house rules. ".repeat(670)).expect("prompt");
+    let prompt_setting = format!("model.system_prompt_file={}", prompt.display());
+    let server = Loopback::start(vec![
+        Reply::gemini_sse(&[text_chunk("first answer", 4600)]),
+        answer("second answer"),
+    ]);
+    System::new().block_on(async {
+        let mut h = Harness::start(
+            &s.ws(),
+            &server,
+            &[
+                "model.compression.token_limits=gemini-*=8192",
+                "tools.core=read_file",
+                &prompt_setting,
+            ],
+        );
+        assert!(matches!(
+            h.turn("first").await,
+            TurnOutcome::Completed { .. }
+        ));
+        assert!(matches!(
+            h.turn("second").await,
+            TurnOutcome::Completed { .. }
+        ));
+        assert!(h.notices.is_empty(), "{:?}", h.notices);
+        assert_eq!(h.history().await.len(), 4);
+    });
+    let requests = server.requests();
+    // No summary call between the two turns.
+    assert_eq!(requests.len(), 2);
+    assert!(requests
+        .iter()
+        .all(|r| r.path.contains(":streamGenerateContent")));
+}
+
+#[test]
+fn an_approver_that_lets_a_looping_turn_go_on_turns_detection_off_for_it() {
+    // The approver here answers "proceed" (as a user at the REPL may): the loop found at
+    // the fifth identical call is reported to it, and the turn then runs to its limit.
+    let s = Scratch::new();
+    s.write("a.txt", "alpha\n");
+    let server = Loopback::always(calls(
+        json!([{"functionCall": {"name": "read_file", "args": {"file_path": "a.txt"}}}]),
+    ));
+    System::new().block_on(async {
+        let mut h = Harness::start(&s.ws(), &server, &["model.max_turns=8"]);
+        let outcome = h.turn("read it").await;
+        assert_eq!(outcome, TurnOutcome::MaxTurns { limit: 8 });
+        assert_eq!(h.notices, ["approval asked: loop_detection"]);
+    });
+    assert_eq!(server.requests().len(), 8);
 }

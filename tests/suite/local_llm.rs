@@ -153,3 +153,170 @@ fn a_real_local_model_lists_reads_and_answers() {
     assert_eq!(replay_answer, answer);
     assert_eq!(s.requests(), requests);
 }
+
+/// One task for the small-profile run: a prompt, a workspace, and how success is judged.
+struct Task {
+    name: &'static str,
+    prompt: &'static str,
+    files: &'static [(&'static str, &'static str)],
+}
+
+const TASKS: &[Task] = &[
+    Task {
+        name: "list files",
+        prompt: "List the files in the current directory.",
+        files: &[
+            ("notes.txt", "shopping list\n"),
+            ("Cargo.toml", "[package]\nname = \"demo\"\n"),
+        ],
+    },
+    Task {
+        name: "find a definition",
+        prompt: "In which file is the function parse_config defined? Answer with its path.",
+        files: &[
+            ("src/main.py", "from settings import parse_config\n\nprint(parse_config('a=1'))\n"),
+            (
+                "src/settings.py",
+                "def parse_config(text):\n    key, value = text.split('=')\n    return {key: value}\n",
+            ),
+        ],
+    },
+    Task {
+        name: "fix a one-line bug",
+        prompt: "Running `python3 test_calc.py` fails. Fix the bug in calc.py so that the test passes.",
+        files: &[
+            ("calc.py", "def add(a, b):\n    return a - b\n"),
+            (
+                "test_calc.py",
+                "from calc import add\n\nassert add(2, 3) == 5, 'add(2, 3) should be 5'\nprint('ok')\n",
+            ),
+        ],
+    },
+];
+
+/// Runs `cmd`, killing it after `limit`; returns its output and whether it was killed.
+fn run_bounded(
+    mut cmd: std::process::Command,
+    limit: std::time::Duration,
+) -> (std::process::Output, bool) {
+    use std::process::Stdio;
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn troupe");
+    let started = std::time::Instant::now();
+    let mut killed = false;
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            killed = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    (child.wait_with_output().expect("output"), killed)
+}
+
+fn succeeded(task: &Task, s: &Scratch, events: &[Value], answer: &str) -> bool {
+    let tool_ok = |tool: &str| {
+        events.iter().any(|e| {
+            e["type"] == "tool_use"
+                && e["tool_name"] == tool
+                && events.iter().any(|r| {
+                    r["type"] == "tool_result"
+                        && r["tool_id"] == e["tool_id"]
+                        && r["status"] == "success"
+                })
+        })
+    };
+    match task.name {
+        "list files" => {
+            (tool_ok("list_directory") || tool_ok("glob"))
+                && answer.contains("notes.txt")
+                && answer.contains("Cargo.toml")
+        }
+        "find a definition" => answer.contains("settings.py"),
+        _ => std::process::Command::new("python3")
+            .arg("test_calc.py")
+            .current_dir(s.ws())
+            .output()
+            .is_ok_and(|o| o.status.success()),
+    }
+}
+
+#[test]
+#[ignore = "needs a local model server: TROUPE_LOCAL_LLM_URL=http://127.0.0.1:8080 cargo test --test all local_llm -- --ignored"]
+fn three_small_tasks_with_the_small_profile() {
+    let url = std::env::var("TROUPE_LOCAL_LLM_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| panic!("set TROUPE_LOCAL_LLM_URL=http://127.0.0.1:8080"));
+    assert!(
+        url.starts_with("http://127.0.0.1") || url.starts_with("http://localhost"),
+        "tests only talk to this machine: {url}"
+    );
+    let limit = std::time::Duration::from_secs(600);
+    let mut report = Vec::new();
+    let mut successes = 0;
+    let (mut overran, mut looped): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
+    for task in TASKS {
+        let s = Scratch::new();
+        for (path, text) in task.files {
+            s.write(path, text);
+        }
+        let mut cmd = s.command();
+        // No -m: the server is asked for its model (GET /v1/models).
+        cmd.env(
+            "OPENAI_BASE_URL",
+            format!("{}/v1", url.trim_end_matches('/')),
+        )
+        .args([
+            "-p",
+            task.prompt,
+            "--profile",
+            "small",
+            "--yolo",
+            "-o",
+            "stream-json",
+        ])
+        .args(["-c", "model.max_turns=12"]);
+        let started = std::time::Instant::now();
+        let (out, killed) = run_bounded(cmd, limit);
+        let elapsed = started.elapsed();
+        let (events, text) = transcript(&stdout(&out));
+        let answer: String = events
+            .iter()
+            .filter(|e| e["type"] == "message" && e["role"] == "assistant")
+            .filter_map(|e| e["content"].as_str())
+            .collect();
+        let ok = !killed && out.status.success() && succeeded(task, &s, &events, &answer);
+        successes += usize::from(ok);
+        let code = out.status.code();
+        eprintln!(
+            "=== {}: {} in {:.0} s (exit {code:?}{})\n{text}\n--- stderr ---\n{}",
+            task.name,
+            if ok { "SUCCESS" } else { "FAILURE" },
+            elapsed.as_secs_f64(),
+            if killed { ", killed at 10 min" } else { "" },
+            stderr(&out)
+        );
+        report.push(format!(
+            "{}: {} in {:.0} s (exit {code:?})",
+            task.name,
+            if ok { "success" } else { "failure" },
+            elapsed.as_secs_f64()
+        ));
+        if killed {
+            overran.push(task.name);
+        }
+        if code == Some(53) {
+            looped.push(task.name);
+        }
+    }
+    eprintln!(
+        "=== {successes}/{} tasks succeeded\n{}",
+        TASKS.len(),
+        report.join("\n")
+    );
+    // Never past 10 minutes, never into the turn limit (a loop goes on until it).
+    assert!(overran.is_empty(), "ran past 10 minutes: {overran:?}");
+    assert!(looped.is_empty(), "looped into model.max_turns: {looped:?}");
+}

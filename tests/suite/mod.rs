@@ -11,6 +11,7 @@ mod local_llm;
 mod openai_wire;
 mod properties;
 mod read_search;
+mod real_use;
 mod record_replay;
 mod repl;
 mod runtime;

@@ -130,7 +130,8 @@ fn parallel_tool_calls_then_answer_send_exact_bodies() {
     let user = json!({"role": "user", "content": "Read a.txt and b.txt"});
     let body = |messages: Value| {
         json!({"model": "local-model", "messages": messages, "stream": true,
-               "stream_options": {"include_usage": true}, "tools": tools, "tool_choice": "auto"})
+               "stream_options": {"include_usage": true}, "tools": tools, "tool_choice": "auto",
+               "max_tokens": 16384})
     };
     assert_eq!(requests[0].body, body(json!([system, user])));
     assert_eq!(

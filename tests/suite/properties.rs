@@ -189,6 +189,7 @@ fn sse_events(body: &[u8], cuts: &[usize]) -> Vec<Result<String, String>> {
             .expect("response");
         let timeouts = troupe::providers::http::Timeouts {
             connect: std::time::Duration::from_secs(5),
+            first_byte: std::time::Duration::from_secs(5),
             idle: std::time::Duration::from_secs(5),
         };
         troupe::providers::http::sse_data("fuzz", reqwest::Response::from(response), timeouts)

@@ -13,6 +13,7 @@ use crate::engine::compression::{
     FUNCTION_RESPONSE_TOKEN_BUDGET,
 };
 use crate::engine::content::Content;
+use crate::engine::context_budget;
 use crate::engine::history::curated;
 use crate::engine::model::{ModelEvent, ModelRequest};
 use crate::protocol::{CompressionOutcome, SessionEvent, UiEvent};
@@ -26,14 +27,24 @@ struct Plan {
 }
 
 impl Chat {
-    /// Did the last prompt pass the compression threshold?
+    /// Did the history (the last prompt less the fixed prefix) pass the threshold?
     pub(super) fn compression_due(&self) -> bool {
+        let tuning = &self.config.tuning;
         !self.compression_failed
-            && self.last_prompt_tokens > 0
-            && self.last_prompt_tokens >= self.config.tuning.compress_at_tokens
+            && context_budget::compression_due(
+                self.last_prompt_tokens,
+                self.prefix_tokens(),
+                tuning.context_window,
+                tuning.compress_threshold,
+            )
     }
 
-    fn plan_compression(&self) -> Result<Plan, CompressionOutcome> {
+    /// Tokens of the system prompt and tool declarations sent with every request.
+    pub(super) fn prefix_tokens(&self) -> u64 {
+        context_budget::prefix_tokens(self.config.system_prompt.as_deref(), &self.config.tools)
+    }
+
+    fn plan_compression(&self, force: bool) -> Result<Plan, CompressionOutcome> {
         let original = curated(&self.history);
         if original.is_empty() {
             return Err(CompressionOutcome::Noop {
@@ -50,6 +61,16 @@ impl Chat {
         if split == 0 {
             return Err(CompressionOutcome::Noop {
                 reason: "nothing old enough to compress".into(),
+            });
+        }
+        if !force
+            && !context_budget::worth_compressing(
+                &shortened[..split],
+                self.config.tuning.context_window,
+            )
+        {
+            return Err(CompressionOutcome::Noop {
+                reason: "the old history is too small to be worth summarising".into(),
             });
         }
         Ok(Plan {
@@ -75,7 +96,7 @@ impl Chat {
                 reason: reason.into(),
             }));
         }
-        let plan = match self.plan_compression() {
+        let plan = match self.plan_compression(force) {
             Ok(plan) => plan,
             Err(outcome) => return Box::pin(fut::ready(outcome)),
         };

@@ -9,6 +9,7 @@ use super::model_call::CallFailure;
 use super::Chat;
 use crate::engine::content::{Content, Part, Role};
 use crate::engine::history::TurnAssembler;
+use crate::engine::loop_detection::LoopKind;
 use crate::engine::model::ModelRequest;
 use crate::hooks::{HookClient, HookEvent, HookVerdict};
 use crate::protocol::{TurnOutcome, UiEvent};
@@ -173,11 +174,11 @@ impl Chat {
     /// or deny ends the turn before any call of the response runs.
     pub(super) fn after_model(
         &mut self,
-        result: Result<TurnAssembler, CallFailure>,
+        result: Result<(TurnAssembler, Option<LoopKind>), CallFailure>,
         ctx: &mut Context<Self>,
     ) {
         let assembled = match result {
-            Ok(a) if self.config.hooks.is_active() => a,
+            Ok((a, None)) if self.config.hooks.is_active() => a,
             other => return self.on_model_done(other, ctx),
         };
         let hooks = self.config.hooks.clone();
@@ -206,7 +207,7 @@ impl Chat {
                     let reason = verdict.reason_text();
                     return act.fail(format!("Model response blocked by hook: {reason}"));
                 }
-                act.on_model_done(Ok(assembled), ctx);
+                act.on_model_done(Ok((assembled, None)), ctx);
             }),
         );
     }

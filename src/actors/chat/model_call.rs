@@ -12,8 +12,9 @@ use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::history::TurnAssembler;
+use crate::engine::loop_detection::{LoopDetector, LoopKind};
 use crate::engine::model::{ModelEvent, ModelRequest};
-use crate::protocol::UiEvent;
+use crate::protocol::{UiEvent, WaitingFor};
 use crate::providers::retry::RetryPolicy;
 use crate::providers::{ModelClient, ModelError, ModelStream};
 
@@ -25,13 +26,19 @@ pub struct CallFailure {
 }
 
 impl CallFailure {
-    /// What the user reads: the last error, and how many attempts were made.
+    /// What the user reads: the last error, how many attempts were made, and what
+    /// setting to fix when the error is one of configuration.
     pub fn message(&self) -> String {
-        if self.attempts > 1 {
+        let mut text = if self.attempts > 1 {
             format!("{} (gave up after {} attempts)", self.error, self.attempts)
         } else {
             self.error.to_string()
+        };
+        if let Some(hint) = self.error.hint() {
+            text.push_str(" — ");
+            text.push_str(hint);
         }
+        text
     }
 }
 
@@ -45,11 +52,14 @@ pub struct ModelCall {
     pub events: Recipient<UiEvent>,
     pub cancel: CancellationToken,
     pub request_log: Option<PathBuf>,
+    /// Stop the stream when its text starts repeating itself.
+    pub loop_check: bool,
 }
 
 impl ModelCall {
-    /// Runs the call to a checked model turn, retrying under the policy.
-    pub async fn run(self) -> Result<TurnAssembler, CallFailure> {
+    /// Runs the call to a checked model turn, retrying under the policy. A stream whose
+    /// text loops is stopped and returned with the loop it made.
+    pub async fn run(self) -> Result<(TurnAssembler, Option<LoopKind>), CallFailure> {
         let provider = self.model.provider().to_string();
         let (mut connect_failures, mut stream_failures) = (0u32, 0u32);
         loop {
@@ -58,21 +68,33 @@ impl ModelCall {
                 log_request(path, &self.request).await;
             }
             let mut received = false;
+            let mut loops = self.loop_check.then(LoopDetector::default);
             let stream = self.model.stream(self.request.clone());
-            let result = consume(stream, &self.events, &self.cancel, &mut received)
-                .await
-                .and_then(|assembled| {
-                    assembled
-                        .check(self.after_function_response)
-                        .map(|()| assembled)
-                        .map_err(|(kind, message)| ModelError::InvalidStream {
-                            provider: provider.clone(),
-                            kind,
-                            message,
-                        })
-                });
+            let result = consume(
+                stream,
+                &self.events,
+                &self.cancel,
+                &mut received,
+                &mut loops,
+            )
+            .await;
+            let result = match result {
+                Ok((assembled, Some(kind))) => return Ok((assembled, Some(kind))),
+                Ok((assembled, None)) => Ok(assembled),
+                Err(e) => Err(e),
+            };
+            let result = result.and_then(|assembled| {
+                assembled
+                    .check(self.after_function_response)
+                    .map(|()| assembled)
+                    .map_err(|(kind, message)| ModelError::InvalidStream {
+                        provider: provider.clone(),
+                        kind,
+                        message,
+                    })
+            });
             let error = match result {
-                Ok(assembled) => return Ok(assembled),
+                Ok(assembled) => return Ok((assembled, None)),
                 Err(error) => error,
             };
             if !RetryPolicy::should_retry(&error) {
@@ -84,7 +106,7 @@ impl ModelCall {
                 (stream_failures, self.policy.max_stream_attempts)
             } else {
                 connect_failures += 1;
-                (connect_failures, self.policy.max_attempts)
+                (connect_failures, self.policy.attempts_for(&error))
             };
             if failures >= limit {
                 return Err(CallFailure { error, attempts });
@@ -95,6 +117,10 @@ impl ModelCall {
             self.events.do_send(UiEvent::Retry {
                 attempt: attempts + 1,
                 reason,
+            });
+            self.events.do_send(UiEvent::Waiting {
+                what: WaitingFor::RetryBackoff,
+                seconds: 0,
             });
             tokio::select! {
                 biased;
@@ -107,6 +133,9 @@ impl ModelCall {
     }
 }
 
+/// How often the front ends hear that the model has not started answering yet.
+const WAIT_NOTICE: std::time::Duration = std::time::Duration::from_secs(15);
+
 /// Reads a model stream to its end, forwarding text, thoughts and usage as they come.
 /// `received` tells whether any event arrived (a failure after that is mid-stream).
 async fn consume(
@@ -114,17 +143,36 @@ async fn consume(
     events: &Recipient<UiEvent>,
     cancel: &CancellationToken,
     received: &mut bool,
-) -> Result<TurnAssembler, ModelError> {
+    loops: &mut Option<LoopDetector>,
+) -> Result<(TurnAssembler, Option<LoopKind>), ModelError> {
     let mut assembler = TurnAssembler::default();
+    let started = tokio::time::Instant::now();
+    let mut progress = tokio::time::interval_at(started + WAIT_NOTICE, WAIT_NOTICE);
+    events.do_send(UiEvent::Waiting {
+        what: WaitingFor::Model,
+        seconds: 0,
+    });
     loop {
         let item = tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(ModelError::Cancelled),
             item = stream.next() => item,
+            _ = progress.tick(), if !*received => {
+                events.do_send(UiEvent::Waiting {
+                    what: WaitingFor::Model,
+                    seconds: started.elapsed().as_secs(),
+                });
+                continue;
+            }
         };
         let Some(item) = item else { break };
         let event = item?;
         *received = true;
+        if let (ModelEvent::Text(t), Some(detector)) = (&event, loops.as_mut()) {
+            if let Some(kind) = detector.check_text(t) {
+                return Ok((assembler, Some(kind)));
+            }
+        }
         match &event {
             ModelEvent::Text(t) => events.do_send(UiEvent::TextDelta(t.clone())),
             ModelEvent::Thought(t) => events.do_send(UiEvent::Thought(t.clone())),
@@ -133,7 +181,7 @@ async fn consume(
         }
         assembler.push(&event);
     }
-    Ok(assembler)
+    Ok((assembler, None))
 }
 
 /// Appends a request body (Gemini JSON) to the request log.

@@ -11,8 +11,15 @@ pub struct ChatTuning {
     pub retry: RetryPolicy,
     /// The main chat's temperature; `None` leaves it to the provider.
     pub temperature: Option<f64>,
-    /// Compress when the last prompt reaches this many tokens.
-    pub compress_at_tokens: u64,
+    /// The threshold: the share of the room left by the fixed prefix that the history
+    /// may fill before it is compressed.
+    pub compress_threshold: f64,
+    /// The model's context window in tokens.
+    pub context_window: u64,
+    /// Sent as the answer's token limit.
+    pub max_output_tokens: Option<u32>,
+    /// Stop turns that loop (`model.loop_detection`).
+    pub loop_detection: bool,
     /// The newest fraction of the history kept verbatim by a compression.
     pub preserve_fraction: f64,
 }
@@ -31,7 +38,11 @@ impl ChatTuning {
         Self {
             retry,
             temperature: (settings.model.temperature >= 0.0).then_some(settings.model.temperature),
-            compress_at_tokens: (compression.threshold * limit as f64).ceil() as u64,
+            compress_threshold: compression.threshold,
+            context_window: limit,
+            max_output_tokens: (settings.model.max_output_tokens > 0)
+                .then_some(settings.model.max_output_tokens),
+            loop_detection: settings.model.loop_detection,
             preserve_fraction: compression.preserve_fraction,
         }
     }
@@ -42,7 +53,10 @@ impl Default for ChatTuning {
         Self {
             retry: RetryPolicy::default(),
             temperature: None,
-            compress_at_tokens: 524_288,
+            compress_threshold: 0.5,
+            context_window: 1_048_576,
+            max_output_tokens: None,
+            loop_detection: true,
             preserve_fraction: 0.3,
         }
     }

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use crate::actors::headless::summarize_args;
-use crate::protocol::{CallStatus, CompletedCall, TurnOutcome, UiEvent};
+use crate::protocol::{CallStatus, CompletedCall, TurnOutcome, UiEvent, WaitingFor};
 
 use super::terminal::{fit, width, Palette};
 
@@ -18,6 +18,9 @@ pub const LARGE_BATCH: usize = 12;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Activity {
     Thinking,
+    /// Something slow the user should know about (the model's first token, a retry's
+    /// back-off, an edit correction).
+    Waiting(WaitingFor),
     Tools {
         running: usize,
         done: usize,
@@ -138,7 +141,18 @@ impl EventRenderer {
                 }
                 Vec::new()
             }
-            UiEvent::TextDelta(delta) => self.text.push(delta, p),
+            UiEvent::TextDelta(delta) => {
+                if matches!(self.activity, Activity::Waiting(_)) {
+                    self.activity = Activity::Thinking;
+                }
+                self.text.push(delta, p)
+            }
+            UiEvent::Waiting { what, .. } => {
+                if self.activity != Activity::Cancelling {
+                    self.activity = Activity::Waiting(*what);
+                }
+                Vec::new()
+            }
             UiEvent::Thought(thought) => {
                 let mut lines = self.flush_text();
                 lines.extend(thought.lines().map(|l| p.dim(&format!("  ✦ {l}"))));
@@ -189,6 +203,9 @@ impl EventRenderer {
                     ))),
                     TurnOutcome::Failed { message } => {
                         lines.push(p.red(&format!("✗ Error: {message}")))
+                    }
+                    TurnOutcome::LoopDetected { message } => {
+                        lines.push(p.yellow(&format!("⟳ {message}")))
                     }
                 }
                 lines

@@ -41,6 +41,7 @@ impl Spinner {
         self.frame = (self.frame + 1) % FRAMES.len();
         let what = match activity {
             Activity::Thinking => "Thinking…".to_string(),
+            Activity::Waiting(what) => format!("{}…", what.describe()),
             Activity::Cancelling => "Cancelling…".to_string(),
             Activity::Tools {
                 running,

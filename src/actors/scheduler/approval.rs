@@ -55,8 +55,10 @@ pub type SharedPolicy = Arc<Mutex<PolicyState>>;
 /// What approval came to for one call.
 pub(super) enum Approval {
     /// Run it; with the content hash of the file as the approved diff showed it, when
-    /// the user approved an edit (what lands must be what was approved).
-    Run(Box<dyn Invocation>, Option<[u8; 32]>),
+    /// the user approved an edit (what lands must be what was approved), and the time
+    /// spent preparing the confirmation (an edit's correction calls included, the
+    /// user's answer not), which counts in the call's duration.
+    Run(Box<dyn Invocation>, Option<[u8; 32]>, std::time::Duration),
     Refused(Arc<CompletedCall>),
     UserCancelled(Arc<CompletedCall>),
 }
@@ -71,6 +73,7 @@ impl Inner {
         force_ask: bool,
     ) -> Approval {
         let mut args = call.args.clone();
+        let mut prepared = std::time::Duration::ZERO;
         loop {
             let protected = invocation.policy_hint() == Some(PolicyHint::Protected);
             let hint = invocation.policy_hint().map(|h| h == PolicyHint::Allow);
@@ -82,7 +85,9 @@ impl Inner {
                 Err(_) => (ApprovalMode::Default, false),
             };
             match decide(mode, tool.kind(), hint) {
-                PolicyDecision::Allow if !force_ask => return Approval::Run(invocation, None),
+                PolicyDecision::Allow if !force_ask => {
+                    return Approval::Run(invocation, None, prepared)
+                }
                 PolicyDecision::Allow => {}
                 PolicyDecision::Deny(reason) => {
                     return Approval::Refused(self.failed(
@@ -92,16 +97,19 @@ impl Inner {
                     ))
                 }
                 PolicyDecision::Ask if allowed && !force_ask => {
-                    return Approval::Run(invocation, None)
+                    return Approval::Run(invocation, None, prepared)
                 }
                 PolicyDecision::Ask => {}
             }
             let ctx = self.context(&call.id, cancel.clone());
+            let preparing = std::time::Instant::now();
             // A panic while building the confirmation fails this call only.
-            let details = match confirmation_guarded(invocation.as_ref(), &ctx).await {
+            let details = confirmation_guarded(invocation.as_ref(), &ctx).await;
+            prepared += preparing.elapsed();
+            let details = match details {
                 Ok(Some(details)) => details,
                 Ok(None) if force_ask => super::hooks::forced_details(tool.name(), &args),
-                Ok(None) => return Approval::Run(invocation, None),
+                Ok(None) => return Approval::Run(invocation, None, prepared),
                 Err(message) => {
                     return Approval::Refused(self.failed(
                         call,
@@ -124,7 +132,7 @@ impl Inner {
                 _ = cancel.cancelled() => return Approval::Refused(self.cancelled(call, "Operation cancelled by user")),
             };
             match decision {
-                ApprovalDecision::ProceedOnce => return Approval::Run(invocation, bound),
+                ApprovalDecision::ProceedOnce => return Approval::Run(invocation, bound, prepared),
                 ApprovalDecision::ProceedAlways | ApprovalDecision::ProceedAlwaysAndSave => {
                     let origin = if decision == ApprovalDecision::ProceedAlways {
                         "session"
@@ -132,7 +140,7 @@ impl Inner {
                         "saved"
                     };
                     self.remember(tool.as_ref(), invocation.approval_keys(), origin);
-                    return Approval::Run(invocation, bound);
+                    return Approval::Run(invocation, bound, prepared);
                 }
                 ApprovalDecision::Modify { edited_content } => {
                     let Some(new_args) = tool.modified_args(&args, &edited_content) else {
@@ -197,7 +205,7 @@ impl Inner {
             tool.name()
         )));
         match self.approve(tool, invocation, call, cancel, false).await {
-            Approval::Run(invocation, bound) => Ok((invocation, bound)),
+            Approval::Run(invocation, bound, _) => Ok((invocation, bound)),
             Approval::Refused(done) | Approval::UserCancelled(done) => Err(done),
         }
     }

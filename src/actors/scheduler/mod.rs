@@ -22,6 +22,7 @@ use crate::tools::{Services, ToolContext, ToolRegistry};
 use super::tool_host::HostOutcome;
 
 mod approval;
+mod budget;
 mod conflicts;
 mod events;
 mod hooks;
@@ -89,6 +90,14 @@ enum Slot {
         String,
         Value,
     ),
+}
+
+/// An approved call: what runs, and the time its confirmation took to prepare.
+struct Approved {
+    invocation: Box<dyn Invocation>,
+    /// The content hash the approved diff was computed from (edits the user approved).
+    original_hash: Option<[u8; 32]>,
+    prepared: Duration,
 }
 
 struct CallInfo {
@@ -231,7 +240,7 @@ impl Inner {
                 .approve(&tool, invocation, &call, &cancel, force_ask)
                 .await
             {
-                Approval::Run(invocation, approved) => {
+                Approval::Run(invocation, original_hash, prepared) => {
                     let touched = invocation.touched();
                     let (tx, deps) = conflicts.add(
                         slots.len(),
@@ -242,7 +251,11 @@ impl Inner {
                     let handle = actix::spawn(self.clone().execute(
                         call_clone(&call),
                         tool,
-                        (invocation, approved),
+                        Approved {
+                            invocation,
+                            original_hash,
+                            prepared,
+                        },
                         deps,
                         cancel.clone(),
                         tx,
@@ -295,11 +308,16 @@ impl Inner {
         self: Arc<Self>,
         call: CallInfo,
         tool: Arc<dyn ToolHandle>,
-        (invocation, approved): (Box<dyn Invocation>, Option<[u8; 32]>),
+        approved: Approved,
         deps: Vec<DoneSignal>,
         cancel: CancellationToken,
         done: tokio::sync::oneshot::Sender<()>,
     ) -> Arc<CompletedCall> {
+        let Approved {
+            invocation,
+            original_hash,
+            prepared,
+        } = approved;
         self.status(&call, CallStatus::Scheduled);
         if !deps.is_empty() {
             tokio::select! {
@@ -311,7 +329,7 @@ impl Inner {
             let _ = done.send(());
             return self.cancelled(&call, "Operation cancelled");
         }
-        let (invocation, approved) = match approved {
+        let (invocation, approved) = match original_hash {
             Some(hash) => match self
                 .recheck_approval(&tool, invocation, hash, &call, &cancel)
                 .await
@@ -330,7 +348,16 @@ impl Inner {
             .context(&call.id, cancel.clone())
             .with_approved_original(approved);
         let outcome = invocation.execute(ctx).await;
-        let duration = started.elapsed();
+        // Preparing the confirmation (an edit's correction calls) is part of the call.
+        let duration = started.elapsed() + prepared;
+        let outcome = match outcome {
+            HostOutcome::Finished(mut out) if out.error.is_none() => {
+                out.llm_content =
+                    budget::fit_result(out.llm_content, &call.name, &call.id, &self.services).await;
+                HostOutcome::Finished(out)
+            }
+            other => other,
+        };
         let _ = done.send(());
         let model = self.services.model_name.clone();
         let (status, parts, display, error, data) = match outcome {

@@ -1,0 +1,103 @@
+//! Compact tool declarations (`tools.compact_declarations`, the small profile): every
+//! description — the tool's and its parameters' — cut to its first sentence, and the
+//! optional parameters left out (the tool still accepts them; the model is just not
+//! told). The full declarations of the core tools are ~2,700 tokens, more than a small
+//! model's server processes in a minute on a CPU; compacted they are a fraction of it.
+
+use serde_json::Value;
+
+use super::content::FunctionDeclaration;
+
+/// The longest description kept, in characters.
+const MAX_DESCRIPTION: usize = 120;
+
+/// `decl` with short descriptions; names, types and required lists are unchanged.
+pub fn compact(decl: &FunctionDeclaration) -> FunctionDeclaration {
+    let mut parameters = decl.parameters_json_schema.clone();
+    drop_optional(&mut parameters);
+    shorten_descriptions(&mut parameters);
+    FunctionDeclaration {
+        name: decl.name.clone(),
+        description: first_sentence(&decl.description),
+        parameters_json_schema: parameters,
+    }
+}
+
+/// Removes the top-level properties not listed in `required`.
+fn drop_optional(schema: &mut Value) {
+    let required: Vec<String> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        properties.retain(|name, _| required.contains(name));
+    }
+}
+
+fn shorten_descriptions(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match value {
+                    Value::String(text) if key == "description" => *text = first_sentence(text),
+                    other => shorten_descriptions(other),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(shorten_descriptions),
+        _ => {}
+    }
+}
+
+/// The first sentence (to the first ". " or line break), at most [`MAX_DESCRIPTION`]
+/// characters.
+pub fn first_sentence(text: &str) -> String {
+    let text = text.trim();
+    let end = [text.find(". ").map(|i| i + 1), text.find('\n')]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(text.len());
+    let sentence = text[..end].trim();
+    if sentence.chars().count() <= MAX_DESCRIPTION {
+        return sentence.to_string();
+    }
+    let cut: String = sentence.chars().take(MAX_DESCRIPTION - 1).collect();
+    format!("{cut}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn descriptions_are_cut_to_their_first_sentence() {
+        let decl = FunctionDeclaration {
+            name: "grep_search".into(),
+            description: "Searches files. Long details follow.\nMore.".into(),
+            parameters_json_schema: json!({"type": "object", "required": ["pattern", "description"],
+                "properties": {"pattern": {"type": "string", "description": "A regex. Examples: a, b."},
+                               "description": {"type": "string", "description": "A property named description.\nMore."},
+                               "include": {"type": "string", "description": "Optional."}}}),
+        };
+        let small = compact(&decl);
+        assert_eq!(small.description, "Searches files.");
+        assert_eq!(
+            small.parameters_json_schema,
+            json!({"type": "object", "required": ["pattern", "description"],
+                "properties": {"pattern": {"type": "string", "description": "A regex."},
+                               "description": {"type": "string", "description": "A property named description."}}})
+        );
+        assert_eq!(
+            first_sentence(&"x".repeat(500)).chars().count(),
+            MAX_DESCRIPTION
+        );
+    }
+}

@@ -1,0 +1,135 @@
+//! The context budget: how much of the model's context window one tool result may take,
+//! when the history (not the fixed system prompt and tool declarations) calls for a
+//! compression, and how a request that still does not fit is repaired by dropping the
+//! oldest turns while every function call stays answered. Pure logic.
+
+use super::compression::{estimate_tokens, json_len};
+use super::content::{Content, FunctionDeclaration, Role};
+
+/// A compression must summarise at least this share of the context window, or it is
+/// not worth a model call (and the server's prompt cache).
+pub const MIN_COMPRESSION_SHARE: f64 = 0.1;
+
+/// Characters one tool result may keep: `share` of a window of `window_tokens`, at
+/// four characters a token, and never less than 2,000.
+pub fn result_char_budget(window_tokens: u64, share: f64) -> usize {
+    ((window_tokens as f64 * share * 4.0) as usize).max(2_000)
+}
+
+/// Tokens of the fixed prefix of every request: the system prompt and the tool
+/// declarations (estimated as four characters of JSON a token).
+pub fn prefix_tokens(system: Option<&str>, tools: &[FunctionDeclaration]) -> u64 {
+    let system = system.map_or(0, |s| s.encode_utf16().count()) as u64;
+    let tools = serde_json::to_string(tools).map_or(0, |t| t.len()) as u64;
+    (system + tools) / 4
+}
+
+/// Is a compression due? Only the history counts: the part of the last prompt beyond
+/// the fixed prefix must reach `threshold` of what the window leaves for history.
+pub fn compression_due(last_prompt: u64, prefix: u64, window: u64, threshold: f64) -> bool {
+    let history = last_prompt.saturating_sub(prefix);
+    let room = window.saturating_sub(prefix).max(1);
+    last_prompt > 0 && history as f64 >= threshold * room as f64
+}
+
+/// Is summarising `to_compress` worth it in a window of `window` tokens?
+pub fn worth_compressing(to_compress: &[Content], window: u64) -> bool {
+    estimate_tokens(to_compress) as f64 >= MIN_COMPRESSION_SHARE * window as f64
+}
+
+fn is_plain_user(content: &Content) -> bool {
+    content.role == Role::User && !content.has_function_response()
+}
+
+/// Drops the oldest history until `prefix` plus the history fits `window` tokens: whole
+/// old turns first (up to the next user message), then, inside the one turn left, the
+/// oldest call/response pairs after its user message. Roles keep alternating and every
+/// function call keeps its response. Returns the kept history and how many contents
+/// were dropped; the newest user message and everything after the last pair stay.
+pub fn fit_history(contents: &[Content], prefix: u64, window: u64) -> (Vec<Content>, usize) {
+    let mut kept: Vec<Content> = contents.to_vec();
+    let size = |c: &[Content]| prefix + c.iter().map(|x| json_len(x) as u64).sum::<u64>() / 4;
+    let mut dropped = 0;
+    while size(&kept) > window {
+        let next_turn = kept.iter().skip(1).position(is_plain_user).map(|i| i + 1);
+        if let Some(next) = next_turn.filter(|_| is_plain_user(&kept[0])) {
+            kept.drain(..next);
+            dropped += next;
+            continue;
+        }
+        // One turn left: drop its oldest call + response pair (never the last content).
+        let pair = kept.len() > 3
+            && kept[1].role == Role::Model
+            && kept[1].function_calls().next().is_some()
+            && kept[2].has_function_response();
+        if !pair {
+            break;
+        }
+        kept.drain(1..3);
+        dropped += 2;
+    }
+    (kept, dropped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::content::{FunctionCall, FunctionResponse, Part};
+    use serde_json::json;
+
+    fn call(id: &str) -> Content {
+        Content {
+            role: Role::Model,
+            parts: vec![Part::function_call(FunctionCall {
+                id: Some(id.into()),
+                name: "read_file".into(),
+                args: json!({}),
+            })],
+        }
+    }
+
+    fn response(id: &str, size: usize) -> Content {
+        Content {
+            role: Role::User,
+            parts: vec![Part {
+                function_response: Some(FunctionResponse {
+                    id: Some(id.into()),
+                    name: "read_file".into(),
+                    response: json!({"output": "x".repeat(size)}),
+                    parts: None,
+                }),
+                ..Part::default()
+            }],
+        }
+    }
+
+    #[test]
+    fn the_prefix_alone_does_not_call_for_compression() {
+        // 47 % of an 8k window is prefix; the history is small.
+        assert!(!compression_due(4200, 3850, 8192, 0.5));
+        assert!(compression_due(3850 + 2200, 3850, 8192, 0.5));
+        assert!(!compression_due(0, 0, 8192, 0.5));
+    }
+
+    #[test]
+    fn old_turns_then_old_pairs_are_dropped_and_calls_stay_answered() {
+        let history = vec![
+            Content::user_text("old question"),
+            call("a"),
+            response("a", 4000),
+            Content::model_text("old answer"),
+            Content::user_text("new question"),
+            call("b"),
+            response("b", 4000),
+            call("c"),
+            response("c", 400),
+        ];
+        let (kept, dropped) = fit_history(&history, 100, 1000);
+        assert_eq!(dropped, 6);
+        assert_eq!(kept[0], Content::user_text("new question"));
+        assert_eq!(kept.len(), 3);
+        assert_eq!(kept[1], call("c"));
+        let (same, none) = fit_history(&history, 100, 1_000_000);
+        assert_eq!((same.len(), none), (history.len(), 0));
+    }
+}

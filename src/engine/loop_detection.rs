@@ -1,0 +1,290 @@
+//! Loop detection, as gemini-cli's `LoopDetectionService` does it: a model that asks for
+//! the same tool call (same name, same arguments) [`TOOL_CALL_LOOP_THRESHOLD`] times in
+//! a row, or that streams the same [`CONTENT_CHUNK_SIZE`]-character piece of text
+//! [`CONTENT_LOOP_THRESHOLD`] times close together, is stuck. Pure logic: the Chat actor
+//! feeds it the calls and text of a turn and decides what to do when it fires.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::content::FunctionCall;
+
+/// Identical consecutive tool calls that make a loop (gemini-cli: 5).
+pub const TOOL_CALL_LOOP_THRESHOLD: u32 = 5;
+/// Repetitions of one text chunk that make a loop (gemini-cli: 10).
+pub const CONTENT_LOOP_THRESHOLD: usize = 10;
+/// The length of the text chunks compared (gemini-cli: 50).
+pub const CONTENT_CHUNK_SIZE: usize = 50;
+/// Text kept for the content check (gemini-cli: 1000).
+const MAX_HISTORY_LENGTH: usize = 1000;
+
+/// What kind of loop was seen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoopKind {
+    /// The same call, `count` times in a row.
+    ToolCall { name: String, count: u32 },
+    /// The same piece of text over and over.
+    Content { chunk: String },
+}
+
+impl LoopKind {
+    /// What the user reads.
+    pub fn describe(&self) -> String {
+        match self {
+            LoopKind::ToolCall { name, count } => {
+                format!("the model called {name} with the same arguments {count} times in a row")
+            }
+            LoopKind::Content { chunk } => {
+                let short: String = chunk.chars().take(40).collect();
+                format!("the model repeated the same text over and over (\"{short}…\")")
+            }
+        }
+    }
+}
+
+/// The state of one user turn.
+#[derive(Debug, Default)]
+pub struct LoopDetector {
+    last_call: Option<String>,
+    repetitions: u32,
+    /// Text streamed since the last tool call, at most [`MAX_HISTORY_LENGTH`] bytes.
+    history: String,
+    /// Where the next chunk to examine starts in `history`.
+    next_index: usize,
+    /// Start positions of each chunk seen, by its text.
+    chunks: HashMap<String, Vec<usize>>,
+    in_code_block: bool,
+}
+
+impl LoopDetector {
+    /// Forgets everything (a new user turn, or the user chose to go on).
+    pub fn reset(&mut self) {
+        *self = Self::default();
+    }
+
+    /// A tool call the model asked for; `Some` when it makes a loop.
+    pub fn check_call(&mut self, call: &FunctionCall) -> Option<LoopKind> {
+        self.reset_content();
+        let key = format!("{}:{}", call.name, canonical(&call.args));
+        if self.last_call.as_deref() == Some(key.as_str()) {
+            self.repetitions += 1;
+        } else {
+            self.last_call = Some(key);
+            self.repetitions = 1;
+        }
+        (self.repetitions >= TOOL_CALL_LOOP_THRESHOLD).then(|| LoopKind::ToolCall {
+            name: call.name.clone(),
+            count: self.repetitions,
+        })
+    }
+
+    /// The calls of one model turn: a call asked for twice in the same turn counts
+    /// once (parallel duplicates are not a loop; asking again after the answer is).
+    pub fn check_round(&mut self, calls: &[FunctionCall]) -> Option<LoopKind> {
+        let mut seen = std::collections::HashSet::new();
+        calls
+            .iter()
+            .filter(|c| seen.insert(format!("{}:{}", c.name, canonical(&c.args))))
+            .find_map(|c| self.check_call(c))
+    }
+
+    /// A piece of streamed text; `Some` when the text has started to loop. Text inside
+    /// code blocks, and Markdown structure (tables, lists, headings, rules), is not
+    /// counted: repetition is normal there.
+    pub fn check_text(&mut self, text: &str) -> Option<LoopKind> {
+        let fences = text.matches("```").count();
+        let structural = text.lines().any(is_structure);
+        if fences > 0 || structural {
+            self.reset_content();
+            if fences % 2 == 1 {
+                self.in_code_block = !self.in_code_block;
+            }
+            return None;
+        }
+        if self.in_code_block {
+            return None;
+        }
+        self.history.push_str(text);
+        self.trim_history();
+        while self.next_index + CONTENT_CHUNK_SIZE <= self.history.len() {
+            let at = self.next_index;
+            let mut end = at + CONTENT_CHUNK_SIZE;
+            while !self.history.is_char_boundary(end) {
+                end += 1;
+            }
+            let chunk = self.history[at..end].to_string();
+            self.next_index += 1;
+            while !self.history.is_char_boundary(self.next_index) {
+                self.next_index += 1;
+            }
+            if self.repeats(&chunk, at) {
+                return Some(LoopKind::Content { chunk });
+            }
+        }
+        None
+    }
+
+    fn repeats(&mut self, chunk: &str, at: usize) -> bool {
+        let seen = self.chunks.entry(chunk.to_string()).or_default();
+        seen.push(at);
+        if seen.len() < CONTENT_LOOP_THRESHOLD {
+            return false;
+        }
+        let recent = &seen[seen.len() - CONTENT_LOOP_THRESHOLD..];
+        let span = recent[recent.len() - 1] - recent[0];
+        let average = span as f64 / (CONTENT_LOOP_THRESHOLD - 1) as f64;
+        average <= CONTENT_CHUNK_SIZE as f64 * 1.5
+    }
+
+    /// Keeps the text within bounds, shifting the recorded positions.
+    fn trim_history(&mut self) {
+        if self.history.len() <= MAX_HISTORY_LENGTH {
+            return;
+        }
+        let mut cut = self.history.len() - MAX_HISTORY_LENGTH;
+        while !self.history.is_char_boundary(cut) {
+            cut += 1;
+        }
+        self.history.drain(..cut);
+        self.next_index = self.next_index.saturating_sub(cut);
+        self.chunks.retain(|_, positions| {
+            positions.retain(|p| *p >= cut);
+            for p in positions.iter_mut() {
+                *p -= cut;
+            }
+            !positions.is_empty()
+        });
+    }
+
+    fn reset_content(&mut self) {
+        self.history.clear();
+        self.next_index = 0;
+        self.chunks.clear();
+    }
+}
+
+/// Arguments with object keys sorted, so that key order does not hide a repetition.
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let inner: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical(&map[k])))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        Value::Array(items) => {
+            let inner: Vec<String> = items.iter().map(canonical).collect();
+            format!("[{}]", inner.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A Markdown line whose repetition is expected: a table row, a list item, a heading,
+/// a block quote or a rule.
+fn is_structure(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with('|')
+        || t.starts_with('#')
+        || t.starts_with('>')
+        || t.starts_with("- ")
+        || t.starts_with("* ")
+        || t.starts_with("---")
+        || t.split_once(". ")
+            .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(name: &str, args: Value) -> FunctionCall {
+        FunctionCall {
+            id: None,
+            name: name.into(),
+            args,
+        }
+    }
+
+    #[test]
+    fn the_fifth_identical_call_in_a_row_is_a_loop() {
+        let mut d = LoopDetector::default();
+        for _ in 1..TOOL_CALL_LOOP_THRESHOLD {
+            assert_eq!(
+                d.check_call(&call("ls", json!({"path": ".", "a": 1}))),
+                None
+            );
+        }
+        // Same arguments in another key order are the same call.
+        assert_eq!(
+            d.check_call(&call("ls", json!({"a": 1, "path": "."}))),
+            Some(LoopKind::ToolCall {
+                name: "ls".into(),
+                count: TOOL_CALL_LOOP_THRESHOLD
+            })
+        );
+    }
+
+    #[test]
+    fn duplicates_within_one_turn_count_once() {
+        let mut d = LoopDetector::default();
+        let same = vec![call("ls", json!({"path": "."})); 5];
+        assert_eq!(d.check_round(&same), None);
+        for _ in 2..TOOL_CALL_LOOP_THRESHOLD {
+            assert_eq!(d.check_round(&same), None);
+        }
+        assert!(d.check_round(&same).is_some());
+    }
+
+    #[test]
+    fn a_different_call_starts_the_count_again() {
+        let mut d = LoopDetector::default();
+        for i in 0..20 {
+            let path = if i % 2 == 0 { "a" } else { "b" };
+            assert_eq!(d.check_call(&call("read", json!({ "path": path }))), None);
+        }
+        for _ in 1..TOOL_CALL_LOOP_THRESHOLD {
+            assert_eq!(d.check_call(&call("read", json!({"path": "a"}))), None);
+        }
+        d.reset();
+        assert_eq!(d.check_call(&call("read", json!({"path": "a"}))), None);
+    }
+
+    #[test]
+    fn repeated_text_is_a_loop_and_varied_text_is_not() {
+        let mut d = LoopDetector::default();
+        let sentence = "I will now list the directory again to be sure of it. ";
+        let found = (0..30).find_map(|_| d.check_text(sentence));
+        assert!(matches!(found, Some(LoopKind::Content { .. })), "{found:?}");
+
+        let mut d = LoopDetector::default();
+        let prose: String = (0..400).map(|i| format!("word{i} ")).collect();
+        for piece in prose.as_bytes().chunks(37) {
+            assert_eq!(d.check_text(std::str::from_utf8(piece).unwrap()), None);
+        }
+    }
+
+    #[test]
+    fn code_blocks_and_tables_do_not_count() {
+        let mut d = LoopDetector::default();
+        assert_eq!(d.check_text("```rust\n"), None);
+        for _ in 0..40 {
+            assert_eq!(
+                d.check_text("    assert_eq!(value, expected_value_here); // same\n"),
+                None
+            );
+        }
+        assert_eq!(d.check_text("```\n"), None);
+        for _ in 0..40 {
+            assert_eq!(
+                d.check_text("| cell one | cell two | cell three | cell four |\n"),
+                None
+            );
+        }
+    }
+}
