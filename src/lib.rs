@@ -10,6 +10,7 @@ pub mod actors;
 pub mod app;
 pub mod cli;
 pub mod engine;
+pub mod mcp;
 pub mod protocol;
 pub mod providers;
 pub mod settings;

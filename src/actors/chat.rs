@@ -51,6 +51,9 @@ pub struct ChatConfig {
     pub tuning: ChatTuning,
     /// The context files behind the system prompt, for `Memory` (show / refresh).
     pub memory: Option<ChatMemory>,
+    /// MCP servers: their tools are declared as discovered so far at each request, and
+    /// their instructions go into the first user turn.
+    pub mcp: Option<Arc<crate::mcp::McpHub>>,
 }
 
 /// How the system prompt is rebuilt when the context files are read again.
@@ -123,6 +126,9 @@ impl Chat {
         let mut request = ModelRequest::new(self.config.model_name.clone(), curated(&self.history));
         request.system_instruction = self.config.system_prompt.clone();
         request.tools = self.config.tools.clone();
+        if let Some(hub) = &self.config.mcp {
+            request.tools.extend(hub.registry.dynamic().declarations());
+        }
         request.temperature = self.config.tuning.temperature;
         request
     }
@@ -346,7 +352,16 @@ impl Chat {
             ));
         }
         let start_len = self.history.len();
-        self.history.push(Content::user_text(text));
+        let mut content = Content::user_text(text);
+        if let Some(instructions) = self.config.mcp.as_ref().and_then(|h| h.take_instructions()) {
+            content.parts.insert(
+                0,
+                crate::engine::content::Part::text(format!(
+                    "<loaded_context>\n<project_context>\n{instructions}\n</project_context>\n</loaded_context>"
+                )),
+            );
+        }
+        self.history.push(content);
         if let Some(turn) = self.turn.as_mut() {
             turn.start_len = start_len;
         }

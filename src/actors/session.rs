@@ -42,6 +42,8 @@ pub struct Session {
     pub policy: SharedPolicy,
     pub registry: Arc<ToolRegistry>,
     pub services: Arc<Services>,
+    /// The MCP servers and their status; `None` when none is configured.
+    pub mcp: Option<Arc<crate::mcp::McpHub>>,
 }
 
 impl Session {
@@ -132,6 +134,13 @@ pub fn start_session(
         (core.is_empty() || core.iter().any(|c| c == name)) && !exclude.iter().any(|e| e == name)
     });
     let registry = Arc::new(registry);
+    let mcp = (!settings.mcp_servers.is_empty()).then(|| {
+        crate::mcp::McpHub::start(
+            &settings.mcp_servers,
+            registry.clone(),
+            options.workspace.roots().to_vec(),
+        )
+    });
     let policy: SharedPolicy = Arc::new(Mutex::new(PolicyState {
         mode: options.approval_mode,
         rules: saved_allow_rules(&settings),
@@ -146,7 +155,7 @@ pub fn start_session(
     let scheduler = Scheduler::start_in_arbiter(&scheduler_arbiter.handle(), move |_| {
         Scheduler::new(reg, svc, approver, ev, pol)
     });
-    let tools = registry.declarations();
+    let tools: Vec<_> = registry.tools().iter().map(|t| t.declaration()).collect();
     let tuning = ChatTuning::new(&settings, options.model.provider(), &options.model_name);
     let prompt = system_prompt(&settings, &options.workspace, &tools)?;
     let loaded = services.context.load();
@@ -168,6 +177,7 @@ pub fn start_session(
                 context: services.context.clone(),
                 report,
             }),
+            mcp: mcp.clone(),
         },
         scheduler.clone(),
         events.clone(),
@@ -184,6 +194,7 @@ pub fn start_session(
         policy,
         registry,
         services,
+        mcp,
     })
 }
 

@@ -169,6 +169,10 @@ pub fn run_turn(
             front.recipient(),
         )
         .map_err(AppError::Usage)?;
+        if let Some(hub) = &session.mcp {
+            let wait = std::time::Duration::from_millis(hub_wait_ms(&session));
+            hub.settled(wait).await;
+        }
         session.chat.do_send(UserInput { text: prompt });
         let summary = rx
             .await
@@ -177,6 +181,11 @@ pub fn run_turn(
         summary
     });
     result
+}
+
+/// How long a headless run waits for MCP discovery before its first request.
+fn hub_wait_ms(session: &crate::actors::session::Session) -> u64 {
+    session.services.settings.mcp.startup_wait_ms
 }
 
 /// Prints the end of a run for `format` and returns the exit code.

@@ -96,7 +96,11 @@ pub fn load_with(
     for key in leaf_keys(&defaults) {
         origins.insert(key, "default".to_string());
     }
-    for file in [user_file, project_file] {
+    let mut mcp_servers = Vec::new();
+    for (file, scope) in [
+        (user_file, crate::mcp::config::Scope::User),
+        (project_file, crate::mcp::config::Scope::Project),
+    ] {
         if !file.exists() {
             continue;
         }
@@ -105,12 +109,13 @@ pub fn load_with(
             origin: source.clone(),
             message: e.to_string(),
         })?;
-        let layer: Table = text
+        let mut layer: Table = text
             .parse()
             .map_err(|e: toml::de::Error| SettingsError::Parse {
                 origin: source.clone(),
                 message: e.to_string(),
             })?;
+        crate::mcp::config::take_servers(&mut layer, scope, &source, &mut mcp_servers)?;
         merge_layer(&defaults, &mut table, &layer, "", &source, &mut origins)?;
     }
     for key in leaf_keys(&defaults) {
@@ -142,7 +147,7 @@ pub fn load_with(
             &mut origins,
         )?;
     }
-    let settings: Settings =
+    let mut settings: Settings =
         Value::Table(table.clone())
             .try_into()
             .map_err(|e: toml::de::Error| SettingsError::Parse {
@@ -150,11 +155,14 @@ pub fn load_with(
                 message: e.to_string(),
             })?;
     check_values(&settings, &origins)?;
-    Ok(LoadedSettings {
+    settings.mcp_servers = mcp_servers;
+    let mut loaded = LoadedSettings {
         settings,
         table,
         origins,
-    })
+    };
+    crate::mcp::config::gate_project_servers(&mut loaded, &project_file.display().to_string());
+    Ok(loaded)
 }
 
 /// A `-c`/environment value: TOML when it parses as a TOML value, else a plain string.

@@ -19,6 +19,18 @@ pub struct Settings {
     pub web_fetch: WebFetchSettings,
     pub context: ContextSettings,
     pub log: LogSettings,
+    pub mcp: McpSettings,
+    /// `[mcp_servers.NAME]` of the user and project files (not merged key by key).
+    #[serde(skip)]
+    pub mcp_servers: Vec<crate::mcp::config::McpServerConfig>,
+}
+
+/// `[mcp]`: how MCP servers are started.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpSettings {
+    pub allow_project_servers: bool,
+    pub startup_wait_ms: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -1,0 +1,12 @@
+//! The MCP client: every configured server is an [`McpServer`](server::McpServer)
+//! actor, every tool it offers a dynamic entry of the tool registry; plus `troupe mcp`
+//! and Troupe's own tools served over MCP.
+
+pub mod config;
+pub mod convert;
+pub mod hub;
+pub mod remote;
+pub mod server;
+pub mod tool;
+
+pub use hub::McpHub;
