@@ -88,6 +88,11 @@ pub enum Command {
     Demo,
     /// Concurrency benchmark: N parallel tool calls in one model turn.
     Bench(BenchArgs),
+    /// Manage MCP servers (add, remove, list, get) or serve Troupe's tools over MCP.
+    Mcp {
+        #[command(subcommand)]
+        command: crate::mcp::cli::McpCommand,
+    },
     /// Print the effective settings and where each came from.
     Config {
         #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]

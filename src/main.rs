@@ -11,6 +11,9 @@ fn main() {
         Some(Command::Demo) => app::demo::run(),
         Some(Command::Bench(args)) => app::bench::run(&args),
         Some(Command::Config { overrides }) => config(overrides),
+        Some(Command::Mcp { command }) => {
+            troupe::mcp::cli::run(command).map_err(|e| app::AppError::Usage(e.to_string()))
+        }
         None => match cli.run.prompt.clone() {
             Some(prompt) => app::run_headless(&cli.run, prompt),
             None => app::interactive::run(&cli.run),
