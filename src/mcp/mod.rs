@@ -9,6 +9,7 @@ pub mod hub;
 pub mod remote;
 pub mod serve;
 pub mod server;
+pub mod status;
 pub mod tool;
 
 pub use hub::McpHub;

@@ -2,7 +2,7 @@ mod edit;
 mod gemini_wire;
 mod history_rules;
 mod local_llm;
-mod mcp;
+pub mod mcp;
 mod openai_wire;
 mod read_search;
 mod record_replay;

@@ -42,6 +42,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "[revoke N]",
         "what is allowed without asking, and where it came from",
     ),
+    (
+        "mcp",
+        "[list|desc|schema|reload]",
+        "MCP servers: status, errors and tools; reload restarts them",
+    ),
     ("quit", "", "leave (also /exit, Ctrl+D)"),
 ];
 
@@ -72,6 +77,7 @@ pub fn run(line: &str, link: &SessionLink, p: Palette) -> (Vec<String>, After) {
         "compress" => compress(link, p),
         "approval-mode" => approval_mode(link, &args, p),
         "approvals" => approvals(link, &args, p),
+        "mcp" => crate::mcp::status::command(link.mcp.as_deref(), &args),
         "" => help(p),
         other => vec![unknown(other, p)],
     };

@@ -65,6 +65,8 @@ pub struct SessionLink {
     persisted: Mutex<Vec<String>>,
     /// Background shell processes, ended when the user leaves.
     processes: Arc<BackgroundProcesses>,
+    /// The MCP servers (`/mcp`); `None` when none is configured.
+    pub mcp: Option<Arc<crate::mcp::McpHub>>,
 }
 
 impl SessionLink {
@@ -148,7 +150,7 @@ pub fn start_actors(
                         })
                         .collect::<Vec<_>>();
                     let processes = s.services.processes.clone();
-                    (s.chat, s.policy, tools, s.session_id, processes)
+                    (s.chat, s.policy, tools, s.session_id, (processes, s.mcp))
                 })
             });
             let ok = started.is_ok();
@@ -158,7 +160,7 @@ pub fn start_actors(
             }
         })
         .map_err(|e| format!("cannot start the actor thread: {e}"))?;
-    let (chat, policy, tools, session_id, processes) = ready_rx
+    let (chat, policy, tools, session_id, (processes, mcp)) = ready_rx
         .recv()
         .map_err(|_| "the actor thread stopped while starting".to_string())??;
     Ok((
@@ -173,6 +175,7 @@ pub fn start_actors(
             user_config,
             persisted: Mutex::new(initial_saved),
             processes,
+            mcp,
         },
         events_rx,
     ))

@@ -5,6 +5,7 @@
 mod cancel;
 mod commands;
 mod confirm;
+mod mcp;
 mod term;
 
 /// The edit tool the confirmation tests drive. `replace` once it is on this branch.
