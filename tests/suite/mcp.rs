@@ -356,7 +356,7 @@ fn project_servers_wait_for_trust() {
     );
     let (_, proc) = s.run_json(&turns, &["-p", "go"]);
     assert!(proc.status.success(), "{}", stderr(&proc));
-    assert!(function_responses(&s.requests().last().unwrap())[0]["response"]["error"].is_string());
+    assert!(function_responses(s.requests().last().unwrap())[0]["response"]["error"].is_string());
     // The user can.
     configure(&s, "[mcp]\nallow_project_servers = true\n");
     s.write(".troupe/config.toml", &server("proj", &[], "trust = true"));
