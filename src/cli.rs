@@ -118,6 +118,10 @@ pub struct BenchArgs {
     /// Actors serving each tool.
     #[arg(long)]
     pub actors_per_tool: Option<usize>,
+    /// Call an MCP server's tool instead: SERVER/TOOL, the server configured in the
+    /// user's config; each call gets `{"text": "call <i>"}` (an echo tool).
+    #[arg(long, value_name = "SERVER/TOOL")]
+    pub mcp: Option<String>,
 }
 
 /// Tools `troupe bench` can exercise.

@@ -79,6 +79,8 @@ pub struct Chat {
     compression_failed: bool,
     /// A compression is running: the history must not change under it.
     compressing: bool,
+    /// Text parts that follow the next user input (MCP resources it references).
+    extra_parts: Vec<String>,
 }
 
 struct TurnState {
@@ -115,6 +117,7 @@ impl Chat {
             last_prompt_tokens: 0,
             compression_failed: false,
             compressing: false,
+            extra_parts: Vec::new(),
         }
     }
 
@@ -317,6 +320,34 @@ impl Handler<UserInput> for Chat {
             turn: id,
             prompt: msg.text.clone(),
         });
+        let refs = self
+            .config
+            .mcp
+            .as_ref()
+            .map(|h| h.resource_refs(&msg.text))
+            .unwrap_or_default();
+        if let (false, Some(hub)) = (refs.is_empty(), self.config.mcp.clone()) {
+            // `@server:uri`: the resources are read first, then the turn goes on.
+            let read = async move { hub.read_resources(&refs).await };
+            ctx.spawn(
+                read.into_actor(self)
+                    .map(move |result, act, ctx| match result {
+                        Ok(parts) => {
+                            act.extra_parts = parts;
+                            act.start_turn(msg.text, cancel, ctx);
+                        }
+                        Err(e) => act.fail(e),
+                    }),
+            );
+            return;
+        }
+        self.start_turn(msg.text, cancel, ctx);
+    }
+}
+
+impl Chat {
+    fn start_turn(&mut self, text: String, cancel: CancellationToken, ctx: &mut Context<Self>) {
+        let msg = UserInput { text };
         if !self.compression_due() {
             self.begin_turn(msg.text, ctx);
             return;
@@ -353,6 +384,11 @@ impl Chat {
         }
         let start_len = self.history.len();
         let mut content = Content::user_text(text);
+        content.parts.extend(
+            std::mem::take(&mut self.extra_parts)
+                .into_iter()
+                .map(crate::engine::content::Part::text),
+        );
         if let Some(instructions) = self.config.mcp.as_ref().and_then(|h| h.take_instructions()) {
             content.parts.insert(
                 0,

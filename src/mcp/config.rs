@@ -230,7 +230,11 @@ pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
                 .unwrap_or(after.len());
             (&after[..end], end)
         };
-        if name.is_empty() {
+        let starts_well = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+        if !starts_well {
             out.push('$');
             rest = after;
             continue;

@@ -92,6 +92,7 @@ pub struct McpHub {
     pub roots: Vec<PathBuf>,
     status: Mutex<BTreeMap<String, ServerStatus>>,
     addrs: Mutex<BTreeMap<String, Addr<McpServer>>>,
+    conns: Mutex<BTreeMap<String, Arc<super::server::Connection>>>,
     changed: tokio::sync::watch::Sender<u64>,
     /// Instructions were already put into a user turn.
     instructions_sent: std::sync::atomic::AtomicBool,
@@ -111,6 +112,7 @@ impl McpHub {
             roots,
             status: Mutex::new(BTreeMap::new()),
             addrs: Mutex::new(BTreeMap::new()),
+            conns: Mutex::new(BTreeMap::new()),
             changed,
             instructions_sent: Default::default(),
         });
@@ -189,6 +191,68 @@ impl McpHub {
                 addr.do_send(Reload);
             }
         }
+    }
+
+    pub(super) fn register_connection(&self, name: &str, conn: Arc<super::server::Connection>) {
+        if let Ok(mut conns) = self.conns.lock() {
+            conns.insert(name.to_string(), conn);
+        }
+    }
+
+    /// The `@server:uri` references in a prompt, for configured servers.
+    pub fn resource_refs(&self, text: &str) -> Vec<(String, String)> {
+        let names: Vec<String> = self.statuses().into_iter().map(|s| s.config.name).collect();
+        text.split_whitespace()
+            .filter_map(|w| w.strip_prefix('@'))
+            .filter_map(|w| w.split_once(':'))
+            .filter(|(server, uri)| names.iter().any(|n| n == server) && !uri.is_empty())
+            .map(|(s, u)| (s.to_string(), u.to_string()))
+            .collect()
+    }
+
+    /// Reads the referenced resources (`resources/read`) as the text parts that follow
+    /// the prompt (gemini-cli's layout); an error names what failed.
+    pub async fn read_resources(&self, refs: &[(String, String)]) -> Result<Vec<String>, String> {
+        let mut parts = vec!["\n--- Content from referenced files ---".to_string()];
+        for (server, uri) in refs {
+            let conn = self.conns.lock().ok().and_then(|c| c.get(server).cloned());
+            let Some(peer) = conn.and_then(|c| c.peer()) else {
+                return Err(format!("Exiting due to an error processing the @ command: MCP server '{server}' is not connected."));
+            };
+            let params: rmcp::model::ReadResourceRequestParams =
+                serde_json::from_value(serde_json::json!({ "uri": uri }))
+                    .map_err(|e| e.to_string())?;
+            let result = peer.read_resource(params).await.map_err(|e| {
+                format!("Exiting due to an error processing the @ command: reading {uri} from MCP server '{server}' failed: {e}")
+            })?;
+            let mut text = String::new();
+            for content in &result.contents {
+                match content {
+                    rmcp::model::ResourceContents::TextResourceContents { text: t, .. } => {
+                        text.push_str(t)
+                    }
+                    rmcp::model::ResourceContents::BlobResourceContents {
+                        blob, mime_type, ..
+                    } => {
+                        let bytes = base64::Engine::decode(
+                            &base64::engine::general_purpose::STANDARD,
+                            blob,
+                        )
+                        .map(|b| b.len())
+                        .unwrap_or(blob.len() * 3 / 4);
+                        text.push_str(&format!(
+                            "[Binary resource content {}, {bytes} bytes]",
+                            mime_type.as_deref().unwrap_or("application/octet-stream")
+                        ))
+                    }
+                    #[allow(unreachable_patterns)]
+                    _ => text.push_str("[Unknown resource content]"),
+                }
+            }
+            parts.push(format!("\nContent from @{uri}:\n{text}"));
+        }
+        parts.push("\n--- End of content ---".to_string());
+        Ok(parts)
     }
 
     pub fn addr(&self, name: &str) -> Option<Addr<McpServer>> {

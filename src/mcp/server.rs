@@ -316,6 +316,8 @@ impl Actor for McpServer {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Self::Context) {
+        self.hub
+            .register_connection(&self.config.name, self.conn.clone());
         if let Some(reason) = self.config.blocked.clone() {
             return self.hub.update(&self.config.name, |s| {
                 s.state = ServerState::Blocked;

@@ -524,3 +524,110 @@ fn troupe_serves_its_own_tools_to_troupe() {
     assert!(write.contains("cannot ask for"), "{write}");
     assert!(!s.ws().join("b.txt").exists());
 }
+
+/// Opt-in, against the reference server `@modelcontextprotocol/server-everything`:
+/// `cargo test --test all everything -- --ignored`. It runs `npx -y
+/// @modelcontextprotocol/server-everything stdio` (the npm registry must be reachable),
+/// or the command in `TROUPE_MCP_EVERYTHING` (e.g. an installed
+/// `node_modules/.bin/mcp-server-everything`).
+#[test]
+#[ignore]
+fn server_everything_via_npx() {
+    let s = Scratch::new();
+    let (command, args) = match std::env::var("TROUPE_MCP_EVERYTHING") {
+        Ok(cmd) => (cmd, vec!["stdio".to_string()]),
+        Err(_) => (
+            "npx".to_string(),
+            vec![
+                "-y".into(),
+                "@modelcontextprotocol/server-everything".into(),
+                "stdio".into(),
+            ],
+        ),
+    };
+    let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
+    configure(
+        &s,
+        &format!(
+            "[mcp_servers.everything]\ncommand = {command:?}\nargs = [{}]\ntrust = true\ntimeout_ms = 180000\nenv = {{ LEAK = \"${{GEMINI_API_KEY}}\", SEEN = \"$HOME\" }}\n",
+            args.join(", ")
+        ),
+    );
+    let turns = [
+        turn(vec![
+            call("mcp_everything_echo", json!({"message": "hello mcp"})),
+            call("mcp_everything_get-sum", json!({"a": 2, "b": 3})),
+            call("mcp_everything_get-tiny-image", json!({})),
+            call("mcp_everything_get-env", json!({})),
+        ]),
+        turn(vec![text("ok")]),
+    ];
+    let mut cmd = s.command();
+    cmd.arg("--fake-responses")
+        .arg(s.script(&turns))
+        .args(["-o", "json", "-p", "go", "-c", "mcp.startup_wait_ms=180000"])
+        .env("GEMINI_API_KEY", "not-for-servers-123");
+    let proc = cmd.output().unwrap();
+    assert!(proc.status.success(), "{}", stderr(&proc));
+    let responses = function_responses(&s.requests()[1]);
+    assert_eq!(
+        responses[0]["response"]["output"],
+        "<untrusted_context>\nEcho: hello mcp\n</untrusted_context>"
+    );
+    assert!(responses[1]["response"]["output"]
+        .as_str()
+        .unwrap()
+        .contains('5'));
+    assert!(responses[2]["response"]["output"]
+        .as_str()
+        .unwrap()
+        .contains("provided the following image data with mime-type: image/png"));
+    let env = responses[3]["response"]["output"].as_str().unwrap();
+    assert!(env.contains("\"SEEN\""), "{env}");
+    assert!(
+        !env.contains("not-for-servers-123"),
+        "the model key leaked: {env}"
+    );
+}
+
+#[test]
+fn at_server_uri_reads_a_resource_into_the_prompt() {
+    let s = Scratch::new();
+    configure(&s, &server("fx", &[], ""));
+    let (_, proc) = s.run_json(
+        &[turn(vec![text("ok")])],
+        &[
+            "-p",
+            "summarise @fx:fixture://notes.txt and @fx:fixture://blob.bin",
+        ],
+    );
+    assert!(proc.status.success(), "{}", stderr(&proc));
+    let parts = s.requests()[0]["contents"][0]["parts"].clone();
+    let texts: Vec<&str> = parts
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["text"].as_str())
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "summarise @fx:fixture://notes.txt and @fx:fixture://blob.bin",
+            "\n--- Content from referenced files ---",
+            "\nContent from @fixture://notes.txt:\nthe notes' text",
+            "\nContent from @fixture://blob.bin:\n[Binary resource content application/octet-stream, 4 bytes]",
+            "\n--- End of content ---",
+        ]
+    );
+    // A resource that cannot be read stops the turn with the reason.
+    let out = s.run(
+        &[turn(vec![text("ok")])],
+        &["-p", "read @fx:fixture://nope"],
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("Exiting due to an error processing the @ command"),
+        "{}",
+        stderr(&out)
+    );
+}

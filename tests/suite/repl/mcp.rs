@@ -21,7 +21,7 @@ fn slash_mcp_shows_servers_and_the_server_wide_approval_covers_its_tools() {
     let t = Term::start(&s, &turns, &[], &[]);
     t.wait_prompt();
     t.line("/mcp");
-    let shown = t.wait_for("🟢 fx - Ready (14 tools, 0 prompts, 0 resources)");
+    let shown = t.wait_for("🟢 fx - Ready (14 tools, 0 prompts, 2 resources)");
     assert!(shown.contains("  - mcp_fx_echo"), "{shown}");
     let shown = t.wait_for("exiting at once as asked");
     assert!(shown.contains("🔴 quits - Disconnected"), "{shown}");
