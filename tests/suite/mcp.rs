@@ -631,3 +631,28 @@ fn at_server_uri_reads_a_resource_into_the_prompt() {
         stderr(&out)
     );
 }
+
+#[test]
+fn tools_list_changed_adds_the_new_tool_between_rounds() {
+    let s = Scratch::new();
+    configure(&s, &server("fx", &[], "trust = true"));
+    let turns = [
+        turn(vec![call("mcp_fx_grow", json!({}))]),
+        turn(vec![call("test_sleep", json!({"secs": 1}))]),
+        turn(vec![call("mcp_fx_extra", json!({}))]),
+        turn(vec![text("ok")]),
+    ];
+    let (_, proc) = s.run_json(&turns, &["-p", "go"]);
+    assert!(proc.status.success(), "{}", stderr(&proc));
+    let requests = s.requests();
+    assert!(!declarations(&requests[0])
+        .iter()
+        .any(|d| d["name"] == "mcp_fx_extra"));
+    assert!(declarations(&requests[2])
+        .iter()
+        .any(|d| d["name"] == "mcp_fx_extra"));
+    assert_eq!(
+        function_responses(&requests[3])[0]["response"]["output"],
+        "<untrusted_context>\nextra ran\n</untrusted_context>"
+    );
+}
