@@ -70,6 +70,10 @@ pub struct RunArgs {
     /// Write the log here instead of the default file.
     #[arg(long = "log-file", value_name = "PATH")]
     pub log_file: Option<PathBuf>,
+
+    /// Run as an Agent Client Protocol agent on stdio (for editors such as Zed).
+    #[arg(long = "acp", alias = "experimental-acp")]
+    pub acp: bool,
 }
 
 /// `-o` values.
@@ -97,6 +101,22 @@ pub enum Command {
     Config {
         #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
+    },
+    /// Manage hooks (`troupe hooks migrate --from-claude`).
+    Hooks {
+        #[command(subcommand)]
+        action: HooksAction,
+    },
+}
+
+/// `troupe hooks` actions.
+#[derive(Debug, Subcommand)]
+pub enum HooksAction {
+    /// Convert Claude Code hooks (.claude/settings*.json) into .gemini/settings.json.
+    Migrate {
+        /// Migrate from Claude Code hooks.
+        #[arg(long = "from-claude")]
+        from_claude: bool,
     },
 }
 

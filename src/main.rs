@@ -14,6 +14,8 @@ fn main() {
         Some(Command::Mcp { command }) => {
             troupe::mcp::cli::run(command).map_err(|e| app::AppError::Usage(e.to_string()))
         }
+        Some(Command::Hooks { action }) => app::hooks_cmd::run(action),
+        None if cli.run.acp => troupe::acp::run(&cli.run),
         None => match cli.run.prompt.clone() {
             Some(prompt) => app::run_headless(&cli.run, prompt),
             None => app::interactive::run(&cli.run),

@@ -11,6 +11,7 @@
 //! passed the threshold (`compress`).
 
 mod compress;
+mod hooks;
 mod model_call;
 mod tuning;
 
@@ -54,6 +55,8 @@ pub struct ChatConfig {
     /// MCP servers: their tools are declared as discovered so far at each request, and
     /// their instructions go into the first user turn.
     pub mcp: Option<Arc<crate::mcp::McpHub>>,
+    /// The session's hooks (BeforeAgent, BeforeModel, …; see `chat/hooks.rs`).
+    pub hooks: crate::hooks::HookClient,
 }
 
 /// How the system prompt is rebuilt when the context files are read again.
@@ -92,6 +95,8 @@ struct TurnState {
     after_function_response: bool,
     pending: Vec<FunctionCall>,
     span: tracing::Span,
+    /// An AfterAgent hook already sent the model back to work once this turn.
+    stop_hook_active: bool,
 }
 
 /// The conversation so far (comprehensive history).
@@ -137,10 +142,18 @@ impl Chat {
     }
 
     fn request_model(&mut self, ctx: &mut Context<Self>) {
+        let request = self.request();
+        if self.config.hooks.is_active() {
+            return self.request_model_hooked(request, ctx);
+        }
+        self.send_request(request, ctx);
+    }
+
+    fn send_request(&mut self, request: ModelRequest, ctx: &mut Context<Self>) {
         let Some(turn) = &self.turn else { return };
         let call = ModelCall {
             model: self.config.model.clone(),
-            request: self.request(),
+            request,
             policy: self.config.tuning.retry.clone(),
             after_function_response: turn.after_function_response,
             events: self.events.clone(),
@@ -154,7 +167,7 @@ impl Chat {
         ctx.spawn(
             tracing::Instrument::instrument(future, span)
                 .into_actor(self)
-                .map(|result, act, ctx| act.on_model_done(result, ctx)),
+                .map(|result, act, ctx| act.after_model(result, ctx)),
         );
     }
 
@@ -199,7 +212,7 @@ impl Chat {
         self.history.push(content);
         if calls.is_empty() {
             let text = assembled.text();
-            self.finish(TurnOutcome::Completed { response: text });
+            self.complete_turn(text, ctx);
             return;
         }
         turn.rounds += 1;
@@ -315,6 +328,7 @@ impl Handler<UserInput> for Chat {
             after_function_response: false,
             pending: Vec::new(),
             span: tracing::info_span!("turn", turn = id),
+            stop_hook_active: false,
         });
         self.emit(UiEvent::TurnStarted {
             turn: id,
@@ -373,6 +387,17 @@ impl Chat {
         if turn.cancel.is_cancelled() {
             return self.finish(TurnOutcome::Cancelled);
         }
+        if self.config.hooks.is_active() {
+            return self.before_agent(text, ctx);
+        }
+        self.add_prompt(text, None, ctx);
+    }
+
+    /// Adds the prompt (with any hook context) and sends the first model request.
+    fn add_prompt(&mut self, text: String, hook_context: Option<String>, ctx: &mut Context<Self>) {
+        if self.turn.as_ref().is_none_or(|t| t.cancel.is_cancelled()) {
+            return self.finish(TurnOutcome::Cancelled);
+        }
         if self
             .history
             .last()
@@ -383,7 +408,7 @@ impl Chat {
             ));
         }
         let start_len = self.history.len();
-        let mut content = Content::user_text(text);
+        let mut content = Self::prompt_content(text, hook_context);
         content.parts.extend(
             std::mem::take(&mut self.extra_parts)
                 .into_iter()

@@ -32,6 +32,8 @@ pub struct SessionOptions {
     pub request_log: Option<PathBuf>,
     /// Registers the test-only tools (`TROUPE_TEST_TOOLS=1`).
     pub test_tools: bool,
+    /// A client editor serving files (ACP); `None` elsewhere.
+    pub editor_files: Option<super::editor_files::SharedEditor>,
 }
 
 /// The running session.
@@ -44,6 +46,8 @@ pub struct Session {
     pub services: Arc<Services>,
     /// The MCP servers and their status; `None` when none is configured.
     pub mcp: Option<Arc<crate::mcp::McpHub>>,
+    /// The session's hooks (front ends fire SessionStart and SessionEnd).
+    pub hooks: crate::hooks::HookClient,
 }
 
 impl Session {
@@ -77,10 +81,17 @@ pub fn start_session(
 ) -> Result<Session, String> {
     let session_id = new_session_id();
     let settings = options.settings.clone();
+    let hooks = crate::hooks::start(
+        options.workspace.primary(),
+        &session_id,
+        &settings,
+        events.clone(),
+    );
     let fs = FsClient::new(FileSystem::start_pool(
         options.workspace.clone(),
         settings.tools.fs_threads,
-    ));
+    ))
+    .with_editor(options.editor_files.clone());
     let corrector = settings.edit.correction.then(|| {
         let (model, name, fs, edit) = (
             options.model.clone(),
@@ -117,6 +128,7 @@ pub fn start_session(
             &settings,
             &options.workspace,
         ))),
+        hooks: hooks.clone(),
     });
     let mut registry = ToolRegistry::new(
         Duration::from_secs(settings.tools.call_timeout_secs.max(1)),
@@ -178,6 +190,7 @@ pub fn start_session(
                 report,
             }),
             mcp: mcp.clone(),
+            hooks: hooks.clone(),
         },
         scheduler.clone(),
         events.clone(),
@@ -195,6 +208,7 @@ pub fn start_session(
         registry,
         services,
         mcp,
+        hooks,
     })
 }
 

@@ -196,6 +196,7 @@ pub fn run(args: ServeArgs, _cwd: &Path) -> Result<i32, McpCliError> {
                 approval_mode: mode,
                 request_log: None,
                 test_tools: std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1"),
+                editor_files: None,
             },
             front.clone().recipient(),
             front.recipient(),

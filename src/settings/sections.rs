@@ -23,6 +23,7 @@ pub struct Settings {
     /// `[mcp_servers.NAME]` of the user and project files (not merged key by key).
     #[serde(skip)]
     pub mcp_servers: Vec<crate::mcp::config::McpServerConfig>,
+    pub hooks: HookSettings,
 }
 
 /// `[mcp]`: how MCP servers are started.
@@ -31,6 +32,17 @@ pub struct Settings {
 pub struct McpSettings {
     pub allow_project_servers: bool,
     pub startup_wait_ms: u64,
+}
+
+/// `[hooks]`: read here only so the settings accept them; the hooks module reads each
+/// file itself (it needs to know which file a hook came from).
+#[derive(Debug, Clone, Deserialize)]
+pub struct HookSettings {
+    pub enabled: bool,
+    pub disabled: Vec<String>,
+    pub notifications: bool,
+    #[serde(flatten)]
+    pub events: BTreeMap<String, toml::Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

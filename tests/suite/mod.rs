@@ -1,6 +1,8 @@
+mod acp;
 mod edit;
 mod gemini_wire;
 mod history_rules;
+mod hooks;
 mod local_llm;
 pub mod mcp;
 mod openai_wire;

@@ -11,6 +11,7 @@ mod commands;
 mod confirm;
 mod diff_view;
 mod editor;
+mod hooks_cmd;
 mod input;
 mod render;
 mod saved_rules;
@@ -67,6 +68,8 @@ pub struct SessionLink {
     processes: Arc<BackgroundProcesses>,
     /// The MCP servers (`/mcp`); `None` when none is configured.
     pub mcp: Option<Arc<crate::mcp::McpHub>>,
+    /// The session's hooks (`/hooks`, SessionEnd).
+    pub hooks: crate::hooks::HookClient,
 }
 
 impl SessionLink {
@@ -150,7 +153,18 @@ pub fn start_actors(
                         })
                         .collect::<Vec<_>>();
                     let processes = s.services.processes.clone();
-                    (s.chat, s.policy, tools, s.session_id, (processes, s.mcp))
+                    let hooks = s.hooks.clone();
+                    let start = hooks.clone();
+                    actix::spawn(async move {
+                        crate::hooks::session_start(&start, "startup").await;
+                    });
+                    (
+                        s.chat,
+                        s.policy,
+                        tools,
+                        s.session_id,
+                        (processes, hooks, s.mcp),
+                    )
                 })
             });
             let ok = started.is_ok();
@@ -160,7 +174,7 @@ pub fn start_actors(
             }
         })
         .map_err(|e| format!("cannot start the actor thread: {e}"))?;
-    let (chat, policy, tools, session_id, (processes, mcp)) = ready_rx
+    let (chat, policy, tools, session_id, (processes, hooks, mcp)) = ready_rx
         .recv()
         .map_err(|_| "the actor thread stopped while starting".to_string())??;
     Ok((
@@ -176,6 +190,7 @@ pub fn start_actors(
             persisted: Mutex::new(initial_saved),
             processes,
             mcp,
+            hooks,
         },
         events_rx,
     ))
@@ -277,6 +292,7 @@ impl Repl {
         }
         // Background commands started by the model end with the session.
         self.link.processes.kill_all_now();
+        futures::executor::block_on(crate::hooks::session_end(&self.link.hooks, "exit"));
         println!("{}", p.dim("Goodbye."));
         0
     }

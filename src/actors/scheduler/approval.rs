@@ -70,6 +70,7 @@ impl Inner {
         mut invocation: Box<dyn Invocation>,
         call: &CallInfo,
         cancel: &CancellationToken,
+        force_ask: bool,
     ) -> Approval {
         let mut args = call.args.clone();
         loop {
@@ -85,7 +86,8 @@ impl Inner {
                 .decide(mode)
                 .unwrap_or_else(|| decide(mode, tool.kind(), hint));
             match decision {
-                PolicyDecision::Allow => return Approval::Run(invocation),
+                PolicyDecision::Allow if !force_ask => return Approval::Run(invocation),
+                PolicyDecision::Allow => {}
                 PolicyDecision::Deny(reason) => {
                     return Approval::Refused(self.failed(
                         call,
@@ -93,12 +95,14 @@ impl Inner {
                         format!("Tool execution denied by policy. {reason}"),
                     ))
                 }
-                PolicyDecision::Ask if allowed => return Approval::Run(invocation),
+                PolicyDecision::Ask if allowed && !force_ask => return Approval::Run(invocation),
                 PolicyDecision::Ask => {}
             }
             let ctx = self.context(&call.id, cancel.clone());
-            let Some(details) = invocation.confirmation(&ctx).await else {
-                return Approval::Run(invocation);
+            let details = match invocation.confirmation(&ctx).await {
+                Some(details) => details,
+                None if force_ask => super::hooks::forced_details(tool.name(), &args),
+                None => return Approval::Run(invocation),
             };
             self.status(call, CallStatus::AwaitingApproval);
             let server_rule = match &details {
@@ -111,6 +115,7 @@ impl Inner {
                 args: args.clone(),
                 details,
             };
+            self.notify_permission(&request).await;
             let decision = tokio::select! {
                 d = { self.events.flush(); self.approver.send(request) } => d.unwrap_or(ApprovalDecision::Cancel { feedback: None }),
                 _ = cancel.cancelled() => return Approval::Refused(self.cancelled(call, "Operation cancelled by user")),

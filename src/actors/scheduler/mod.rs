@@ -24,6 +24,7 @@ use super::tool_host::HostOutcome;
 mod approval;
 mod conflicts;
 mod events;
+mod hooks;
 
 use approval::Approval;
 pub use approval::{AllowRule, PolicyState, SharedPolicy};
@@ -94,6 +95,8 @@ struct CallInfo {
     id: String,
     name: String,
     args: Value,
+    /// A BeforeTool hook replaced the arguments.
+    hook_modified: bool,
 }
 
 impl Inner {
@@ -153,10 +156,11 @@ impl Inner {
         let mut conflicts = ConflictTracker::default();
         let mut stop_reason: Option<&'static str> = None;
         for FunctionCall { id, name, args } in batch.calls {
-            let call = CallInfo {
+            let mut call = CallInfo {
                 id: id.unwrap_or_default(),
                 name,
                 args,
+                hook_modified: false,
             };
             self.emit(UiEvent::ToolCallRequested {
                 call_id: call.id.clone(),
@@ -192,7 +196,26 @@ impl Inner {
                     continue;
                 }
             };
-            match self.approve(&tool, invocation, &call, &cancel).await {
+            let (invocation, force_ask) = match self
+                .before_tool(&tool, invocation, &mut call, &cancel)
+                .await
+            {
+                hooks::BeforeTool::Run {
+                    invocation,
+                    force_ask,
+                } => (invocation, force_ask),
+                hooks::BeforeTool::Done(completed) => {
+                    slots.push(Slot::Done(completed));
+                    if cancel.is_cancelled() {
+                        stop_reason = Some("Agent execution stopped by hook");
+                    }
+                    continue;
+                }
+            };
+            match self
+                .approve(&tool, invocation, &call, &cancel, force_ask)
+                .await
+            {
                 Approval::Run(invocation) => {
                     let touched = invocation.touched();
                     let (tx, deps) = conflicts.add(
@@ -227,7 +250,12 @@ impl Inner {
                 Slot::Running(handle, id, name, args) => match handle.await {
                     Ok(c) => c,
                     Err(e) => self.failed(
-                        &CallInfo { id, name, args },
+                        &CallInfo {
+                            id,
+                            name,
+                            args,
+                            hook_modified: false,
+                        },
                         ToolErrorKind::UnhandledException,
                         format!("Internal error while running the tool: {e}"),
                     ),
@@ -270,7 +298,7 @@ impl Inner {
         }
         self.status(&call, CallStatus::Executing);
         let started = Instant::now();
-        let ctx = self.context(&call.id, cancel);
+        let ctx = self.context(&call.id, cancel.clone());
         let outcome = invocation.execute(ctx).await;
         let duration = started.elapsed();
         let _ = done.send(());
@@ -336,7 +364,7 @@ impl Inner {
                 format!("Tool \"{}\" is unavailable: {msg}", tool.name()),
             ),
         };
-        self.finish(CompletedCall {
+        let completed = CompletedCall {
             call_id: call.id,
             name: call.name,
             args: call.args,
@@ -346,7 +374,11 @@ impl Inner {
             error,
             duration,
             data,
-        })
+        };
+        let completed = self
+            .after_tool(completed, call.hook_modified, &cancel)
+            .await;
+        self.finish(completed)
     }
 }
 
@@ -376,6 +408,7 @@ fn call_clone(call: &CallInfo) -> CallInfo {
         id: call.id.clone(),
         name: call.name.clone(),
         args: call.args.clone(),
+        hook_modified: call.hook_modified,
     }
 }
 
