@@ -20,7 +20,14 @@ fn slash_mcp_shows_servers_and_the_server_wide_approval_covers_its_tools() {
     ];
     let t = Term::start(&s, &turns, &[], &[]);
     t.wait_prompt();
-    t.line("/mcp");
+    // Discovery runs in the background (the prompt never waits for it): ask until ready.
+    for _ in 0..100 {
+        t.line("/mcp");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        if t.text().contains("🟢 fx - Ready") && t.text().contains("exiting at once") {
+            break;
+        }
+    }
     let shown = t.wait_for("🟢 fx - Ready (14 tools, 0 prompts, 2 resources)");
     assert!(shown.contains("  - mcp_fx_echo"), "{shown}");
     let shown = t.wait_for("exiting at once as asked");
