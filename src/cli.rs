@@ -127,6 +127,11 @@ pub enum Command {
     Demo,
     /// Concurrency benchmark: N parallel tool calls in one model turn.
     Bench(BenchArgs),
+    /// Manage MCP servers (add, remove, list, get) or serve Troupe's tools over MCP.
+    Mcp {
+        #[command(subcommand)]
+        command: crate::mcp::cli::McpCommand,
+    },
     /// Print the effective settings and where each came from.
     Config {
         #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
@@ -182,6 +187,11 @@ pub struct BenchArgs {
     /// session is; without it the turn runs unrecorded (the baseline).
     #[arg(long)]
     pub record_session: bool,
+
+    /// Call an MCP server's tool instead: SERVER/TOOL, the server configured in the
+    /// user's config; each call gets `{"text": "call <i>"}` (an echo tool).
+    #[arg(long, value_name = "SERVER/TOOL")]
+    pub mcp: Option<String>,
 }
 
 /// Tools `troupe bench` can exercise.

@@ -12,6 +12,7 @@ pub mod app;
 pub mod cli;
 pub mod engine;
 pub mod hooks;
+pub mod mcp;
 pub mod protocol;
 pub mod providers;
 pub mod secrets;

@@ -20,6 +20,9 @@ fn main() {
             let which = cli.run.delete_session.clone().unwrap_or_default();
             app::sessions::delete(&cli.run, &which)
         }
+        Some(Command::Mcp { command }) => {
+            troupe::mcp::cli::run(command).map_err(|e| app::AppError::Usage(e.to_string()))
+        }
         Some(Command::Hooks { action }) => app::hooks_cmd::run(action),
         None if cli.run.acp => troupe::acp::run(&cli.run),
         None => match cli.run.prompt.clone() {

@@ -198,6 +198,14 @@ pub enum ConfirmationDetails {
     },
     /// Anything else: a title and a question.
     Info { title: String, prompt: String },
+    /// A call of an MCP server's tool; `server_rule` is the allow rule covering all of
+    /// the server's tools.
+    Mcp {
+        title: String,
+        server: String,
+        tool: String,
+        server_rule: String,
+    },
 }
 
 /// The user's (or the headless policy's) answer to a confirmation.
@@ -209,6 +217,8 @@ pub enum ApprovalDecision {
     ProceedAlways,
     /// Allow it and save the rule to the user's config.
     ProceedAlwaysAndSave,
+    /// Allow every tool of this call's MCP server for the rest of the session.
+    ProceedAlwaysServer,
     /// The user edited the proposal; the call is rebuilt with this content and asked again.
     Modify {
         edited_content: String,

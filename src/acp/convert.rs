@@ -72,6 +72,7 @@ pub fn confirmation_content(details: &ConfirmationDetails) -> Value {
         ConfirmationDetails::Fetch { prompt, .. } | ConfirmationDetails::Info { prompt, .. } => {
             json!([text_content(prompt)])
         }
+        ConfirmationDetails::Mcp { title, .. } => json!([text_content(title)]),
     }
 }
 

@@ -200,7 +200,8 @@ impl Handler<ApprovalRequest> for AcpFront {
             ConfirmationDetails::Edit { title, .. }
             | ConfirmationDetails::Exec { title, .. }
             | ConfirmationDetails::Fetch { title, .. }
-            | ConfirmationDetails::Info { title, .. } => title.clone(),
+            | ConfirmationDetails::Info { title, .. }
+            | ConfirmationDetails::Mcp { title, .. } => title.clone(),
         };
         let params = json!({
             "sessionId": self.session_id,

@@ -66,6 +66,9 @@ pub struct ChatConfig {
     /// Asked whether a turn caught in a loop may go on (the REPL asks the user; the
     /// headless front refuses). None: a loop always ends the turn.
     pub approver: Option<Recipient<ApprovalRequest>>,
+    /// MCP servers: their tools are declared as discovered so far at each request, and
+    /// their instructions go into the first user turn.
+    pub mcp: Option<Arc<crate::mcp::McpHub>>,
     /// The session's hooks (BeforeAgent, BeforeModel, …; see `chat/hooks.rs`).
     pub hooks: crate::hooks::HookClient,
 }
@@ -100,6 +103,8 @@ pub struct Chat {
     window_scale: f64,
     /// Token usage of the model answer being handled, recorded with its turn.
     model_usage: Option<Usage>,
+    /// Text parts that follow the next user input (MCP resources it references).
+    extra_parts: Vec<String>,
 }
 
 struct TurnState {
@@ -149,6 +154,7 @@ impl Chat {
             prompt_extra: Vec::new(),
             window_scale: 1.0,
             model_usage: None,
+            extra_parts: Vec::new(),
         }
     }
 
@@ -176,6 +182,9 @@ impl Chat {
         let mut request = ModelRequest::new(self.config.model_name.clone(), contents);
         request.system_instruction = self.config.system_prompt.clone();
         request.tools = self.config.tools.clone();
+        if let Some(hub) = &self.config.mcp {
+            request.tools.extend(hub.registry.dynamic().declarations());
+        }
         request.temperature = self.config.tuning.temperature;
         request.max_output_tokens = self.config.tuning.max_output_tokens;
         request
@@ -497,6 +506,37 @@ impl Chat {
             turn: id,
             prompt: text,
         });
+        let refs = self
+            .config
+            .mcp
+            .as_ref()
+            .map(|h| h.resource_refs(&model_text))
+            .unwrap_or_default();
+        if let (false, Some(hub)) = (refs.is_empty(), self.config.mcp.clone()) {
+            // `@server:uri`: the resources are read first, then the turn goes on.
+            let read = async move { hub.read_resources(&refs).await };
+            ctx.spawn(
+                read.into_actor(self)
+                    .map(move |result, act, ctx| match result {
+                        Ok(parts) => {
+                            act.extra_parts = parts;
+                            act.compress_then_begin(model_text, cancel, ctx);
+                        }
+                        Err(e) => act.fail(e),
+                    }),
+            );
+            return;
+        }
+        self.compress_then_begin(model_text, cancel, ctx);
+    }
+
+    /// Compresses the history first when it is due, then begins the turn.
+    fn compress_then_begin(
+        &mut self,
+        model_text: String,
+        cancel: CancellationToken,
+        ctx: &mut Context<Self>,
+    ) {
         if !self.compression_due() {
             self.begin_turn(model_text, ctx);
             return;
@@ -552,6 +592,19 @@ impl Chat {
         // The rest of a multi-part prompt (`@path` content) follows its text.
         let extra = std::mem::take(&mut self.prompt_extra);
         content.parts.splice(1..1, extra);
+        content.parts.extend(
+            std::mem::take(&mut self.extra_parts)
+                .into_iter()
+                .map(crate::engine::content::Part::text),
+        );
+        if let Some(instructions) = self.config.mcp.as_ref().and_then(|h| h.take_instructions()) {
+            content.parts.insert(
+                0,
+                crate::engine::content::Part::text(format!(
+                    "<loaded_context>\n<project_context>\n{instructions}\n</project_context>\n</loaded_context>"
+                )),
+            );
+        }
         self.record(SessionEvent::User {
             parts: content.parts.clone(),
         });

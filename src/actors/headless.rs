@@ -255,6 +255,14 @@ impl Handler<ApprovalRequest> for HeadlessFront {
     type Result = MessageResult<ApprovalRequest>;
 
     fn handle(&mut self, req: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
+        if let crate::protocol::ConfirmationDetails::Mcp { server, tool, .. } = &req.details {
+            return MessageResult(ApprovalDecision::Deny {
+                reason: format!(
+                    "Tool execution denied by policy. MCP tool \"{tool}\" of server \"{server}\" needs the user's approval, which cannot be given in non-interactive mode (approval mode \"{}\"). Set `trust = true` in [mcp_servers.{server}] to trust this server, or run with --yolo to allow everything.",
+                    self.mode_name
+                ),
+            });
+        }
         MessageResult(ApprovalDecision::Deny {
             reason: format!(
                 "Tool execution denied by policy. \"{}\" needs the user's approval, which cannot be given in non-interactive mode (approval mode \"{}\"). Run with --approval-mode auto_edit to allow edits, or --yolo to allow everything.",

@@ -50,6 +50,8 @@ pub struct Session {
     pub services: Arc<Services>,
     /// Writes the session file (none when recording is off).
     pub recorder: Option<Addr<SessionRecorder>>,
+    /// The MCP servers and their status; `None` when none is configured.
+    pub mcp: Option<Arc<crate::mcp::McpHub>>,
     /// The session's hooks (front ends fire SessionStart and SessionEnd).
     pub hooks: crate::hooks::HookClient,
 }
@@ -203,6 +205,13 @@ pub fn start_session_with(
         (core.is_empty() || core.iter().any(|c| c == name)) && !exclude.iter().any(|e| e == name)
     });
     let registry = Arc::new(registry);
+    let mcp = (!settings.mcp_servers.is_empty()).then(|| {
+        crate::mcp::McpHub::start(
+            &settings.mcp_servers,
+            registry.clone(),
+            options.workspace.roots().to_vec(),
+        )
+    });
     let policy: SharedPolicy = Arc::new(Mutex::new(PolicyState {
         mode: options.approval_mode,
         rules: saved_allow_rules(&settings),
@@ -250,6 +259,7 @@ pub fn start_session_with(
             history,
             checkpointer: checkpointer.map(Addr::recipient),
             approver: Some(loop_approver),
+            mcp: mcp.clone(),
             hooks: hooks.clone(),
         },
         scheduler.clone(),
@@ -268,6 +278,7 @@ pub fn start_session_with(
         registry,
         services,
         recorder,
+        mcp,
         hooks,
     })
 }

@@ -30,8 +30,15 @@ pub fn run(args: &BenchArgs) -> Result<i32, AppError> {
             format!("file {i}\n{}\n", "x".repeat(200)),
         )?;
     }
+    let mcp_tool = args
+        .mcp
+        .as_deref()
+        .map(crate::mcp::bench_call_name)
+        .transpose()
+        .map_err(AppError::Usage)?;
     let calls: Vec<serde_json::Value> = (0..n)
         .map(|i| match args.tool {
+            _ if mcp_tool.is_some() => json!({"functionCall": {"name": mcp_tool.as_deref().unwrap_or_default(), "args": {"text": format!("call {i}")}}}),
             BenchTool::ReadFile => json!({"functionCall": {"name": "read_file", "args": {"file_path": names[i % files]}}}),
             BenchTool::ListDirectory => json!({"functionCall": {"name": "list_directory", "args": {"dir_path": "files"}}}),
             BenchTool::Glob => json!({"functionCall": {"name": "glob", "args": {"pattern": format!("files/f{:0width$}*", i % files)}}}),
@@ -65,8 +72,13 @@ pub fn run(args: &BenchArgs) -> Result<i32, AppError> {
     if let Some(k) = args.actors_per_tool {
         overrides.push(format!("tools.actors_per_tool={k}"));
     }
+    // With --mcp, the user's config supplies the server (`[mcp_servers.NAME]`).
+    let user_file = match mcp_tool {
+        Some(_) => settings::troupe_home().join("config.toml"),
+        None => std::path::PathBuf::from("/nonexistent"),
+    };
     let loaded = settings::load_with(
-        std::path::Path::new("/nonexistent"),
+        &user_file,
         std::path::Path::new("/nonexistent"),
         &[],
         &overrides,
@@ -120,7 +132,7 @@ pub fn run(args: &BenchArgs) -> Result<i32, AppError> {
     let floor_ms = floor.as_secs_f64() * 1000.0;
     let report = json!({
         "calls": n,
-        "tool": format!("{:?}", args.tool),
+        "tool": mcp_tool.clone().unwrap_or_else(|| format!("{:?}", args.tool)),
         "files": files,
         "fs_threads": loaded.settings.tools.fs_threads,
         "actors_per_tool": loaded.settings.tools.actors_per_tool,

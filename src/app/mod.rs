@@ -266,6 +266,10 @@ pub fn run_turn_with(
             front.recipient(),
         )
         .map_err(AppError::Usage)?;
+        if let Some(hub) = &session.mcp {
+            let wait = std::time::Duration::from_millis(hub_wait_ms(&session));
+            hub.settled(wait).await;
+        }
         let mut signals = signals::Signals::install();
         let start = crate::hooks::session_start(&session.hooks, "startup").await;
         let context = start.additional_context;
@@ -342,6 +346,11 @@ pub fn run_turn_with(
         summary
     });
     result
+}
+
+/// How long a headless run waits for MCP discovery before its first request.
+fn hub_wait_ms(session: &crate::actors::session::Session) -> u64 {
+    session.services.settings.mcp.startup_wait_ms
 }
 
 /// Prints the end of a run for `format` and returns the exit code.

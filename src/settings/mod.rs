@@ -147,7 +147,11 @@ pub fn load_with(
     for key in leaf_keys(&defaults) {
         origins.insert(key, "default".to_string());
     }
-    for file in [user_file, project_file] {
+    let mut mcp_servers = Vec::new();
+    for (file, scope) in [
+        (user_file, crate::mcp::config::Scope::User),
+        (project_file, crate::mcp::config::Scope::Project),
+    ] {
         if file.as_os_str().is_empty() || !file.exists() {
             continue;
         }
@@ -156,12 +160,13 @@ pub fn load_with(
             origin: source.clone(),
             message: e.to_string(),
         })?;
-        let layer: Table = text
+        let mut layer: Table = text
             .parse()
             .map_err(|e: toml::de::Error| SettingsError::Parse {
                 origin: source.clone(),
                 message: e.to_string(),
             })?;
+        crate::mcp::config::take_servers(&mut layer, scope, &source, &mut mcp_servers)?;
         merge_layer(&defaults, &mut table, &layer, "", &source, &mut origins)?;
     }
     for key in leaf_keys(&defaults) {
@@ -203,13 +208,16 @@ pub fn load_with(
             })?;
     check_values(&settings, &origins)?;
     settings.trusted = true;
-    Ok(LoadedSettings {
+    settings.mcp_servers = mcp_servers;
+    let mut loaded = LoadedSettings {
         settings,
         table,
         origins,
         trusted: true,
         skipped_project_file: None,
-    })
+    };
+    crate::mcp::config::gate_project_servers(&mut loaded);
+    Ok(loaded)
 }
 
 /// A `-c` error that names the flag without its value (a mistyped key must not print

@@ -21,6 +21,10 @@ pub struct Settings {
     pub log: LogSettings,
     pub sessions: SessionSettings,
     pub general: GeneralSettings,
+    pub mcp: McpSettings,
+    /// `[mcp_servers.NAME]` of the user and project files (not merged key by key).
+    #[serde(skip)]
+    pub mcp_servers: Vec<crate::mcp::config::McpServerConfig>,
     pub hooks: HookSettings,
     /// Whether the workspace is trusted for this run (never read from a file: set by
     /// the loader from `<troupe home>/trusted_folders.toml` or `--skip-trust`). Tools
@@ -28,6 +32,13 @@ pub struct Settings {
     /// hooks, custom commands) must do nothing of the kind when it is false.
     #[serde(skip)]
     pub trusted: bool,
+}
+
+/// `[mcp]`: how MCP servers are started.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpSettings {
+    pub startup_wait_ms: u64,
 }
 
 /// `[hooks]`: read here only so the settings accept them; the hooks module reads each

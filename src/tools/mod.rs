@@ -3,6 +3,7 @@
 //! [`ToolActor`](crate::actors::tool_host::ToolActor) on its own arbiter.
 
 pub mod background_tools;
+pub mod dynamic;
 pub mod file_edit;
 pub mod file_reader;
 pub mod file_walk;

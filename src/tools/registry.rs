@@ -18,6 +18,14 @@ use crate::protocol::{ConfirmationDetails, ToolKind};
 /// A validated call, ready to be confirmed and executed.
 pub trait Invocation: Send {
     fn touched(&self) -> &Touched;
+    /// A tool's own approval policy for this call, replacing the built-in one (MCP
+    /// tools: server trust, `readOnlyHint`); `None` uses the built-in policy.
+    fn decide(
+        &self,
+        _mode: crate::protocol::ApprovalMode,
+    ) -> Option<crate::engine::policy::PolicyDecision> {
+        None
+    }
     fn policy_hint(&self) -> Option<PolicyHint>;
     fn approval_keys(&self) -> &[String];
     fn confirmation(&self, ctx: &ToolContext) -> BoxFuture<'static, Option<ConfirmationDetails>>;
@@ -27,8 +35,8 @@ pub trait Invocation: Send {
 
 /// A registered tool, whatever its parameter type.
 pub trait ToolHandle: Send + Sync {
-    fn name(&self) -> &'static str;
-    fn display_name(&self) -> &'static str;
+    fn name(&self) -> &str;
+    fn display_name(&self) -> &str;
     fn kind(&self) -> ToolKind;
     fn description(&self) -> String;
     fn declaration(&self) -> FunctionDeclaration;
@@ -90,11 +98,11 @@ impl<T: Tool> Invocation for Prepared<T> {
 }
 
 impl<T: Tool> ToolHandle for Hosted<T> {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         self.tool.name()
     }
 
-    fn display_name(&self) -> &'static str {
+    fn display_name(&self) -> &str {
         self.tool.display_name()
     }
 
@@ -134,10 +142,12 @@ impl<T: Tool> ToolHandle for Hosted<T> {
     }
 }
 
-/// Every tool of a session, in registration order.
+/// Every tool of a session, in registration order: the built-in tools, then the
+/// dynamic ones (MCP servers' tools), which may change between turns.
 pub struct ToolRegistry {
     tools: Vec<Arc<dyn ToolHandle>>,
     by_name: HashMap<String, usize>,
+    dynamic: super::dynamic::DynamicTools,
     timeout: Duration,
     actors_per_tool: usize,
 }
@@ -152,6 +162,7 @@ impl ToolRegistry {
         Self {
             tools: Vec::new(),
             by_name: HashMap::new(),
+            dynamic: Default::default(),
             timeout: call_timeout,
             actors_per_tool: actors_per_tool.max(1),
         }
@@ -192,30 +203,46 @@ impl ToolRegistry {
             .collect();
     }
 
-    /// Looks a tool up by name or legacy alias.
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn ToolHandle>> {
+    /// Looks a tool up by name or legacy alias (built-in first, then dynamic).
+    pub fn get(&self, name: &str) -> Option<Arc<dyn ToolHandle>> {
         let name = LEGACY_ALIASES
             .iter()
             .find(|(old, _)| *old == name)
             .map(|(_, new)| *new)
             .unwrap_or(name);
-        self.by_name.get(name).map(|&i| &self.tools[i])
+        match self.by_name.get(name) {
+            Some(&i) => Some(self.tools[i].clone()),
+            None => self.dynamic.get(name),
+        }
     }
 
+    /// The built-in tools.
     pub fn tools(&self) -> &[Arc<dyn ToolHandle>] {
         &self.tools
     }
 
+    /// The dynamic tools (MCP servers' tools), which can be replaced between turns.
+    pub fn dynamic(&self) -> &super::dynamic::DynamicTools {
+        &self.dynamic
+    }
+
+    /// Built-in declarations, then the dynamic tools' as they are now.
     pub fn declarations(&self) -> Vec<FunctionDeclaration> {
-        self.tools.iter().map(|t| t.declaration()).collect()
+        let mut out: Vec<FunctionDeclaration> =
+            self.tools.iter().map(|t| t.declaration()).collect();
+        out.extend(self.dynamic.declarations());
+        out
     }
 
     /// gemini-cli's message for an unknown tool, with the closest names.
     pub fn not_found_message(&self, name: &str) -> String {
+        let dynamic = self.dynamic.names();
         let mut scored: Vec<(usize, &str)> = self
             .tools
             .iter()
-            .map(|t| (strsim::levenshtein(name, t.name()), t.name()))
+            .map(|t| t.name())
+            .chain(dynamic.iter().map(String::as_str))
+            .map(|n| (strsim::levenshtein(name, n), n))
             .collect();
         scored.sort();
         let top: Vec<String> = scored

@@ -8,6 +8,7 @@ mod gemini_wire;
 mod history_rules;
 mod hooks;
 mod local_llm;
+pub mod mcp;
 mod openai_wire;
 mod properties;
 mod read_search;

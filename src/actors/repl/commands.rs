@@ -81,6 +81,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "[NAME]",
         "list checkpoints, or put files and conversation back to one",
     ),
+    (
+        "mcp",
+        "[list|desc|schema|reload]",
+        "MCP servers: status, errors and tools; reload restarts them",
+    ),
     ("quit", "", "leave (also /exit, Ctrl+D)"),
 ];
 
@@ -114,6 +119,7 @@ pub fn run(line: &str, link: &SessionLink, p: Palette) -> (Vec<String>, After) {
         "resume" | "chat" | "rewind" | "restore" => {
             super::session_commands::run(name, &args, link, p)
         }
+        "mcp" => crate::mcp::status::command(link.mcp.as_deref(), &args),
         "hooks" => super::hooks_cmd::hooks(link, &args, p),
         "" => help(p),
         other => vec![unknown(other, p)],

@@ -22,6 +22,8 @@ pub enum Choice {
     Once,
     Session,
     Save,
+    /// Every tool of this MCP server, for the session.
+    Server,
     Modify,
     No,
     /// Esc or Ctrl+C: No without asking for feedback.
@@ -85,12 +87,36 @@ pub fn describe(request: &ApprovalRequest, ctx: &ConfirmContext) -> Vec<String> 
             lines.push(p.bold(&format!("? {title}")));
             lines.extend(prompt.lines().map(|l| format!("  {l}")));
         }
+        ConfirmationDetails::Mcp { title, .. } => {
+            lines.push(p.bold(&format!("? {title}")));
+            if !request.args.as_object().is_none_or(|m| m.is_empty()) {
+                lines.push(p.dim(&format!("  {}", request.args)));
+            }
+        }
     }
     lines
 }
 
 /// The menu for these details.
 pub fn options(details: &ConfirmationDetails, saved_to: &str) -> Vec<(Choice, String)> {
+    if let ConfirmationDetails::Mcp { .. } = details {
+        return vec![
+            (Choice::Once, "Allow once".to_string()),
+            (Choice::Session, "Allow tool for this session".to_string()),
+            (
+                Choice::Server,
+                "Allow all server tools for this session".to_string(),
+            ),
+            (
+                Choice::Save,
+                format!("Allow tool for all future sessions (saved to {saved_to})"),
+            ),
+            (
+                Choice::No,
+                "No, tell the model what to do differently (esc)".to_string(),
+            ),
+        ];
+    }
     let session = match details {
         ConfirmationDetails::Exec { root_commands, .. } if !root_commands.is_empty() => {
             format!("Allow for this session: {}", root_commands.join(", "))
@@ -129,6 +155,7 @@ pub fn confirm(
             Choice::Once => return ApprovalDecision::ProceedOnce,
             Choice::Session => return ApprovalDecision::ProceedAlways,
             Choice::Save => return ApprovalDecision::ProceedAlwaysAndSave,
+            Choice::Server => return ApprovalDecision::ProceedAlwaysServer,
             Choice::Escape => return ApprovalDecision::Cancel { feedback: None },
             Choice::No => {
                 quiet.suspend();

@@ -76,6 +76,8 @@ pub struct SessionLink {
     pub services: Arc<crate::tools::Services>,
     /// Sessions: the store, the recorder and checkpoints (see `session_commands`).
     pub sessions: session_commands::SessionParts,
+    /// The MCP servers (`/mcp`); `None` when none is configured.
+    pub mcp: Option<Arc<crate::mcp::McpHub>>,
     /// The session's hooks (`/hooks`, SessionEnd).
     pub hooks: crate::hooks::HookClient,
 }
@@ -185,7 +187,7 @@ pub fn start_actors(
                         s.policy,
                         tools,
                         s.session_id,
-                        (processes, hooks, s.services),
+                        (processes, hooks, s.services, s.mcp),
                         s.recorder,
                     )
                 })
@@ -197,7 +199,7 @@ pub fn start_actors(
             }
         })
         .map_err(|e| format!("cannot start the actor thread: {e}"))?;
-    let (chat, policy, tools, session_id, (processes, hooks, services), recorder) = ready_rx
+    let (chat, policy, tools, session_id, (processes, hooks, services, mcp), recorder) = ready_rx
         .recv()
         .map_err(|_| "the actor thread stopped while starting".to_string())??;
     sessions.recorder = recorder;
@@ -216,6 +218,7 @@ pub fn start_actors(
             processes,
             services,
             sessions,
+            mcp,
             hooks,
         },
         events_rx,

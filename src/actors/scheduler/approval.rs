@@ -8,8 +8,8 @@ use tokio_util::sync::CancellationToken;
 use super::{CallInfo, Inner};
 use crate::engine::policy::{decide, PolicyDecision};
 use crate::protocol::{
-    ApprovalDecision, ApprovalMode, ApprovalRequest, CallStatus, CompletedCall, ToolErrorKind,
-    ToolKind, UiEvent,
+    ApprovalDecision, ApprovalMode, ApprovalRequest, CallStatus, CompletedCall,
+    ConfirmationDetails, ToolErrorKind, ToolKind, UiEvent,
 };
 use crate::tools::registry::{Invocation, ToolHandle};
 use crate::tools::PolicyHint;
@@ -35,7 +35,12 @@ impl PolicyState {
     /// Whether an allow rule covers a call of `tool` with these approval keys.
     pub fn allows(&self, tool: &str, keys: &[String]) -> bool {
         self.rules.iter().any(|r| {
-            r.tool == tool
+            let named = match r.tool.strip_suffix('*') {
+                // `mcp_<server>_*`: every tool of one MCP server.
+                Some(prefix) => tool.starts_with(prefix),
+                None => r.tool == tool,
+            };
+            named
                 && match &r.key {
                     None => true,
                     Some(k) => {
@@ -84,7 +89,10 @@ impl Inner {
                 ),
                 Err(_) => (ApprovalMode::Default, false),
             };
-            match decide(mode, tool.kind(), hint) {
+            let decision = invocation
+                .decide(mode)
+                .unwrap_or_else(|| decide(mode, tool.kind(), hint));
+            match decision {
                 PolicyDecision::Allow if !force_ask => {
                     return Approval::Run(invocation, None, prepared)
                 }
@@ -120,6 +128,10 @@ impl Inner {
             };
             self.status(call, CallStatus::AwaitingApproval);
             let bound = approved_hash(&details);
+            let server_rule = match &details {
+                ConfirmationDetails::Mcp { server_rule, .. } => Some(server_rule.clone()),
+                _ => None,
+            };
             let request = ApprovalRequest {
                 call_id: call.id.clone(),
                 tool_name: tool.name().to_string(),
@@ -133,6 +145,19 @@ impl Inner {
             };
             match decision {
                 ApprovalDecision::ProceedOnce => return Approval::Run(invocation, bound, prepared),
+                ApprovalDecision::ProceedAlwaysServer => {
+                    if let (Some(rule), Ok(mut state)) = (server_rule, self.policy.lock()) {
+                        let rule = AllowRule {
+                            tool: rule,
+                            key: None,
+                            origin: "session".into(),
+                        };
+                        if !state.rules.contains(&rule) {
+                            state.rules.push(rule);
+                        }
+                    }
+                    return Approval::Run(invocation, bound, prepared);
+                }
                 ApprovalDecision::ProceedAlways | ApprovalDecision::ProceedAlwaysAndSave => {
                     let origin = if decision == ApprovalDecision::ProceedAlways {
                         "session"

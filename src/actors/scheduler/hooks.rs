@@ -174,6 +174,7 @@ impl Inner {
             ConfirmationDetails::Fetch { title, .. } | ConfirmationDetails::Info { title, .. } => {
                 (title, "information")
             }
+            ConfirmationDetails::Mcp { title, .. } => (title, "execution"),
         };
         let fields = json!({
             "notification_type": "ToolPermission",

@@ -185,7 +185,7 @@ impl Inner {
                 slots.push(Slot::Done(self.cancelled(&call, "Operation cancelled")));
                 continue;
             }
-            let Some(tool) = self.registry.get(&call.name).cloned() else {
+            let Some(tool) = self.registry.get(&call.name) else {
                 let msg = self.registry.not_found_message(&call.name);
                 slots.push(Slot::Done(self.failed(
                     &call,

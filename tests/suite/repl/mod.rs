@@ -6,6 +6,7 @@ mod cancel;
 mod commands;
 mod confirm;
 mod features;
+mod mcp;
 mod reapproval;
 mod sessions;
 mod signals;

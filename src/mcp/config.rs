@@ -1,0 +1,333 @@
+//! `[mcp_servers.NAME]` tables: parsing, where each came from, the folder-trust gate
+//! for project servers, `$VAR` expansion and the child's sanitised environment.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::settings::{LoadedSettings, SettingsError};
+
+/// Default time allowed for connecting, listing and each call (gemini-cli's).
+pub const DEFAULT_TIMEOUT_MS: u64 = 600_000;
+
+/// Which settings file a server was configured in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    #[default]
+    User,
+    Project,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Project => "project",
+        }
+    }
+}
+
+/// One configured MCP server, as written in a settings file.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ServerEntry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// `stdio`, `http` or `sse`; with a `url` and no type: HTTP, then SSE.
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub trust: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub include_tools: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude_tools: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+}
+
+/// A server with its name, scope and whether it may start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpServerConfig {
+    pub name: String,
+    pub entry: ServerEntry,
+    pub scope: Scope,
+    /// Why it may not start (a project server in an untrusted folder).
+    pub blocked: Option<String>,
+}
+
+impl McpServerConfig {
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.entry.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).max(1))
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.entry.enabled.unwrap_or(true)
+    }
+
+    /// The transport in use: `stdio`, `http`, `sse`, or `http+sse` (fallback).
+    pub fn transport(&self) -> &str {
+        match (
+            &self.entry.command,
+            &self.entry.url,
+            self.entry.transport.as_deref(),
+        ) {
+            (_, Some(_), Some(t)) if t == "http" || t == "sse" => t,
+            (_, Some(_), _) => "http+sse",
+            _ => "stdio",
+        }
+    }
+
+    /// `command args…` or the URL, for listings.
+    pub fn target(&self) -> String {
+        match (&self.entry.command, &self.entry.url) {
+            (Some(c), _) => std::iter::once(c.as_str())
+                .chain(self.entry.args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+            (None, Some(u)) => u.clone(),
+            (None, None) => String::new(),
+        }
+    }
+
+    /// Whether the tool named `tool` (the server's own name) is kept: `exclude_tools`
+    /// wins over `include_tools`; an entry matches the name or `name(…)`.
+    pub fn keeps_tool(&self, tool: &str) -> bool {
+        let matches =
+            |e: &String| e == tool || e.strip_prefix(tool).is_some_and(|r| r.starts_with('('));
+        if self.entry.exclude_tools.iter().any(matches) {
+            return false;
+        }
+        self.entry.include_tools.is_empty() || self.entry.include_tools.iter().any(matches)
+    }
+}
+
+/// Takes the `mcp_servers` table out of one settings layer (it has free-form names, so
+/// it is not merged key by key) and adds its servers; a later layer replaces a server
+/// of the same name.
+pub fn take_servers(
+    layer: &mut toml::Table,
+    scope: Scope,
+    origin: &str,
+    servers: &mut Vec<McpServerConfig>,
+) -> Result<(), SettingsError> {
+    let Some(value) = layer.remove("mcp_servers") else {
+        return Ok(());
+    };
+    let toml::Value::Table(table) = value else {
+        return Err(SettingsError::WrongType {
+            key: "mcp_servers".into(),
+            origin: origin.into(),
+            expected: "a table".into(),
+            found: value.type_str().into(),
+        });
+    };
+    for (name, value) in table {
+        let entry: ServerEntry =
+            value
+                .try_into()
+                .map_err(|e: toml::de::Error| SettingsError::BadValue {
+                    key: format!("mcp_servers.{name}"),
+                    origin: origin.into(),
+                    message: e.message().to_string(),
+                })?;
+        if entry.command.is_none() && entry.url.is_none() {
+            return Err(SettingsError::BadValue {
+                key: format!("mcp_servers.{name}"),
+                origin: origin.into(),
+                message: "needs `command` (stdio) or `url` (http, sse)".into(),
+            });
+        }
+        if let Some(t) = &entry.transport {
+            if !matches!(t.as_str(), "stdio" | "http" | "sse") {
+                return Err(SettingsError::BadValue {
+                    key: format!("mcp_servers.{name}.type"),
+                    origin: origin.into(),
+                    message: format!("`{t}` is not one of stdio, http, sse"),
+                });
+            }
+        }
+        servers.retain(|s| s.name != name);
+        servers.push(McpServerConfig {
+            name,
+            entry,
+            scope,
+            blocked: None,
+        });
+    }
+    Ok(())
+}
+
+/// Whether the project's servers may start: only in a trusted folder. (An untrusted
+/// folder's project file is not applied at all, so its servers never even load; this
+/// gate keeps that true for any caller that builds settings another way.)
+pub fn project_servers_allowed(loaded: &LoadedSettings) -> bool {
+    loaded.trusted && loaded.settings.trusted
+}
+
+/// Marks the project's servers blocked unless [`project_servers_allowed`].
+pub fn gate_project_servers(loaded: &mut LoadedSettings) {
+    if project_servers_allowed(loaded) {
+        return;
+    }
+    for server in &mut loaded.settings.mcp_servers {
+        if server.scope == Scope::Project {
+            server.blocked = Some(format!(
+                "MCP server '{}' is configured in the project's settings, which only start in a trusted folder (trust it with `troupe trust`, or for one run with --skip-trust).",
+                server.name
+            ));
+        }
+    }
+}
+
+/// Variables whose values are never expanded into a server's env or headers: the model
+/// API keys (gemini-cli expands them).
+const NEVER_EXPANDED: [&str; 5] = [
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "OPENAI_API_KEY",
+    "TROUPE_MODEL_GEMINI_API_KEY",
+    "TROUPE_MODEL_OPENAI_API_KEY",
+];
+
+/// `$VAR` and `${VAR}` replaced from `lookup`; unknown variables and the model keys
+/// become empty.
+pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(pos) = rest.find('$') {
+        out.push_str(&rest[..pos]);
+        let after = &rest[pos + 1..];
+        let (name, consumed) = if let Some(inner) = after.strip_prefix('{') {
+            match inner.find('}') {
+                Some(end) => (&inner[..end], end + 2),
+                None => ("", 0),
+            }
+        } else {
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            (&after[..end], end)
+        };
+        let starts_well = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+        if !starts_well {
+            out.push('$');
+            rest = after;
+            continue;
+        }
+        if !NEVER_EXPANDED.contains(&name) {
+            out.push_str(&lookup(name).unwrap_or_default());
+        }
+        rest = &after[consumed..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The process environment a stdio server starts with: the parent's, minus anything
+/// whose name looks like a secret, plus `env` (expanded).
+pub fn child_env(
+    parent: &[(String, String)],
+    extra: &BTreeMap<String, String>,
+) -> Vec<(String, String)> {
+    const ALWAYS: [&str; 6] = ["PATH", "HOME", "LANG", "SHELL", "TERM", "USER"];
+    const SECRET: [&str; 10] = [
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "KEY",
+        "AUTH",
+        "CREDENTIAL",
+        "CREDS",
+        "PRIVATE",
+        "CERT",
+    ];
+    let mut out: Vec<(String, String)> = parent
+        .iter()
+        .filter(|(k, _)| {
+            let upper = k.to_ascii_uppercase();
+            ALWAYS.contains(&k.as_str()) || !SECRET.iter().any(|s| upper.contains(s))
+        })
+        .cloned()
+        .collect();
+    let lookup = |name: &str| {
+        parent
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    };
+    for (k, v) in extra {
+        out.retain(|(name, _)| name != k);
+        out.push((k.clone(), expand(v, &lookup)));
+    }
+    out.push(("TROUPE_CLI".into(), "1".into()));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expansion_keeps_model_keys_out() {
+        let env = |n: &str| match n {
+            "HOME" => Some("/h".to_string()),
+            "GEMINI_API_KEY" => Some("sekrit".to_string()),
+            _ => None,
+        };
+        assert_eq!(expand("$HOME/x ${HOME}y", &env), "/h/x /hy");
+        assert_eq!(expand("k=${GEMINI_API_KEY}", &env), "k=");
+        assert_eq!(expand("$5 and $", &env), "$5 and $");
+    }
+
+    #[test]
+    fn child_env_drops_secrets_and_adds_config() {
+        let parent = vec![
+            ("PATH".to_string(), "/bin".to_string()),
+            ("GEMINI_API_KEY".to_string(), "k".to_string()),
+            ("MY_TOKEN".to_string(), "t".to_string()),
+            ("LANG".to_string(), "C".to_string()),
+        ];
+        let extra = BTreeMap::from([("A".to_string(), "$LANG-${MY_TOKEN}".to_string())]);
+        let env = child_env(&parent, &extra);
+        assert!(env.iter().any(|(k, _)| k == "PATH"));
+        assert!(!env
+            .iter()
+            .any(|(k, _)| k == "GEMINI_API_KEY" || k == "MY_TOKEN"));
+        assert!(env.contains(&("A".to_string(), "C-t".to_string())));
+    }
+
+    #[test]
+    fn tool_filters() {
+        let mut c = McpServerConfig {
+            name: "s".into(),
+            entry: ServerEntry::default(),
+            scope: Scope::User,
+            blocked: None,
+        };
+        c.entry.include_tools = vec!["echo(a)".into(), "peek".into()];
+        c.entry.exclude_tools = vec!["peek".into()];
+        assert!(c.keeps_tool("echo"));
+        assert!(!c.keeps_tool("peek"));
+        assert!(!c.keeps_tool("other"));
+    }
+}

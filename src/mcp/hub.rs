@@ -1,0 +1,285 @@
+//! The MCP side of a session: one [`McpServer`](super::server::McpServer) actor per
+//! configured server, the status every front end reads (`/mcp`, `troupe mcp list`),
+//! and the server instructions for the first user turn.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use actix::prelude::*;
+use serde_json::Value;
+
+use super::config::McpServerConfig;
+use super::server::{McpServer, Reload};
+use crate::tools::ToolRegistry;
+
+/// Where a server is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerState {
+    Disconnected,
+    Connecting,
+    Connected,
+    Disabled,
+    /// Not started: a project server in an untrusted folder.
+    Blocked,
+    Failed,
+}
+
+impl ServerState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Disconnected => "disconnected",
+            Self::Connecting => "connecting",
+            Self::Connected => "connected",
+            Self::Disabled => "disabled",
+            Self::Blocked => "blocked",
+            Self::Failed => "failed",
+        }
+    }
+
+    /// Discovery for this server is over (for better or worse).
+    pub fn settled(self) -> bool {
+        !matches!(self, Self::Connecting | Self::Disconnected)
+    }
+}
+
+/// A tool a server offers, as discovered.
+#[derive(Debug, Clone)]
+pub struct ToolInfo {
+    /// The name the model calls (`mcp_<server>_<tool>`).
+    pub name: String,
+    /// The server's own name for it.
+    pub original: String,
+    pub description: String,
+    pub schema: Value,
+}
+
+/// A prompt a server offers.
+#[derive(Debug, Clone)]
+pub struct PromptInfo {
+    pub name: String,
+    pub description: String,
+    /// `(name, required)`.
+    pub arguments: Vec<(String, bool)>,
+}
+
+/// A resource a server offers.
+#[derive(Debug, Clone)]
+pub struct ResourceInfo {
+    pub uri: String,
+    pub name: String,
+    pub mime_type: Option<String>,
+}
+
+/// What is known about one server.
+#[derive(Debug, Clone)]
+pub struct ServerStatus {
+    pub config: McpServerConfig,
+    pub state: ServerState,
+    pub last_error: Option<String>,
+    pub tools: Vec<ToolInfo>,
+    pub prompts: Vec<PromptInfo>,
+    pub resources: Vec<ResourceInfo>,
+    pub instructions: Option<String>,
+    /// Restarts after the process died.
+    pub restarts: u32,
+}
+
+/// The servers of a session and their shared status.
+pub struct McpHub {
+    pub registry: Arc<ToolRegistry>,
+    pub roots: Vec<PathBuf>,
+    status: Mutex<BTreeMap<String, ServerStatus>>,
+    addrs: Mutex<BTreeMap<String, Addr<McpServer>>>,
+    conns: Mutex<BTreeMap<String, Arc<super::server::Connection>>>,
+    changed: tokio::sync::watch::Sender<u64>,
+    /// Instructions were already put into a user turn.
+    instructions_sent: std::sync::atomic::AtomicBool,
+}
+
+impl McpHub {
+    /// Starts one actor per server (each on an arbiter of its own); connections go on
+    /// in the background. Must run inside an actix `System`.
+    pub fn start(
+        servers: &[McpServerConfig],
+        registry: Arc<ToolRegistry>,
+        roots: Vec<PathBuf>,
+    ) -> Arc<Self> {
+        let (changed, _) = tokio::sync::watch::channel(0);
+        let hub = Arc::new(Self {
+            registry,
+            roots,
+            status: Mutex::new(BTreeMap::new()),
+            addrs: Mutex::new(BTreeMap::new()),
+            conns: Mutex::new(BTreeMap::new()),
+            changed,
+            instructions_sent: Default::default(),
+        });
+        for config in servers {
+            hub.set_status(ServerStatus {
+                config: config.clone(),
+                state: ServerState::Disconnected,
+                last_error: None,
+                tools: Vec::new(),
+                prompts: Vec::new(),
+                resources: Vec::new(),
+                instructions: None,
+                restarts: 0,
+            });
+            let (c, h) = (config.clone(), hub.clone());
+            let addr = McpServer::start_in_arbiter(&Arbiter::new().handle(), move |_| {
+                McpServer::new(c, h)
+            });
+            if let Ok(mut addrs) = hub.addrs.lock() {
+                addrs.insert(config.name.clone(), addr);
+            }
+        }
+        hub
+    }
+
+    pub(super) fn set_status(&self, status: ServerStatus) {
+        if let Ok(mut map) = self.status.lock() {
+            map.insert(status.config.name.clone(), status);
+        }
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    /// Changes one server's status in place.
+    pub(super) fn update(&self, name: &str, f: impl FnOnce(&mut ServerStatus)) {
+        if let Ok(mut map) = self.status.lock() {
+            if let Some(s) = map.get_mut(name) {
+                f(s);
+            }
+        }
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    /// Every server's status, in name order (user servers first).
+    pub fn statuses(&self) -> Vec<ServerStatus> {
+        let mut list: Vec<ServerStatus> = self
+            .status
+            .lock()
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default();
+        list.sort_by_key(|s| s.config.scope != super::config::Scope::User);
+        list
+    }
+
+    pub fn status(&self, name: &str) -> Option<ServerStatus> {
+        self.status.lock().ok()?.get(name).cloned()
+    }
+
+    /// Waits until every server is connected or has failed, at most `limit`.
+    pub async fn settled(&self, limit: Duration) {
+        let mut rx = self.changed.subscribe();
+        let done = |hub: &Self| hub.statuses().iter().all(|s| s.state.settled());
+        let _ = tokio::time::timeout(limit, async {
+            while !done(self) {
+                if rx.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+        .await;
+    }
+
+    /// Reconnects every server (`/mcp reload`).
+    pub fn reload(&self) {
+        if let Ok(addrs) = self.addrs.lock() {
+            for addr in addrs.values() {
+                addr.do_send(Reload);
+            }
+        }
+    }
+
+    pub(super) fn register_connection(&self, name: &str, conn: Arc<super::server::Connection>) {
+        if let Ok(mut conns) = self.conns.lock() {
+            conns.insert(name.to_string(), conn);
+        }
+    }
+
+    /// The `@server:uri` references in a prompt, for configured servers.
+    pub fn resource_refs(&self, text: &str) -> Vec<(String, String)> {
+        let names: Vec<String> = self.statuses().into_iter().map(|s| s.config.name).collect();
+        text.split_whitespace()
+            .filter_map(|w| w.strip_prefix('@'))
+            .filter_map(|w| w.split_once(':'))
+            .filter(|(server, uri)| names.iter().any(|n| n == server) && !uri.is_empty())
+            .map(|(s, u)| (s.to_string(), u.to_string()))
+            .collect()
+    }
+
+    /// Reads the referenced resources (`resources/read`) as the text parts that follow
+    /// the prompt (gemini-cli's layout); an error names what failed.
+    pub async fn read_resources(&self, refs: &[(String, String)]) -> Result<Vec<String>, String> {
+        let mut parts = vec!["\n--- Content from referenced files ---".to_string()];
+        for (server, uri) in refs {
+            let conn = self.conns.lock().ok().and_then(|c| c.get(server).cloned());
+            let Some(peer) = conn.and_then(|c| c.peer()) else {
+                return Err(format!("Exiting due to an error processing the @ command: MCP server '{server}' is not connected."));
+            };
+            let params: rmcp::model::ReadResourceRequestParams =
+                serde_json::from_value(serde_json::json!({ "uri": uri }))
+                    .map_err(|e| e.to_string())?;
+            let result = peer.read_resource(params).await.map_err(|e| {
+                format!("Exiting due to an error processing the @ command: reading {uri} from MCP server '{server}' failed: {e}")
+            })?;
+            let mut text = String::new();
+            for content in &result.contents {
+                match content {
+                    rmcp::model::ResourceContents::TextResourceContents { text: t, .. } => {
+                        text.push_str(t)
+                    }
+                    rmcp::model::ResourceContents::BlobResourceContents {
+                        blob, mime_type, ..
+                    } => {
+                        let bytes = base64::Engine::decode(
+                            &base64::engine::general_purpose::STANDARD,
+                            blob,
+                        )
+                        .map(|b| b.len())
+                        .unwrap_or(blob.len() * 3 / 4);
+                        text.push_str(&format!(
+                            "[Binary resource content {}, {bytes} bytes]",
+                            mime_type.as_deref().unwrap_or("application/octet-stream")
+                        ))
+                    }
+                    #[allow(unreachable_patterns)]
+                    _ => text.push_str("[Unknown resource content]"),
+                }
+            }
+            parts.push(format!("\nContent from @{uri}:\n{text}"));
+        }
+        parts.push("\n--- End of content ---".to_string());
+        Ok(parts)
+    }
+
+    pub fn addr(&self, name: &str) -> Option<Addr<McpServer>> {
+        self.addrs.lock().ok()?.get(name).cloned()
+    }
+
+    /// The servers' instructions, once: for the first user turn (gemini-cli's wording).
+    pub fn take_instructions(&self) -> Option<String> {
+        let texts: Vec<String> = self
+            .statuses()
+            .into_iter()
+            .filter(|s| s.state == ServerState::Connected)
+            .filter_map(|s| s.instructions.clone().map(|i| (s.config.name.clone(), i)))
+            .filter(|(_, i)| !i.trim().is_empty())
+            .map(|(name, text)| {
+                format!("The following are instructions provided by the tool server '{name}':\n---[start of server instructions]---\n{text}\n---[end of server instructions]---")
+            })
+            .collect();
+        if texts.is_empty() {
+            return None;
+        }
+        if self
+            .instructions_sent
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return None;
+        }
+        Some(texts.join("\n\n"))
+    }
+}

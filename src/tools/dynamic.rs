@@ -1,0 +1,111 @@
+//! Tools that come and go while a session runs (each MCP server's tools): grouped by
+//! their source, replaced as a whole when the source's list changes. Calls already
+//! running keep the handle they were prepared with.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock};
+
+use super::registry::ToolHandle;
+use crate::engine::content::FunctionDeclaration;
+
+#[derive(Default)]
+struct Table {
+    /// Source (server name) → its tools, in the order the source listed them.
+    by_source: BTreeMap<String, Vec<Arc<dyn ToolHandle>>>,
+    by_name: HashMap<String, Arc<dyn ToolHandle>>,
+}
+
+/// The dynamic part of the registry.
+#[derive(Default)]
+pub struct DynamicTools {
+    table: RwLock<Table>,
+}
+
+impl DynamicTools {
+    /// Replaces every tool of `source`. A name another source already uses is taken
+    /// over by the later registration (gemini-cli overwrites too); the names so
+    /// overwritten are returned so the caller can warn.
+    pub fn replace(&self, source: &str, tools: Vec<Arc<dyn ToolHandle>>) -> Vec<String> {
+        let Ok(mut table) = self.table.write() else {
+            return Vec::new();
+        };
+        table.by_source.insert(source.to_string(), tools);
+        let mut by_name: HashMap<String, Arc<dyn ToolHandle>> = HashMap::new();
+        let mut clashes = Vec::new();
+        // Sources in name order; the one registered under `source` now wins.
+        let sources: Vec<String> = table
+            .by_source
+            .keys()
+            .filter(|k| k.as_str() != source)
+            .cloned()
+            .chain(std::iter::once(source.to_string()))
+            .collect();
+        for s in sources {
+            for tool in table.by_source.get(&s).into_iter().flatten() {
+                if by_name
+                    .insert(tool.name().to_string(), tool.clone())
+                    .is_some()
+                {
+                    clashes.push(tool.name().to_string());
+                }
+            }
+        }
+        table.by_name = by_name;
+        clashes
+    }
+
+    /// Removes every tool of `source`.
+    pub fn remove(&self, source: &str) {
+        if let Ok(mut table) = self.table.write() {
+            if let Some(tools) = table.by_source.remove(source) {
+                for t in tools {
+                    let same = table
+                        .by_name
+                        .get(t.name())
+                        .is_some_and(|cur| Arc::ptr_eq(cur, &t));
+                    if same {
+                        table.by_name.remove(t.name());
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn ToolHandle>> {
+        self.table.read().ok()?.by_name.get(name).cloned()
+    }
+
+    /// The tools of one source.
+    pub fn of_source(&self, source: &str) -> Vec<Arc<dyn ToolHandle>> {
+        self.table
+            .read()
+            .map(|t| t.by_source.get(source).cloned().unwrap_or_default())
+            .unwrap_or_default()
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.table
+            .read()
+            .map(|t| t.by_name.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Declarations grouped by source (sources in name order), each tool once.
+    pub fn declarations(&self) -> Vec<FunctionDeclaration> {
+        let Ok(table) = self.table.read() else {
+            return Vec::new();
+        };
+        table
+            .by_source
+            .values()
+            .flatten()
+            .filter(|t| {
+                table
+                    .by_name
+                    .get(t.name())
+                    .is_some_and(|cur| Arc::ptr_eq(cur, t))
+            })
+            .map(|t| t.declaration())
+            .collect()
+    }
+}
