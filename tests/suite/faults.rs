@@ -58,7 +58,7 @@ fn two_memory_saves_in_one_batch_both_land() {
     let responses = function_responses(&s.requests()[1]);
     let file = responses[0]["response"].to_string();
     assert!(file.contains("remembered"), "{file}");
-    // Find the memory file under the scratch HOME.
+    // Find the memory file (Markdown) under the scratch HOME.
     let mut found = String::new();
     let mut stack = vec![s.home()];
     while let Some(d) = stack.pop() {
@@ -66,7 +66,9 @@ fn two_memory_saves_in_one_batch_both_land() {
             let p = e.path();
             if p.is_dir() {
                 stack.push(p);
-            } else if let Ok(t) = std::fs::read_to_string(&p) {
+            } else if p.extension().is_some_and(|x| x == "md") {
+                // The memory file (session records elsewhere hold the facts too).
+                let t = std::fs::read_to_string(&p).unwrap_or_default();
                 if t.contains("fact number") {
                     found = t;
                 }

@@ -33,14 +33,17 @@ const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGIC
 /// The workspace with an open descriptor per root; dereferences to the [`Workspace`].
 pub struct Confined {
     workspace: Arc<Workspace>,
-    /// `roots[i]` is an `O_PATH` descriptor of `workspace.roots()[i]`.
+    /// The workspace roots, then the project temp directory (when there is one): the
+    /// only places a path may open beneath.
+    root_paths: Vec<PathBuf>,
+    /// `roots[i]` is an `O_PATH` descriptor of `root_paths[i]`.
     roots: Vec<OwnedFd>,
 }
 
 impl std::fmt::Debug for Confined {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Confined")
-            .field("roots", &self.workspace.roots())
+            .field("roots", &self.root_paths)
             .finish()
     }
 }
@@ -91,8 +94,13 @@ impl OpenMode {
 impl Confined {
     /// Opens a descriptor on every root of `workspace`.
     pub fn new(workspace: Arc<Workspace>) -> io::Result<Self> {
-        let roots = workspace
+        let root_paths: Vec<PathBuf> = workspace
             .roots()
+            .iter()
+            .cloned()
+            .chain(workspace.temp_dir().map(Path::to_path_buf))
+            .collect();
+        let roots = root_paths
             .iter()
             .map(|root| {
                 rustix::fs::open(
@@ -103,7 +111,11 @@ impl Confined {
                 .map_err(io::Error::from)
             })
             .collect::<io::Result<Vec<_>>>()?;
-        Ok(Self { workspace, roots })
+        Ok(Self {
+            workspace,
+            root_paths,
+            roots,
+        })
     }
 
     /// The workspace this guards.
@@ -128,8 +140,7 @@ impl Confined {
 
     /// The deepest root `path` (absolute, normalised) lies under by its text.
     pub fn locate_lexically(&self, path: &Path) -> Option<Located> {
-        self.workspace
-            .roots()
+        self.root_paths
             .iter()
             .enumerate()
             .filter_map(|(i, root)| {
@@ -138,7 +149,7 @@ impl Confined {
                     rel: rel.to_path_buf(),
                 })
             })
-            .max_by_key(|l| self.workspace.roots()[l.root].components().count())
+            .max_by_key(|l| self.root_paths[l.root].components().count())
     }
 
     /// Opens `rel` beneath root `root` with `mode`.
@@ -201,7 +212,7 @@ impl Confined {
     /// Refuses blocked segments (`.git`, `.env`, ...) by the text of the path.
     fn refuse_blocked(&self, attempted: &Path, abs: &Path) -> Result<(), PathError> {
         if let Some(at) = self.locate_lexically(abs) {
-            let root = &self.workspace.roots()[at.root];
+            let root = &self.root_paths[at.root];
             self.workspace.check_real(attempted, root.join(&at.rel))?;
         }
         Ok(())

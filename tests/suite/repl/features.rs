@@ -125,7 +125,11 @@ fn a_custom_command_fills_args_shell_and_file_injections() {
     .unwrap();
     let turns = [turn(vec![text("Reviewed.")]), turn(vec![text("Hello!")])];
     // Untrusted, the project's commands are not loaded; the user's are.
-    let untrusted = Term::start(&s, &[], &[], &[]);
+    let untrusted = Term::launch(&s, &[], &[], &[]);
+    // The first start in a folder with project commands asks about trust: not now.
+    untrusted.wait_for("Choose 1, 2 or 3");
+    untrusted.line("3");
+    untrusted.wait_for("Type a request");
     untrusted.line("/help");
     let text = untrusted.wait_for("Custom commands");
     assert!(
