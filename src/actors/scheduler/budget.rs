@@ -6,6 +6,7 @@
 use crate::engine::context_budget::result_char_budget;
 use crate::protocol::LlmContent;
 use crate::tools::shell::format::head_tail_excerpt;
+use crate::tools::shell::safe_file_part;
 use crate::tools::Services;
 
 /// `content`, cut to the budget when it is text over it.
@@ -25,7 +26,11 @@ pub async fn fit_result(
         return LlmContent::Text(text);
     }
     let dir = services.temp_dir.join("tool-outputs");
-    let file = dir.join(format!("{}_{}.txt", safe(tool), safe(call_id)));
+    let file = dir.join(format!(
+        "{}_{}.txt",
+        safe_file_part(tool),
+        safe_file_part(call_id)
+    ));
     let saved = async {
         tokio::fs::create_dir_all(&dir).await?;
         tokio::fs::write(&file, text.as_bytes()).await
@@ -41,16 +46,4 @@ pub async fn fit_result(
         "tool result cut to its context budget"
     );
     LlmContent::Text(head_tail_excerpt(&text, max, &file))
-}
-
-fn safe(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }

@@ -332,7 +332,9 @@ async fn cap_output(llm: String, services: &Services, call_id: &str) -> String {
     head_tail_excerpt(&llm, max, &file)
 }
 
-fn safe_file_part(text: &str) -> String {
+/// `text` with everything but ASCII letters, digits, `-` and `_` replaced by `_`: safe
+/// as part of a file name.
+pub(crate) fn safe_file_part(text: &str) -> String {
     text.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
