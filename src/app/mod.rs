@@ -5,6 +5,7 @@ pub mod bench;
 pub mod demo;
 pub mod interactive;
 pub mod stdin;
+pub mod trace;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -133,8 +134,11 @@ pub fn run_headless(args: &RunArgs, prompt: String) -> Result<i32, AppError> {
         stdin::with_piped_input(prompt),
         format,
         args.log_requests.clone(),
-        false,
+        args.trace.is_some(),
     )?;
+    if let Some(path) = &args.trace {
+        trace::write(path, &summary.calls)?;
+    }
     Ok(report(&summary, format))
 }
 

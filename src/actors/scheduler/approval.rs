@@ -63,10 +63,11 @@ impl Inner {
         &self,
         tool: &Arc<dyn ToolHandle>,
         mut invocation: Box<dyn Invocation>,
-        call: &CallInfo,
+        call: &mut CallInfo,
         cancel: &CancellationToken,
     ) -> Approval {
-        let mut args = call.args.clone();
+        // The arguments as the user modified them, if they did.
+        let mut modified: Option<serde_json::Value> = None;
         loop {
             let hint = invocation.policy_hint().map(|h| h == PolicyHint::Allow);
             let (mode, allowed) = match self.policy.lock() {
@@ -93,6 +94,8 @@ impl Inner {
                 return Approval::Run(invocation);
             };
             self.status(call, CallStatus::AwaitingApproval);
+            call.timeline.awaiting_approval = Some(std::time::Instant::now());
+            let args = modified.as_ref().unwrap_or(call.args.as_ref());
             let request = ApprovalRequest {
                 call_id: call.id.clone(),
                 tool_name: tool.name().to_string(),
@@ -115,13 +118,14 @@ impl Inner {
                     return Approval::Run(invocation);
                 }
                 ApprovalDecision::Modify { edited_content } => {
-                    let Some(new_args) = tool.modified_args(&args, &edited_content) else {
+                    let args = modified.as_ref().unwrap_or(call.args.as_ref());
+                    let Some(new_args) = tool.modified_args(args, &edited_content) else {
                         continue;
                     };
                     match tool.prepare(&new_args, &self.services) {
                         Ok(inv) => {
                             invocation = inv;
-                            args = new_args;
+                            modified = Some(new_args);
                         }
                         Err(msg) => {
                             return Approval::Refused(self.failed(

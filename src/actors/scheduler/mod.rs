@@ -14,7 +14,8 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::content::FunctionCall;
 use crate::engine::responses::{cancelled_parts, error_parts, success_parts};
 use crate::protocol::{
-    ApprovalRequest, CallStatus, CompletedCall, Schedule, ToolError, ToolErrorKind, UiEvent,
+    ApprovalRequest, CallStatus, CallTimeline, CompletedCall, Schedule, ToolError, ToolErrorKind,
+    UiEvent,
 };
 use crate::tools::registry::{Invocation, ToolHandle};
 use crate::tools::{Services, ToolContext, ToolRegistry};
@@ -41,6 +42,8 @@ struct Inner {
     approver: Recipient<ApprovalRequest>,
     events: Arc<EventQueue>,
     policy: SharedPolicy,
+    /// At most this many calls of a batch run at once; the rest wait their turn, in order.
+    window: usize,
 }
 
 impl Scheduler {
@@ -51,6 +54,7 @@ impl Scheduler {
         events: Recipient<UiEvent>,
         policy: SharedPolicy,
     ) -> Self {
+        let window = services.settings.tools.max_in_flight.max(1);
         Self {
             inner: Arc::new(Inner {
                 registry,
@@ -58,6 +62,7 @@ impl Scheduler {
                 approver,
                 events: EventQueue::new(events),
                 policy,
+                window,
             }),
         }
     }
@@ -82,18 +87,15 @@ impl Handler<Schedule> for Scheduler {
 
 enum Slot {
     Done(Arc<CompletedCall>),
-    Running(
-        tokio::task::JoinHandle<Arc<CompletedCall>>,
-        String,
-        String,
-        Value,
-    ),
+    Running(tokio::task::JoinHandle<Arc<CompletedCall>>, CallInfo),
 }
 
+/// One call as the Scheduler tracks it; the arguments are shared, never copied.
 struct CallInfo {
     id: String,
     name: String,
-    args: Value,
+    args: Arc<Value>,
+    timeline: CallTimeline,
 }
 
 impl Inner {
@@ -101,6 +103,8 @@ impl Inner {
         self.events.push(event);
     }
 
+    /// Tells the front ends the call moved on (only for states they show: approval
+    /// and execution; the others are kept in the call's timeline).
     fn status(&self, call: &CallInfo, status: CallStatus) {
         self.emit(UiEvent::ToolCallStatus {
             call_id: call.id.clone(),
@@ -109,7 +113,8 @@ impl Inner {
         });
     }
 
-    fn finish(&self, completed: CompletedCall) -> Arc<CompletedCall> {
+    fn finish(&self, mut completed: CompletedCall) -> Arc<CompletedCall> {
+        completed.timeline.done = Some(Instant::now());
         let completed = Arc::new(completed);
         self.emit(UiEvent::ToolCallCompleted(completed.clone()));
         completed
@@ -126,6 +131,7 @@ impl Inner {
             error: Some(ToolError { message, kind }),
             duration: Duration::ZERO,
             data: None,
+            timeline: call.timeline.clone(),
         })
     }
 
@@ -144,6 +150,7 @@ impl Inner {
             }),
             duration: Duration::ZERO,
             data: None,
+            timeline: call.timeline.clone(),
         })
     }
 
@@ -152,18 +159,22 @@ impl Inner {
         let mut slots: Vec<Slot> = Vec::with_capacity(batch.calls.len());
         let mut conflicts = ConflictTracker::default();
         let mut stop_reason: Option<&'static str> = None;
+        let window = Arc::new(tokio::sync::Semaphore::new(self.window));
         for FunctionCall { id, name, args } in batch.calls {
-            let call = CallInfo {
+            let mut call = CallInfo {
                 id: id.unwrap_or_default(),
                 name,
-                args,
+                args: Arc::new(args),
+                timeline: CallTimeline {
+                    validating: Some(Instant::now()),
+                    ..CallTimeline::default()
+                },
             };
             self.emit(UiEvent::ToolCallRequested {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
                 args: call.args.clone(),
             });
-            self.status(&call, CallStatus::Validating);
             if let Some(reason) = stop_reason {
                 slots.push(Slot::Done(self.cancelled(&call, reason)));
                 continue;
@@ -192,7 +203,7 @@ impl Inner {
                     continue;
                 }
             };
-            match self.approve(&tool, invocation, &call, &cancel).await {
+            match self.approve(&tool, invocation, &mut call, &cancel).await {
                 Approval::Run(invocation) => {
                     let touched = invocation.touched();
                     let (tx, deps) = conflicts.add(
@@ -201,15 +212,26 @@ impl Inner {
                         &touched.writes,
                         wait_for_previous(&call.args),
                     );
-                    let handle = actix::spawn(self.clone().execute(
-                        call_clone(&call),
-                        tool,
-                        invocation,
-                        deps,
-                        cancel.clone(),
-                        tx,
-                    ));
-                    slots.push(Slot::Running(handle, call.id, call.name, call.args));
+                    // The window: a call starts only when one of the calls in flight
+                    // has finished (closed only if the batch is dropped).
+                    let Ok(permit) = window.clone().acquire_owned().await else {
+                        slots.push(Slot::Done(self.cancelled(&call, "Operation cancelled")));
+                        continue;
+                    };
+                    call.timeline.scheduled = Some(Instant::now());
+                    let info = CallInfo {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        args: call.args.clone(),
+                        timeline: CallTimeline::default(),
+                    };
+                    let run = self.clone().execute(call, tool, invocation, deps, cancel.clone(), tx);
+                    let handle = actix::spawn(async move {
+                        let completed = run.await;
+                        drop(permit);
+                        completed
+                    });
+                    slots.push(Slot::Running(handle, info));
                     continue;
                 }
                 Approval::Refused(completed) => slots.push(Slot::Done(completed)),
@@ -224,10 +246,10 @@ impl Inner {
         for slot in slots {
             results.push(match slot {
                 Slot::Done(c) => c,
-                Slot::Running(handle, id, name, args) => match handle.await {
+                Slot::Running(handle, info) => match handle.await {
                     Ok(c) => c,
                     Err(e) => self.failed(
-                        &CallInfo { id, name, args },
+                        &info,
                         ToolErrorKind::UnhandledException,
                         format!("Internal error while running the tool: {e}"),
                     ),
@@ -257,7 +279,7 @@ impl Inner {
         cancel: CancellationToken,
         done: tokio::sync::oneshot::Sender<()>,
     ) -> Arc<CompletedCall> {
-        self.status(&call, CallStatus::Scheduled);
+        let mut call = call;
         if !deps.is_empty() {
             tokio::select! {
                 _ = futures::future::join_all(deps) => {}
@@ -270,11 +292,13 @@ impl Inner {
         }
         self.status(&call, CallStatus::Executing);
         let started = Instant::now();
+        call.timeline.executing = Some(started);
+        call.timeline.actor = Some(invocation.actor_label());
         let ctx = self.context(&call.id, cancel);
         let outcome = invocation.execute(ctx).await;
         let duration = started.elapsed();
         let _ = done.send(());
-        let model = self.services.model_name.clone();
+        let model = self.services.model_name.as_str();
         let (status, parts, display, error, data) = match outcome {
             HostOutcome::Finished(out) => match out.error {
                 Some(err) => (
@@ -286,7 +310,7 @@ impl Inner {
                 ),
                 None => (
                     CallStatus::Success,
-                    success_parts(&call.name, &call.id, &out.llm_content, &model),
+                    success_parts(&call.name, &call.id, out.llm_content, model),
                     out.display,
                     None,
                     out.data,
@@ -346,6 +370,7 @@ impl Inner {
             error,
             duration,
             data,
+            timeline: call.timeline,
         })
     }
 }
@@ -370,14 +395,6 @@ type Outcome = (
     Option<ToolError>,
     Option<serde_json::Value>,
 );
-
-fn call_clone(call: &CallInfo) -> CallInfo {
-    CallInfo {
-        id: call.id.clone(),
-        name: call.name.clone(),
-        args: call.args.clone(),
-    }
-}
 
 fn wait_for_previous(args: &Value) -> bool {
     args.get("wait_for_previous").and_then(Value::as_bool) == Some(true)
