@@ -1,3 +1,4 @@
+mod bench;
 mod edit;
 mod gemini_wire;
 mod history_rules;

@@ -332,7 +332,15 @@ fn median_of(runs: &[Value]) -> Value {
         } else {
             (values[mid - 1] + values[mid]) / 2.0
         };
-        out.insert(key.clone(), json!(round(median)));
+        let integral = runs.iter().all(|r| r[key].is_u64());
+        out.insert(
+            key.clone(),
+            if integral {
+                json!(median.round() as u64)
+            } else {
+                json!(round(median))
+            },
+        );
     }
     Value::Object(out)
 }
