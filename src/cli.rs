@@ -92,7 +92,7 @@ pub enum Command {
     /// Copy a small sample project to a temp dir and run a scripted session on it (offline).
     Demo,
     /// Concurrency benchmark: N parallel tool calls in one model turn.
-    Bench(BenchArgs),
+    Bench(Box<BenchArgs>),
     /// Print the effective settings and where each came from.
     Config {
         #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]

@@ -116,7 +116,10 @@ impl HeadlessFront {
     }
 
     /// Counts every finished call in `counter`.
-    pub fn with_progress(mut self, counter: std::sync::Arc<std::sync::atomic::AtomicUsize>) -> Self {
+    pub fn with_progress(
+        mut self,
+        counter: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    ) -> Self {
         self.progress = Some(counter);
         self
     }

@@ -26,10 +26,19 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
         request_log: args.log_requests.clone(),
         test_tools: std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1"),
     };
+    if args.trace.is_some() {
+        let _ = crate::actors::repl::bridge::TRACE_CALLS.set(std::sync::Mutex::new(Vec::new()));
+    }
     let home = settings::troupe_home();
     let (link, events) =
         start_actors(options, home.join("config.toml")).map_err(AppError::Usage)?;
     let repl = Repl::new(link, events, home.join("history")).map_err(AppError::Usage)?;
     let first = (!args.query.is_empty()).then(|| args.query.join(" "));
-    Ok(repl.run(first))
+    let code = repl.run(first);
+    if let (Some(path), Some(calls)) = (&args.trace, crate::actors::repl::bridge::TRACE_CALLS.get())
+    {
+        let calls = calls.lock().map(|c| c.clone()).unwrap_or_default();
+        super::trace::write(path, &calls)?;
+    }
+    Ok(code)
 }

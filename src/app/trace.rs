@@ -36,8 +36,10 @@ pub fn trace_events(calls: &[CallRecord]) -> Value {
     let mut order: Vec<&CallRecord> = calls.iter().collect();
     order.sort_by_key(|c| c.timeline.validating.unwrap_or(origin));
 
-    let mut events = vec![json!({"name": "process_name", "ph": "M", "pid": 1, "tid": 0,
-        "args": {"name": "troupe"}})];
+    let mut events = vec![
+        json!({"name": "process_name", "ph": "M", "pid": 1, "tid": 0,
+        "args": {"name": "troupe"}}),
+    ];
     // Per actor: the end time of each of its lanes; per (actor, lane): its tid.
     let mut lanes: HashMap<String, Vec<f64>> = HashMap::new();
     let mut tids: HashMap<(String, usize), u64> = HashMap::new();
@@ -45,11 +47,7 @@ pub fn trace_events(calls: &[CallRecord]) -> Value {
         let t = &call.timeline;
         let start = micros(t.validating.unwrap_or(origin));
         let end = micros(t.done.unwrap_or(origin)).max(start);
-        let actor = t
-            .actor
-            .as_deref()
-            .unwrap_or(SCHEDULER_TRACK)
-            .to_string();
+        let actor = t.actor.as_deref().unwrap_or(SCHEDULER_TRACK).to_string();
         let actor_lanes = lanes.entry(actor.clone()).or_default();
         let lane = match actor_lanes.iter().position(|&free_at| free_at <= start) {
             Some(i) => i,
@@ -61,8 +59,10 @@ pub fn trace_events(calls: &[CallRecord]) -> Value {
         actor_lanes[lane] = end;
         let next_tid = tids.len() as u64 + 1;
         let tid = *tids.entry((actor.clone(), lane)).or_insert_with(|| {
-            events.push(json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": next_tid,
-                "args": {"name": format!("{actor} · lane {lane}")}}));
+            events.push(
+                json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": next_tid,
+                "args": {"name": format!("{actor} · lane {lane}")}}),
+            );
             next_tid
         });
         events.push(json!({
@@ -83,8 +83,10 @@ pub fn trace_events(calls: &[CallRecord]) -> Value {
             .collect();
         for (i, (name, from)) in present.iter().enumerate() {
             let to = present.get(i + 1).map(|(_, at)| *at).unwrap_or(end);
-            events.push(json!({"name": name, "cat": "state", "ph": "X", "pid": 1, "tid": tid,
-                "ts": from, "dur": (to - from).max(0.0)}));
+            events.push(
+                json!({"name": name, "cat": "state", "ph": "X", "pid": 1, "tid": tid,
+                "ts": from, "dur": (to - from).max(0.0)}),
+            );
         }
     }
     json!({"traceEvents": events, "displayTimeUnit": "ms"})

@@ -167,7 +167,11 @@ impl ModelClient for ScriptedModel {
             Ok(line) => line,
             Err(e) => return Box::pin(stream::iter(vec![Err(e)])),
         };
-        let chunks = line.response.as_array().map(Vec::as_slice).unwrap_or_default();
+        let chunks = line
+            .response
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         let mut items = Vec::new();
         for chunk in chunks {
             match line_events(&self.source, &line, chunk) {

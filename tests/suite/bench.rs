@@ -141,12 +141,19 @@ fn sweep_prints_a_full_table_writes_json_and_plots() {
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with('|')).collect();
-    assert_eq!(lines.len(), 2 + 4, "header, rule, one row per cell:\n{text}");
+    assert_eq!(
+        lines.len(),
+        2 + 4,
+        "header, rule, one row per cell:\n{text}"
+    );
     let width = lines[0].matches('|').count();
     for row in &lines[2..] {
         assert_eq!(row.matches('|').count(), width, "{row}");
         let cells: Vec<&str> = row.trim_matches('|').split('|').map(str::trim).collect();
-        assert!(cells.iter().all(|c| !c.is_empty()), "every cell filled: {row}");
+        assert!(
+            cells.iter().all(|c| !c.is_empty()),
+            "every cell filled: {row}"
+        );
     }
     let calls_col: Vec<&str> = lines[2..]
         .iter()
@@ -161,7 +168,10 @@ fn sweep_prints_a_full_table_writes_json_and_plots() {
         assert_eq!(cell["median"]["succeeded"], cell["cell"]["calls"]);
     }
     let svg_text = std::fs::read_to_string(&svg).unwrap();
-    assert!(svg_text.starts_with("<svg") || svg_text.contains("<svg"), "an SVG");
+    assert!(
+        svg_text.starts_with("<svg") || svg_text.contains("<svg"),
+        "an SVG"
+    );
     assert!(svg_text.contains("Call latency"));
 }
 
@@ -219,7 +229,15 @@ fn workspace_runs_read_only_unless_writes_are_allowed_on_a_copy() {
 
     let out = s
         .bare_command()
-        .args(["bench", "--calls", "6", "--workspace", &ws, "--mix", "read_file=1,replace=1"])
+        .args([
+            "bench",
+            "--calls",
+            "6",
+            "--workspace",
+            &ws,
+            "--mix",
+            "read_file=1,replace=1",
+        ])
         .output()
         .unwrap();
     assert!(!out.status.success());
@@ -228,12 +246,21 @@ fn workspace_runs_read_only_unless_writes_are_allowed_on_a_copy() {
     let out = s
         .bare_command()
         .args([
-            "bench", "--calls", "6", "--workspace", &ws, "--mix", "read_file=1,replace=1",
+            "bench",
+            "--calls",
+            "6",
+            "--workspace",
+            &ws,
+            "--mix",
+            "read_file=1,replace=1",
             "--allow-writes",
         ])
         .output()
         .unwrap();
     assert!(out.status.success(), "stderr: {}", stderr(&out));
-    assert!(!s.ws().join(".troupe-bench").exists(), "the original is untouched");
+    assert!(
+        !s.ws().join(".troupe-bench").exists(),
+        "the original is untouched"
+    );
     assert_eq!(s.read("src/lib.rs"), "pub fn a() {}\n");
 }

@@ -225,7 +225,9 @@ impl Inner {
                         args: call.args.clone(),
                         timeline: CallTimeline::default(),
                     };
-                    let run = self.clone().execute(call, tool, invocation, deps, cancel.clone(), tx);
+                    let run =
+                        self.clone()
+                            .execute(call, tool, invocation, deps, cancel.clone(), tx);
                     let handle = actix::spawn(async move {
                         let completed = run.await;
                         drop(permit);

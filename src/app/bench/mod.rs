@@ -108,7 +108,10 @@ fn single(args: &BenchArgs, workload: &Workload, cell: Cell) -> Result<i32, Benc
         "window": cell.window,
         "tool_threads": cell.tool_threads,
     });
-    merge(&mut report, serde_json::to_value(&metrics).unwrap_or_default());
+    merge(
+        &mut report,
+        serde_json::to_value(&metrics).unwrap_or_default(),
+    );
     if args.emit_latencies {
         report["latencies_us"] = json!(latencies.iter().map(|l| round(*l)).collect::<Vec<_>>());
     }
@@ -117,7 +120,11 @@ fn single(args: &BenchArgs, workload: &Workload, cell: Cell) -> Result<i32, Benc
         std::fs::write(path, &text)?;
     }
     println!("{text}");
-    Ok(if metrics.succeeded == cell.calls { 0 } else { 1 })
+    Ok(if metrics.succeeded == cell.calls {
+        0
+    } else {
+        1
+    })
 }
 
 fn merge(into: &mut Value, from: Value) {
@@ -146,9 +153,9 @@ fn describe(args: &BenchArgs) -> String {
 fn cells(args: &BenchArgs, base: Cell) -> Result<Vec<Cell>, BenchError> {
     let mut cells = vec![base];
     for spec in &args.sweep {
-        let (name, values) = spec.split_once('=').ok_or_else(|| {
-            BenchError::Usage(format!("--sweep `{spec}`: write PARAM=V1,V2,…"))
-        })?;
+        let (name, values) = spec
+            .split_once('=')
+            .ok_or_else(|| BenchError::Usage(format!("--sweep `{spec}`: write PARAM=V1,V2,…")))?;
         let name = name.trim().replace('-', "_");
         if !SWEEPABLE.contains(&name.as_str()) {
             return Err(BenchError::Usage(format!(
@@ -160,9 +167,13 @@ fn cells(args: &BenchArgs, base: Cell) -> Result<Vec<Cell>, BenchError> {
             .split(',')
             .map(|v| v.trim().parse::<usize>())
             .collect::<Result<_, _>>()
-            .map_err(|_| BenchError::Usage(format!("--sweep `{spec}`: values must be whole numbers")))?;
+            .map_err(|_| {
+                BenchError::Usage(format!("--sweep `{spec}`: values must be whole numbers"))
+            })?;
         if values.is_empty() || (name != "tool_threads" && values.contains(&0)) {
-            return Err(BenchError::Usage(format!("--sweep `{spec}`: values must be at least 1")));
+            return Err(BenchError::Usage(format!(
+                "--sweep `{spec}`: values must be at least 1"
+            )));
         }
         let name = name.as_str();
         cells = cells
@@ -448,7 +459,7 @@ mod tests {
         let mut argv = vec!["troupe", "bench"];
         argv.extend(extra);
         match crate::cli::Cli::parse_from(argv).command {
-            Some(crate::cli::Command::Bench(args)) => args,
+            Some(crate::cli::Command::Bench(args)) => *args,
             _ => panic!("not bench"),
         }
     }
@@ -484,7 +495,11 @@ mod tests {
         let text = table(&[result]);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
-        let cells: Vec<&str> = lines[2].trim_matches('|').split('|').map(str::trim).collect();
+        let cells: Vec<&str> = lines[2]
+            .trim_matches('|')
+            .split('|')
+            .map(str::trim)
+            .collect();
         assert_eq!(cells.len(), 13);
         assert!(cells.iter().all(|c| !c.is_empty()), "{text}");
         assert!(cells.contains(&"n/a"));

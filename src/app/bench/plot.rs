@@ -85,11 +85,7 @@ fn draw_inner(path: &Path, series: &[Series]) -> Result<(), Box<dyn std::error::
         .map(|(i, s)| (i as u32, s.calls_per_s))
         .collect();
     rate.draw_series(LineSeries::new(points.clone(), BLUE.stroke_width(2)))?;
-    rate.draw_series(
-        points
-            .into_iter()
-            .map(|p| Circle::new(p, 4, BLUE.filled())),
-    )?;
+    rate.draw_series(points.into_iter().map(|p| Circle::new(p, 4, BLUE.filled())))?;
     root.present()?;
     Ok(())
 }

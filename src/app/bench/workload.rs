@@ -154,7 +154,9 @@ pub fn parse_mix(text: &str) -> Result<Vec<(Kind, u32)>, BenchError> {
         }
     }
     if mix.is_empty() {
-        return Err(BenchError::Usage("--mix names no tool with a weight".into()));
+        return Err(BenchError::Usage(
+            "--mix names no tool with a weight".into(),
+        ));
     }
     Ok(mix)
 }
@@ -183,9 +185,9 @@ impl BenchWorkspace {
         let temp = tempfile::Builder::new().prefix("troupe-bench-").tempdir()?;
         let (root, files) = match &args.workspace {
             Some(dir) => {
-                let dir = dir
-                    .canonicalize()
-                    .map_err(|e| BenchError::Usage(format!("--workspace {}: {e}", dir.display())))?;
+                let dir = dir.canonicalize().map_err(|e| {
+                    BenchError::Usage(format!("--workspace {}: {e}", dir.display()))
+                })?;
                 let root = if args.allow_writes {
                     let copy = temp.path().join("ws");
                     let status = std::process::Command::new("cp")
@@ -217,7 +219,8 @@ impl BenchWorkspace {
                 let root = temp.path().join("ws");
                 std::fs::create_dir_all(root.join("files"))?;
                 let width = (n - 1).to_string().len();
-                let files: Vec<String> = (0..n).map(|i| format!("files/f{i:0width$}.txt")).collect();
+                let files: Vec<String> =
+                    (0..n).map(|i| format!("files/f{i:0width$}.txt")).collect();
                 for (i, name) in files.iter().enumerate() {
                     std::fs::write(root.join(name), format!("file {i}\n{}\n", "x".repeat(200)))?;
                 }
@@ -260,10 +263,7 @@ impl BenchWorkspace {
             let file = &self.files[i % self.files.len()];
             let (name, args) = match kind {
                 Kind::ReadFile => ("read_file", json!({"file_path": file})),
-                Kind::ListDirectory => (
-                    "list_directory",
-                    json!({"dir_path": parent_of(file)}),
-                ),
+                Kind::ListDirectory => ("list_directory", json!({"dir_path": parent_of(file)})),
                 Kind::Glob => ("glob", json!({"pattern": ext_glob})),
                 Kind::GrepSearch => (
                     "grep_search",
@@ -296,8 +296,8 @@ impl BenchWorkspace {
                         jitter: 0,
                     });
                     let spread = lat.jitter * 2;
-                    let micros = lat.micros - lat.jitter
-                        + if spread > 0 { rng.u64(0..=spread) } else { 0 };
+                    let micros =
+                        lat.micros - lat.jitter + if spread > 0 { rng.u64(0..=spread) } else { 0 };
                     ("synthetic", json!({"micros": micros}))
                 }
             };
