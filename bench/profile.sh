@@ -13,7 +13,7 @@ PEER=${PEER_SCRIPTS:-$HERE/../shared/peers/gemini-cli}
 OUT=$(mktemp -d /tmp/troupe-profile.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
 [ "${SKIP_BUILD:-0}" = 1 ] || cargo build --release --quiet --manifest-path "$HERE/Cargo.toml"
-TROUPE=${CARGO_TARGET_DIR:-$HERE/target}/release/troupe
+TROUPE=${TROUPE:-${CARGO_TARGET_DIR:-$HERE/target}/release/troupe}
 export TROUPE_HOME=$OUT/home HOME=$OUT/home
 mkdir -p "$OUT/home"
 

@@ -15,7 +15,7 @@ OUT=$(mktemp -d /tmp/troupe-vs-gemini.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
 
 [ "${SKIP_BUILD:-0}" = 1 ] || cargo build --release --quiet --manifest-path "$HERE/Cargo.toml"
-TROUPE=${CARGO_TARGET_DIR:-$HERE/target}/release/troupe
+TROUPE=${TROUPE:-${CARGO_TARGET_DIR:-$HERE/target}/release/troupe}
 python3 "$PEER/make_script.py" parallel "$OUT" "$N"
 mkdir -p "$OUT/home"
 

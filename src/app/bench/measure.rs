@@ -45,7 +45,8 @@ pub struct Metrics {
     pub floor_bare_loop_ms: Option<f64>,
     pub overhead_per_call_us: Option<f64>,
     pub peak_rss_mb: f64,
-    /// Start-up of the session's actors, before the turn.
+    /// From the front end's creation to the Chat taking the prompt: start-up of all the
+    /// session's actors (threads, tool actors, FileSystem pool, system prompt).
     pub session_start_ms: f64,
 }
 
@@ -92,11 +93,9 @@ pub fn run_once(
     reset_peak_rss();
     let done = Arc::new(AtomicUsize::new(0));
     let progress = Progress::start(n, done.clone());
-    let started = Instant::now();
     let summary = run_turn(workspace, loaded.settings, model, done);
     progress.stop();
     let summary = summary?;
-    let process = started.elapsed();
 
     let wall = summary.turn_elapsed;
     let ok = summary.calls.iter().filter(|c| c.ok).count();
@@ -126,7 +125,13 @@ pub fn run_once(
         floor_bare_loop_ms: floor_ms.map(round),
         overhead_per_call_us: floor_ms.map(|f| round((wall_ms - f) * 1e3 / n as f64)),
         peak_rss_mb: peak_rss_mb(),
-        session_start_ms: round(process.saturating_sub(wall).as_secs_f64() * 1e3),
+        session_start_ms: round(
+            summary
+                .elapsed
+                .saturating_sub(summary.turn_elapsed)
+                .as_secs_f64()
+                * 1e3,
+        ),
     };
     Ok((metrics, summary.calls))
 }
