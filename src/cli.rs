@@ -75,6 +75,10 @@ pub struct RunArgs {
     /// chrome://tracing) when the session ends.
     #[arg(long = "trace", value_name = "FILE")]
     pub trace: Option<PathBuf>,
+
+    /// Run as an Agent Client Protocol agent on stdio (for editors such as Zed).
+    #[arg(long = "acp", alias = "experimental-acp")]
+    pub acp: bool,
 }
 
 /// `-o` values.
@@ -97,6 +101,22 @@ pub enum Command {
     Config {
         #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
+    },
+    /// Manage hooks (`troupe hooks migrate --from-claude`).
+    Hooks {
+        #[command(subcommand)]
+        action: HooksAction,
+    },
+}
+
+/// `troupe hooks` actions.
+#[derive(Debug, Subcommand)]
+pub enum HooksAction {
+    /// Convert Claude Code hooks (.claude/settings*.json) into .gemini/settings.json.
+    Migrate {
+        /// Migrate from Claude Code hooks.
+        #[arg(long = "from-claude")]
+        from_claude: bool,
     },
 }
 

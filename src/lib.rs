@@ -6,10 +6,12 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod acp;
 pub mod actors;
 pub mod app;
 pub mod cli;
 pub mod engine;
+pub mod hooks;
 pub mod protocol;
 pub mod providers;
 pub mod settings;

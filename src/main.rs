@@ -16,6 +16,8 @@ fn main() {
         Some(Command::Demo) => app::demo::run(),
         Some(Command::Bench(args)) => app::bench::run(&args),
         Some(Command::Config { overrides }) => config(overrides),
+        Some(Command::Hooks { action }) => app::hooks_cmd::run(action),
+        None if cli.run.acp => troupe::acp::run(&cli.run),
         None => match cli.run.prompt.clone() {
             Some(prompt) => app::run_headless(&cli.run, prompt),
             None => app::interactive::run(&cli.run),

@@ -413,5 +413,36 @@ pub enum UiEvent {
     },
     /// Something worth a line in the transcript (compression, mode switch, ...).
     Notice(String),
+    /// Something the user must see even headless (on stderr): a hook that failed, a
+    /// hook's `systemMessage`, hooks skipped in an untrusted folder.
+    Warning(String),
     TurnFinished(TurnOutcome),
+}
+
+// ---------------------------------------------------------------- hooks
+
+/// Runs the hooks of one event (the Hooks actor); answers the merged verdict.
+#[derive(Debug, Message)]
+#[rtype(result = "crate::hooks::HookVerdict")]
+pub struct RunHooks {
+    pub event: crate::hooks::HookEvent,
+    /// What the matcher is tested on: a tool name, a session source/reason, a trigger.
+    pub target: Option<String>,
+    /// The event's own input fields (the common ones are added by the actor).
+    pub fields: Value,
+    /// Kills the hook processes when cancelled.
+    pub cancel: CancellationToken,
+}
+
+/// The session's hooks, for `/hooks`.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<crate::hooks::HookInfo>")]
+pub struct ListHooks;
+
+/// `/hooks enable|disable [name]`: `None` means every hook. Answers how many changed.
+#[derive(Debug, Message)]
+#[rtype(result = "usize")]
+pub struct SetHookEnabled {
+    pub name: Option<String>,
+    pub enabled: bool,
 }

@@ -11,6 +11,7 @@
 //! passed the threshold (`compress`).
 
 mod compress;
+mod hooks;
 mod model_call;
 mod tuning;
 
@@ -51,6 +52,8 @@ pub struct ChatConfig {
     pub tuning: ChatTuning,
     /// The context files behind the system prompt, for `Memory` (show / refresh).
     pub memory: Option<ChatMemory>,
+    /// The session's hooks (BeforeAgent, BeforeModel, …; see `chat/hooks.rs`).
+    pub hooks: crate::hooks::HookClient,
 }
 
 /// How the system prompt is rebuilt when the context files are read again.
@@ -88,6 +91,8 @@ struct TurnState {
     /// Id and name of each call of the round (to answer them if the Scheduler fails).
     pending: Vec<(String, String)>,
     span: tracing::Span,
+    /// An AfterAgent hook already sent the model back to work once this turn.
+    stop_hook_active: bool,
 }
 
 /// The conversation so far (comprehensive history).
@@ -129,10 +134,18 @@ impl Chat {
     }
 
     fn request_model(&mut self, ctx: &mut Context<Self>) {
+        let request = self.request();
+        if self.config.hooks.is_active() {
+            return self.request_model_hooked(request, ctx);
+        }
+        self.send_request(request, ctx);
+    }
+
+    fn send_request(&mut self, request: ModelRequest, ctx: &mut Context<Self>) {
         let Some(turn) = &self.turn else { return };
         let call = ModelCall {
             model: self.config.model.clone(),
-            request: self.request(),
+            request,
             policy: self.config.tuning.retry.clone(),
             after_function_response: turn.after_function_response,
             events: self.events.clone(),
@@ -146,7 +159,7 @@ impl Chat {
         ctx.spawn(
             tracing::Instrument::instrument(future, span)
                 .into_actor(self)
-                .map(|result, act, ctx| act.on_model_done(result, ctx)),
+                .map(|result, act, ctx| act.after_model(result, ctx)),
         );
     }
 
@@ -188,7 +201,7 @@ impl Chat {
         self.history.push(content);
         if calls.is_empty() {
             let text = assembled.text();
-            self.finish(TurnOutcome::Completed { response: text });
+            self.complete_turn(text, ctx);
             return;
         }
         turn.rounds += 1;
@@ -311,6 +324,7 @@ impl Handler<UserInput> for Chat {
             after_function_response: false,
             pending: Vec::new(),
             span: tracing::info_span!("turn", turn = id),
+            stop_hook_active: false,
         });
         self.emit(UiEvent::TurnStarted {
             turn: id,
@@ -341,6 +355,17 @@ impl Chat {
         if turn.cancel.is_cancelled() {
             return self.finish(TurnOutcome::Cancelled);
         }
+        if self.config.hooks.is_active() {
+            return self.before_agent(text, ctx);
+        }
+        self.add_prompt(text, None, ctx);
+    }
+
+    /// Adds the prompt (with any hook context) and sends the first model request.
+    fn add_prompt(&mut self, text: String, hook_context: Option<String>, ctx: &mut Context<Self>) {
+        if self.turn.as_ref().is_none_or(|t| t.cancel.is_cancelled()) {
+            return self.finish(TurnOutcome::Cancelled);
+        }
         if self
             .history
             .last()
@@ -351,7 +376,7 @@ impl Chat {
             ));
         }
         let start_len = self.history.len();
-        self.history.push(Content::user_text(text));
+        self.history.push(Self::prompt_content(text, hook_context));
         if let Some(turn) = self.turn.as_mut() {
             turn.start_len = start_len;
         }

@@ -325,6 +325,8 @@ pub fn write_atomic(
 #[derive(Clone)]
 pub struct FsClient {
     addr: Addr<FileSystem>,
+    /// A client editor that serves text files (ACP); see `editor_files`.
+    editor: Option<super::editor_files::SharedEditor>,
 }
 
 fn mailbox(e: MailboxError) -> FsError {
@@ -333,10 +335,26 @@ fn mailbox(e: MailboxError) -> FsError {
 
 impl FsClient {
     pub fn new(addr: Addr<FileSystem>) -> Self {
-        Self { addr }
+        Self { addr, editor: None }
+    }
+
+    /// The client editor serving reads, if any.
+    pub fn reading_editor(&self) -> Option<&super::editor_files::SharedEditor> {
+        self.editor.as_ref().filter(|e| e.reads())
+    }
+
+    /// Reads and writes text files through `editor` (still inside the workspace).
+    pub fn with_editor(mut self, editor: Option<super::editor_files::SharedEditor>) -> Self {
+        self.editor = editor;
+        self
     }
 
     pub async fn read(&self, path: PathBuf) -> Result<FileRead, FsError> {
+        if let Some(editor) = self.editor.as_ref().filter(|e| e.reads()) {
+            if let Some(result) = super::editor_files::read(self, editor, &path).await {
+                return result;
+            }
+        }
         self.addr.send(ReadFile(path)).await.map_err(mailbox)?
     }
 
@@ -354,6 +372,13 @@ impl FsClient {
         bytes: Vec<u8>,
         expect: WriteExpect,
     ) -> Result<WriteOutcome, FsError> {
+        if let Some(editor) = self.editor.as_ref().filter(|e| e.writes()) {
+            if let Some(result) =
+                super::editor_files::write(self, editor, &path, &bytes, &expect).await
+            {
+                return result;
+            }
+        }
         self.addr
             .send(WriteAtomic {
                 path,

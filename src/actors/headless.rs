@@ -243,6 +243,12 @@ impl Handler<UiEvent> for HeadlessFront {
                     eprintln!("troupe: retrying model request (attempt {attempt}): {reason}");
                 }
             }
+            UiEvent::Warning(message) => {
+                if !matches!(self.format, OutputFormat::Silent) {
+                    eprintln!("troupe: {message}");
+                }
+                tracing::warn!(%message, "warning");
+            }
             UiEvent::Notice(message) => {
                 if matches!(self.format, OutputFormat::Transcript) {
                     println!("  ℹ {message}");

@@ -2,6 +2,7 @@
 
 pub mod chat;
 pub mod corrector;
+pub mod editor_files;
 pub mod filesystem;
 pub mod headless;
 pub mod repl;

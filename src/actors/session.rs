@@ -33,6 +33,8 @@ pub struct SessionOptions {
     pub request_log: Option<PathBuf>,
     /// Registers the test-only tools (`TROUPE_TEST_TOOLS=1`).
     pub test_tools: bool,
+    /// A client editor serving files (ACP); `None` elsewhere.
+    pub editor_files: Option<super::editor_files::SharedEditor>,
 }
 
 /// The running session.
@@ -43,6 +45,8 @@ pub struct Session {
     pub policy: SharedPolicy,
     pub registry: Arc<ToolRegistry>,
     pub services: Arc<Services>,
+    /// The session's hooks (front ends fire SessionStart and SessionEnd).
+    pub hooks: crate::hooks::HookClient,
 }
 
 impl Session {
@@ -76,10 +80,17 @@ pub fn start_session(
 ) -> Result<Session, String> {
     let session_id = new_session_id();
     let settings = options.settings.clone();
+    let hooks = crate::hooks::start(
+        options.workspace.primary(),
+        &session_id,
+        &settings,
+        events.clone(),
+    );
     let fs = FsClient::new(FileSystem::start_pool(
         options.workspace.clone(),
         settings.tools.fs_threads,
-    ));
+    ))
+    .with_editor(options.editor_files.clone());
     let corrector = settings.edit.correction.then(|| {
         let (model, name, fs, edit) = (
             options.model.clone(),
@@ -116,6 +127,7 @@ pub fn start_session(
             &settings,
             &options.workspace,
         ))),
+        hooks: hooks.clone(),
     });
     let mut registry = ToolRegistry::new(
         Duration::from_secs(settings.tools.call_timeout_secs.max(1)),
@@ -171,6 +183,7 @@ pub fn start_session(
                 context: services.context.clone(),
                 report,
             }),
+            hooks: hooks.clone(),
         },
         scheduler.clone(),
         events.clone(),
@@ -187,6 +200,7 @@ pub fn start_session(
         policy,
         registry,
         services,
+        hooks,
     })
 }
 

@@ -25,6 +25,7 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
         approval_mode: ApprovalMode::parse(&settings.approval.mode).unwrap_or_default(),
         request_log: args.log_requests.clone(),
         test_tools: std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1"),
+        editor_files: None,
     };
     if args.trace.is_some() {
         let _ = crate::actors::repl::bridge::TRACE_CALLS.set(std::sync::Mutex::new(Vec::new()));

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod demo;
+pub mod hooks_cmd;
 pub mod interactive;
 pub mod stdin;
 pub mod trace;
@@ -168,15 +169,19 @@ pub fn run_turn(
                 approval_mode: mode,
                 request_log,
                 test_tools,
+                editor_files: None,
             },
             front.clone().recipient(),
             front.recipient(),
         )
         .map_err(AppError::Usage)?;
+        let start = crate::hooks::session_start(&session.hooks, "startup").await;
+        let prompt = crate::hooks::with_session_context(prompt, start.additional_context);
         session.chat.do_send(UserInput { text: prompt });
         let summary = rx
             .await
             .map_err(|_| AppError::Usage("the session ended without finishing the turn".into()));
+        crate::hooks::session_end(&session.hooks, "exit").await;
         session.shutdown().await;
         summary
     });

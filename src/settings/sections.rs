@@ -19,6 +19,18 @@ pub struct Settings {
     pub web_fetch: WebFetchSettings,
     pub context: ContextSettings,
     pub log: LogSettings,
+    pub hooks: HookSettings,
+}
+
+/// `[hooks]`: read here only so the settings accept them; the hooks module reads each
+/// file itself (it needs to know which file a hook came from).
+#[derive(Debug, Clone, Deserialize)]
+pub struct HookSettings {
+    pub enabled: bool,
+    pub disabled: Vec<String>,
+    pub notifications: bool,
+    #[serde(flatten)]
+    pub events: BTreeMap<String, toml::Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

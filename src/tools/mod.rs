@@ -58,6 +58,8 @@ pub struct Services {
     pub temp_dir: PathBuf,
     /// The context files (AGENTS.md, ...): loaded at start, found later near touched paths.
     pub context: Arc<ContextFiles>,
+    /// The session's hooks (BeforeTool, AfterTool, Notification run in the Scheduler).
+    pub hooks: crate::hooks::HookClient,
 }
 
 /// The context of one call.

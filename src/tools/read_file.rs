@@ -103,6 +103,19 @@ impl Tool for ReadFile {
                 .fs
                 .run(move |ws| read_for_model(ws, &raw, window))
                 .await;
+            let result = match result {
+                // A client editor's buffer wins over the disk (checks done above).
+                Ok(out) if ctx.services.fs.reading_editor().is_some() => {
+                    Ok(crate::actors::editor_files::text_for_model(
+                        &ctx.services,
+                        &p.file_path,
+                        window,
+                        out,
+                    )
+                    .await)
+                }
+                other => other,
+            };
             result.unwrap_or_else(|e| {
                 ToolOutput::error(
                     ToolErrorKind::ReadContentFailure,

@@ -85,6 +85,7 @@ impl Harness {
                 approval_mode: ApprovalMode::Yolo,
                 request_log: None,
                 test_tools: true,
+                editor_files: None,
             },
             collector.clone().recipient(),
             collector.recipient(),

@@ -1,7 +1,9 @@
+mod acp;
 mod bench;
 mod edit;
 mod gemini_wire;
 mod history_rules;
+mod hooks;
 mod local_llm;
 mod openai_wire;
 mod read_search;

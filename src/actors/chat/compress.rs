@@ -86,7 +86,9 @@ impl Chat {
         request.system_instruction = Some(COMPRESSION_SYSTEM_PROMPT.to_string());
         let model = self.config.model.clone();
         self.compressing = true;
+        let hooks = self.config.hooks.clone();
         let call = async move {
+            super::hooks::pre_compress(&hooks, force).await;
             tokio::select! {
                 biased;
                 _ = cancel.cancelled() => Err(ModelError::Cancelled),

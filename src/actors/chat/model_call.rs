@@ -146,7 +146,13 @@ pub async fn log_request(path: &Path, request: &ModelRequest) {
         .await;
     match file {
         Ok(mut f) => {
-            if let Err(e) = f.write_all(line.as_bytes()).await {
+            // tokio writes in the background: flush so the line is there when we go on.
+            if let Err(e) = async {
+                f.write_all(line.as_bytes()).await?;
+                f.flush().await
+            }
+            .await
+            {
                 tracing::warn!(error = %e, "cannot log request");
             }
         }

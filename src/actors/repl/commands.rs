@@ -16,6 +16,11 @@ use super::SessionLink;
 pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("help", "", "show this help"),
     (
+        "hooks",
+        "[enable|disable NAME|enable-all|disable-all]",
+        "list the hooks, or turn them on and off for this session",
+    ),
+    (
         "clear",
         "",
         "clear the screen and start the conversation afresh",
@@ -72,6 +77,7 @@ pub fn run(line: &str, link: &SessionLink, p: Palette) -> (Vec<String>, After) {
         "compress" => compress(link, p),
         "approval-mode" => approval_mode(link, &args, p),
         "approvals" => approvals(link, &args, p),
+        "hooks" => super::hooks_cmd::hooks(link, &args, p),
         "" => help(p),
         other => vec![unknown(other, p)],
     };

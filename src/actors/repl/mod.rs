@@ -11,6 +11,7 @@ mod commands;
 mod confirm;
 mod diff_view;
 mod editor;
+mod hooks_cmd;
 mod input;
 mod render;
 mod saved_rules;
@@ -65,6 +66,8 @@ pub struct SessionLink {
     persisted: Mutex<Vec<String>>,
     /// Background shell processes, ended when the user leaves.
     processes: Arc<BackgroundProcesses>,
+    /// The session's hooks (`/hooks`, SessionEnd).
+    pub hooks: crate::hooks::HookClient,
 }
 
 impl SessionLink {
@@ -148,7 +151,12 @@ pub fn start_actors(
                         })
                         .collect::<Vec<_>>();
                     let processes = s.services.processes.clone();
-                    (s.chat, s.policy, tools, s.session_id, processes)
+                    let hooks = s.hooks.clone();
+                    let start = hooks.clone();
+                    actix::spawn(async move {
+                        crate::hooks::session_start(&start, "startup").await;
+                    });
+                    (s.chat, s.policy, tools, s.session_id, (processes, hooks))
                 })
             });
             let ok = started.is_ok();
@@ -158,7 +166,7 @@ pub fn start_actors(
             }
         })
         .map_err(|e| format!("cannot start the actor thread: {e}"))?;
-    let (chat, policy, tools, session_id, processes) = ready_rx
+    let (chat, policy, tools, session_id, (processes, hooks)) = ready_rx
         .recv()
         .map_err(|_| "the actor thread stopped while starting".to_string())??;
     Ok((
@@ -173,6 +181,7 @@ pub fn start_actors(
             user_config,
             persisted: Mutex::new(initial_saved),
             processes,
+            hooks,
         },
         events_rx,
     ))
@@ -274,6 +283,7 @@ impl Repl {
         }
         // Background commands started by the model end with the session.
         self.link.processes.kill_all_now();
+        futures::executor::block_on(crate::hooks::session_end(&self.link.hooks, "exit"));
         println!("{}", p.dim("Goodbye."));
         0
     }

@@ -169,6 +169,11 @@ impl EventRenderer {
                     "  ↻ Retrying the model request (attempt {attempt}): {reason}"
                 ))]
             }
+            UiEvent::Warning(message) => {
+                let mut lines = self.flush_text();
+                lines.push(p.yellow(&format!("  ⚠ {message}")));
+                lines
+            }
             UiEvent::Notice(message) => {
                 let mut lines = self.flush_text();
                 lines.push(p.yellow(&format!("  ℹ {message}")));

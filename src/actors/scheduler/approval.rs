@@ -65,6 +65,7 @@ impl Inner {
         mut invocation: Box<dyn Invocation>,
         call: &mut CallInfo,
         cancel: &CancellationToken,
+        force_ask: bool,
     ) -> Approval {
         // The arguments as the user modified them, if they did.
         let mut modified: Option<serde_json::Value> = None;
@@ -78,7 +79,8 @@ impl Inner {
                 Err(_) => (ApprovalMode::Default, false),
             };
             match decide(mode, tool.kind(), hint) {
-                PolicyDecision::Allow => return Approval::Run(invocation),
+                PolicyDecision::Allow if !force_ask => return Approval::Run(invocation),
+                PolicyDecision::Allow => {}
                 PolicyDecision::Deny(reason) => {
                     return Approval::Refused(self.failed(
                         call,
@@ -86,12 +88,17 @@ impl Inner {
                         format!("Tool execution denied by policy. {reason}"),
                     ))
                 }
-                PolicyDecision::Ask if allowed => return Approval::Run(invocation),
+                PolicyDecision::Ask if allowed && !force_ask => return Approval::Run(invocation),
                 PolicyDecision::Ask => {}
             }
             let ctx = self.context(&call.id, cancel.clone());
-            let Some(details) = invocation.confirmation(&ctx).await else {
-                return Approval::Run(invocation);
+            let details = match invocation.confirmation(&ctx).await {
+                Some(details) => details,
+                None if force_ask => super::hooks::forced_details(
+                    tool.name(),
+                    modified.as_ref().unwrap_or(call.args.as_ref()),
+                ),
+                None => return Approval::Run(invocation),
             };
             self.status(call, CallStatus::AwaitingApproval);
             call.timeline.awaiting_approval = Some(std::time::Instant::now());
@@ -102,6 +109,7 @@ impl Inner {
                 args: args.clone(),
                 details,
             };
+            self.notify_permission(&request).await;
             let decision = tokio::select! {
                 d = { self.events.flush(); self.approver.send(request) } => d.unwrap_or(ApprovalDecision::Cancel { feedback: None }),
                 _ = cancel.cancelled() => return Approval::Refused(self.cancelled(call, "Operation cancelled by user")),

@@ -25,6 +25,7 @@ use super::tool_host::HostOutcome;
 mod approval;
 mod conflicts;
 mod events;
+mod hooks;
 
 use approval::Approval;
 pub use approval::{AllowRule, PolicyState, SharedPolicy};
@@ -96,6 +97,8 @@ struct CallInfo {
     name: String,
     args: Arc<Value>,
     timeline: CallTimeline,
+    /// A BeforeTool hook replaced the arguments.
+    hook_modified: bool,
 }
 
 impl Inner {
@@ -169,6 +172,7 @@ impl Inner {
                     validating: Some(Instant::now()),
                     ..CallTimeline::default()
                 },
+                hook_modified: false,
             };
             self.emit(UiEvent::ToolCallRequested {
                 call_id: call.id.clone(),
@@ -203,7 +207,26 @@ impl Inner {
                     continue;
                 }
             };
-            match self.approve(&tool, invocation, &mut call, &cancel).await {
+            let (invocation, force_ask) = match self
+                .before_tool(&tool, invocation, &mut call, &cancel)
+                .await
+            {
+                hooks::BeforeTool::Run {
+                    invocation,
+                    force_ask,
+                } => (invocation, force_ask),
+                hooks::BeforeTool::Done(completed) => {
+                    slots.push(Slot::Done(completed));
+                    if cancel.is_cancelled() {
+                        stop_reason = Some("Agent execution stopped by hook");
+                    }
+                    continue;
+                }
+            };
+            match self
+                .approve(&tool, invocation, &mut call, &cancel, force_ask)
+                .await
+            {
                 Approval::Run(invocation) => {
                     let touched = invocation.touched();
                     let (tx, deps) = conflicts.add(
@@ -224,6 +247,7 @@ impl Inner {
                         name: call.name.clone(),
                         args: call.args.clone(),
                         timeline: CallTimeline::default(),
+                        hook_modified: call.hook_modified,
                     };
                     let run =
                         self.clone()
@@ -296,7 +320,7 @@ impl Inner {
         let started = Instant::now();
         call.timeline.executing = Some(started);
         call.timeline.actor = Some(invocation.actor_label());
-        let ctx = self.context(&call.id, cancel);
+        let ctx = self.context(&call.id, cancel.clone());
         let outcome = invocation.execute(ctx).await;
         let duration = started.elapsed();
         let _ = done.send(());
@@ -362,7 +386,7 @@ impl Inner {
                 format!("Tool \"{}\" is unavailable: {msg}", tool.name()),
             ),
         };
-        self.finish(CompletedCall {
+        let completed = CompletedCall {
             call_id: call.id,
             name: call.name,
             args: call.args,
@@ -373,7 +397,11 @@ impl Inner {
             duration,
             data,
             timeline: call.timeline,
-        })
+        };
+        let completed = self
+            .after_tool(completed, call.hook_modified, &cancel)
+            .await;
+        self.finish(completed)
     }
 }
 

@@ -160,6 +160,7 @@ fn run_turn(
                 request_log: None,
                 // Registers the synthetic tool of --latency.
                 test_tools: true,
+                editor_files: None,
             },
             front.clone().recipient(),
             front.recipient(),

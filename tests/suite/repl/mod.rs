@@ -5,7 +5,7 @@
 mod cancel;
 mod commands;
 mod confirm;
-mod term;
+pub(crate) mod term;
 
 /// The edit tool the confirmation tests drive. `replace` once it is on this branch.
 pub const EDIT_TOOL: &str = "replace";

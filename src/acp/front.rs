@@ -1,0 +1,229 @@
+//! The ACP front end of one session: an actor beside the REPL and the headless front.
+//! It turns the session's events into `session/update` notifications, approval
+//! requests into `session/request_permission`, and reports how each turn ended.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use actix::prelude::*;
+use futures::future::BoxFuture;
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+
+use super::convert;
+use crate::protocol::{
+    ApprovalDecision, ApprovalRequest, CallStatus, ConfirmationDetails, TurnOutcome, UiEvent,
+};
+
+/// What the front needs of the connection to the client.
+pub trait ClientLink: Send + Sync {
+    /// Sends `session/update` with this update for `session_id`.
+    fn update(&self, session_id: &str, update: Value);
+    /// Sends `session/request_permission` and waits for the answer's JSON.
+    fn request_permission(&self, params: Value) -> BoxFuture<'static, Result<Value, String>>;
+}
+
+/// Waits for the end of the turn in flight.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct AwaitTurn(pub oneshot::Sender<TurnOutcome>);
+
+/// Names the session the front reports for (known once the session has started).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SetSessionId(pub String);
+
+impl Handler<SetSessionId> for AcpFront {
+    type Result = ();
+
+    fn handle(&mut self, msg: SetSessionId, _: &mut Self::Context) {
+        self.session_id = msg.0;
+    }
+}
+
+/// The ACP front of one session.
+pub struct AcpFront {
+    session_id: String,
+    link: Arc<dyn ClientLink>,
+    root: PathBuf,
+    calls: HashMap<String, (String, Value)>,
+    announced: HashSet<String>,
+    /// Edit confirmations by call, for the diff of the finished call.
+    diffs: HashMap<String, Value>,
+    waiter: Option<oneshot::Sender<TurnOutcome>>,
+}
+
+impl AcpFront {
+    pub fn new(session_id: String, link: Arc<dyn ClientLink>, root: PathBuf) -> Self {
+        Self {
+            session_id,
+            link,
+            root,
+            calls: HashMap::new(),
+            announced: HashSet::new(),
+            diffs: HashMap::new(),
+            waiter: None,
+        }
+    }
+
+    fn send(&self, update: Value) {
+        self.link.update(&self.session_id, update);
+    }
+
+    fn chunk(&self, kind: &str, text: String) {
+        self.send(json!({"sessionUpdate": kind, "content": {"type": "text", "text": text}}));
+    }
+
+    fn announce(&mut self, call_id: &str) {
+        if !self.announced.insert(call_id.to_string()) {
+            return;
+        }
+        let Some((name, args)) = self.calls.get(call_id) else {
+            return;
+        };
+        self.send(json!({
+            "sessionUpdate": "tool_call",
+            "toolCallId": call_id,
+            "status": "in_progress",
+            "title": convert::tool_title(name, args),
+            "kind": convert::tool_kind(name),
+            "locations": convert::locations(args, &self.root),
+            "rawInput": args,
+        }));
+    }
+}
+
+impl Actor for AcpFront {
+    type Context = Context<Self>;
+}
+
+impl Handler<AwaitTurn> for AcpFront {
+    type Result = ();
+
+    fn handle(&mut self, msg: AwaitTurn, _: &mut Self::Context) {
+        self.waiter = Some(msg.0);
+    }
+}
+
+impl Handler<UiEvent> for AcpFront {
+    type Result = ();
+
+    fn handle(&mut self, event: UiEvent, _: &mut Self::Context) {
+        match event {
+            UiEvent::TextDelta(text) => self.chunk("agent_message_chunk", text),
+            UiEvent::Thought(text) => self.chunk("agent_thought_chunk", text),
+            UiEvent::ToolCallRequested {
+                call_id,
+                name,
+                args,
+            } => {
+                self.calls.insert(call_id, (name, (*args).clone()));
+            }
+            UiEvent::ToolCallStatus {
+                call_id, status, ..
+            } => match status {
+                CallStatus::AwaitingApproval => {
+                    // The permission request carries the call (gemini-cli sends no
+                    // tool_call after one).
+                    self.announced.insert(call_id);
+                }
+                CallStatus::Executing => self.announce(&call_id),
+                _ => {}
+            },
+            UiEvent::ToolCallCompleted(call) => {
+                self.announce(&call.call_id);
+                let status = match call.status {
+                    CallStatus::Success => "completed",
+                    _ => "failed",
+                };
+                let content = match self.diffs.remove(&call.call_id) {
+                    Some(diff) if call.status == CallStatus::Success => json!([diff]),
+                    _ if call.status == CallStatus::Success && call.name == "write_file" => {
+                        let path = call
+                            .args
+                            .get("file_path")
+                            .and_then(Value::as_str)
+                            .unwrap_or("");
+                        let content = call
+                            .args
+                            .get("content")
+                            .and_then(Value::as_str)
+                            .unwrap_or("");
+                        json!([convert::diff(path, None, content)])
+                    }
+                    _ => json!([convert::text_content(&call.display)]),
+                };
+                self.send(json!({
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": call.call_id,
+                    "status": status,
+                    "content": content,
+                }));
+                if call.name == "write_todos" && call.status == CallStatus::Success {
+                    self.send(json!({
+                        "sessionUpdate": "plan",
+                        "entries": convert::plan_entries(&call.args),
+                    }));
+                }
+            }
+            UiEvent::Warning(message) => {
+                // Hook failures and the like: stderr (the editor's log), never stdout.
+                eprintln!("troupe: {message}");
+                tracing::warn!(%message, "warning");
+            }
+            UiEvent::Notice(message) => tracing::info!(%message, "notice"),
+            UiEvent::TurnFinished(outcome) => {
+                self.calls.clear();
+                self.announced.clear();
+                self.diffs.clear();
+                if let Some(waiter) = self.waiter.take() {
+                    let _ = waiter.send(outcome);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Handler<ApprovalRequest> for AcpFront {
+    type Result = ResponseFuture<ApprovalDecision>;
+
+    fn handle(&mut self, msg: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
+        let content = convert::confirmation_content(&msg.details);
+        if let ConfirmationDetails::Edit { .. } = &msg.details {
+            if let Some(diff) = content.get(0) {
+                self.diffs.insert(msg.call_id.clone(), diff.clone());
+            }
+        }
+        let title = match &msg.details {
+            ConfirmationDetails::Edit { title, .. }
+            | ConfirmationDetails::Exec { title, .. }
+            | ConfirmationDetails::Fetch { title, .. }
+            | ConfirmationDetails::Info { title, .. } => title.clone(),
+        };
+        let params = json!({
+            "sessionId": self.session_id,
+            "options": convert::permission_options(),
+            "toolCall": {
+                "toolCallId": msg.call_id,
+                "status": "pending",
+                "title": title,
+                "kind": convert::tool_kind(&msg.tool_name),
+                "content": content,
+                "locations": convert::locations(&msg.args, &self.root),
+                "rawInput": msg.args,
+            },
+        });
+        let request = self.link.request_permission(params);
+        Box::pin(async move {
+            match request.await {
+                Ok(answer) => convert::decision(&answer),
+                Err(e) => {
+                    tracing::warn!(error = %e, "permission request failed");
+                    ApprovalDecision::Cancel { feedback: None }
+                }
+            }
+        })
+    }
+}

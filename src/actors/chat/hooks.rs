@@ -1,0 +1,283 @@
+//! Where the Chat actor's turn loop calls the hooks (BeforeAgent, BeforeModel,
+//! BeforeToolSelection, AfterModel, AfterAgent, PreCompress) and how their verdicts
+//! change the turn. Every call is skipped at no cost when the session has no hooks.
+
+use actix::prelude::*;
+use serde_json::{json, Value};
+
+use super::model_call::CallFailure;
+use super::Chat;
+use crate::engine::content::{Content, Part, Role};
+use crate::engine::history::TurnAssembler;
+use crate::engine::model::ModelRequest;
+use crate::hooks::{HookClient, HookEvent, HookVerdict};
+use crate::protocol::{TurnOutcome, UiEvent};
+
+/// gemini-cli's `llm_request`: the model, the messages as text, the sampling config.
+pub fn llm_request(request: &ModelRequest) -> Value {
+    let messages: Vec<Value> = request
+        .contents
+        .iter()
+        .map(|c| {
+            let role = if c.role == Role::Model {
+                "model"
+            } else {
+                "user"
+            };
+            json!({"role": role, "content": c.text()})
+        })
+        .collect();
+    json!({
+        "model": request.model,
+        "messages": messages,
+        "config": {"temperature": request.temperature, "topP": request.top_p, "topK": request.top_k},
+    })
+}
+
+/// The text of an `llm_response` a hook supplied (`text`, or the candidate's parts).
+fn response_text(response: &Value) -> Option<String> {
+    if let Some(t) = response.get("text").and_then(Value::as_str) {
+        return Some(t.to_string());
+    }
+    let parts = response
+        .pointer("/candidates/0/content/parts")?
+        .as_array()?;
+    Some(
+        parts
+            .iter()
+            .filter_map(|p| p.as_str().or_else(|| p.get("text").and_then(Value::as_str)))
+            .collect(),
+    )
+}
+
+fn stopped(verdict: &HookVerdict) -> Option<String> {
+    verdict
+        .stop
+        .as_ref()
+        .map(|r| format!("Agent execution stopped by hook: {r}"))
+}
+
+/// Runs PreCompress (`manual` when forced, else `auto`); advisory only.
+pub async fn pre_compress(hooks: &HookClient, force: bool) {
+    if !hooks.is_active() {
+        return;
+    }
+    let trigger = if force { "manual" } else { "auto" };
+    hooks
+        .fire(
+            HookEvent::PreCompress,
+            Some(trigger.into()),
+            json!({"trigger": trigger}),
+            Default::default(),
+        )
+        .await;
+}
+
+impl Chat {
+    fn turn_cancel(&self) -> tokio_util::sync::CancellationToken {
+        self.turn
+            .as_ref()
+            .map(|t| t.cancel.clone())
+            .unwrap_or_default()
+    }
+
+    /// BeforeAgent, then the prompt goes in: a stop or deny ends the turn before the
+    /// model is called; `additionalContext` is added to the prompt.
+    pub(super) fn before_agent(&mut self, text: String, ctx: &mut Context<Self>) {
+        let hooks = self.config.hooks.clone();
+        let cancel = self.turn_cancel();
+        let fields = json!({"prompt": text});
+        ctx.spawn(
+            async move {
+                hooks
+                    .fire(HookEvent::BeforeAgent, None, fields, cancel)
+                    .await
+            }
+            .into_actor(self)
+            .map(move |verdict, act, ctx| {
+                if let Some(message) = stopped(&verdict) {
+                    return act.finish(TurnOutcome::Failed { message });
+                }
+                if verdict.denied() {
+                    let message = format!("Agent execution blocked: {}", verdict.reason_text());
+                    act.emit(UiEvent::Warning(message.clone()));
+                    return act.finish(TurnOutcome::Failed { message });
+                }
+                act.add_prompt(text, verdict.additional_context, ctx);
+            }),
+        );
+    }
+
+    /// The user content of a prompt, with the hooks' context as its own part.
+    pub(super) fn prompt_content(text: String, hook_context: Option<String>) -> Content {
+        let mut content = Content::user_text(text);
+        if let Some(c) = hook_context {
+            content
+                .parts
+                .push(Part::text(format!("<hook_context>{c}</hook_context>")));
+        }
+        content
+    }
+
+    /// BeforeModel and BeforeToolSelection, then the model call.
+    pub(super) fn request_model_hooked(&mut self, request: ModelRequest, ctx: &mut Context<Self>) {
+        let hooks = self.config.hooks.clone();
+        let cancel = self.turn_cancel();
+        let llm = llm_request(&request);
+        let checks = async move {
+            let before = hooks
+                .fire(
+                    HookEvent::BeforeModel,
+                    None,
+                    json!({"llm_request": llm}),
+                    cancel.clone(),
+                )
+                .await;
+            if before.stop.is_some() || before.denied() {
+                return (before, HookVerdict::default());
+            }
+            let selection = hooks
+                .fire(
+                    HookEvent::BeforeToolSelection,
+                    None,
+                    json!({"llm_request": llm}),
+                    cancel,
+                )
+                .await;
+            (before, selection)
+        };
+        ctx.spawn(
+            checks
+                .into_actor(self)
+                .map(move |(before, selection), act, ctx| {
+                    if let Some(message) = stopped(&before) {
+                        return act.fail(message);
+                    }
+                    if before.denied() {
+                        if let Some(text) = before.llm_response.as_ref().and_then(response_text) {
+                            act.emit(UiEvent::TextDelta(text.clone()));
+                            act.history.push(Content::model_text(text.clone()));
+                            return act.finish(TurnOutcome::Completed { response: text });
+                        }
+                        let reason = before.reason_text();
+                        return act.fail(format!("Model call blocked by hook: {reason}"));
+                    }
+                    let mut request = request;
+                    apply_tool_config(&mut request, selection.tool_config.as_ref());
+                    act.send_request(request, ctx);
+                }),
+        );
+    }
+
+    /// AfterModel on a finished response (once per response, not per chunk): a stop
+    /// or deny ends the turn before any call of the response runs.
+    pub(super) fn after_model(
+        &mut self,
+        result: Result<TurnAssembler, CallFailure>,
+        ctx: &mut Context<Self>,
+    ) {
+        let assembled = match result {
+            Ok(a) if self.config.hooks.is_active() => a,
+            other => return self.on_model_done(other, ctx),
+        };
+        let hooks = self.config.hooks.clone();
+        let cancel = self.turn_cancel();
+        let content = assembled.content();
+        let text = content.text();
+        let fields = json!({
+            "llm_request": llm_request(&self.request()),
+            "llm_response": {
+                "text": text,
+                "candidates": [{"content": {"role": "model", "parts": [text]}, "finishReason": "STOP", "index": 0}],
+            },
+        });
+        ctx.spawn(
+            async move {
+                hooks
+                    .fire(HookEvent::AfterModel, None, fields, cancel)
+                    .await
+            }
+            .into_actor(self)
+            .map(move |verdict, act, ctx| {
+                if let Some(message) = stopped(&verdict) {
+                    return act.fail(message);
+                }
+                if verdict.denied() {
+                    let reason = verdict.reason_text();
+                    return act.fail(format!("Model response blocked by hook: {reason}"));
+                }
+                act.on_model_done(Ok(assembled), ctx);
+            }),
+        );
+    }
+
+    /// AfterAgent when the model answered without calling a tool: a deny sends its
+    /// reason back to the model as a new prompt (once); a stop ends the run.
+    pub(super) fn complete_turn(&mut self, response: String, ctx: &mut Context<Self>) {
+        let Some(turn) = self.turn.as_ref() else {
+            return;
+        };
+        if !self.config.hooks.is_active() {
+            return self.finish(TurnOutcome::Completed { response });
+        }
+        let prompt = self
+            .history
+            .get(turn.start_len)
+            .map(Content::text)
+            .unwrap_or_default();
+        let stop_hook_active = turn.stop_hook_active;
+        let all_text: Vec<String> = self.history[turn.start_len.min(self.history.len())..]
+            .iter()
+            .filter(|c| c.role == Role::Model)
+            .map(Content::text)
+            .filter(|t| !t.is_empty())
+            .collect();
+        let fields = json!({
+            "prompt": prompt,
+            "prompt_response": all_text.join("\n"),
+            "stop_hook_active": stop_hook_active,
+        });
+        let hooks = self.config.hooks.clone();
+        let cancel = self.turn_cancel();
+        ctx.spawn(
+            async move {
+                hooks
+                    .fire(HookEvent::AfterAgent, None, fields, cancel)
+                    .await
+            }
+            .into_actor(self)
+            .map(move |verdict, act, ctx| {
+                if let Some(message) = stopped(&verdict) {
+                    act.emit(UiEvent::Warning(message));
+                } else if verdict.denied() && !stop_hook_active {
+                    if let Some(turn) = act.turn.as_mut() {
+                        turn.stop_hook_active = true;
+                        turn.after_function_response = false;
+                    }
+                    act.history.push(Content::user_text(verdict.reason_text()));
+                    return act.request_model(ctx);
+                }
+                act.finish(TurnOutcome::Completed { response });
+                if verdict.clear_context {
+                    act.history.clear();
+                }
+            }),
+        );
+    }
+}
+
+/// BeforeToolSelection's `toolConfig`: mode `NONE` sends no tools; allowed function
+/// names keep only those.
+fn apply_tool_config(request: &mut ModelRequest, config: Option<&Value>) {
+    let Some(config) = config else { return };
+    if config.get("mode").and_then(Value::as_str) == Some("NONE") {
+        request.tools.clear();
+        return;
+    }
+    if let Some(names) = config.get("allowedFunctionNames").and_then(Value::as_array) {
+        let names: Vec<&str> = names.iter().filter_map(Value::as_str).collect();
+        if !names.is_empty() {
+            request.tools.retain(|t| names.contains(&t.name.as_str()));
+        }
+    }
+}
