@@ -76,6 +76,10 @@ pub struct RunArgs {
     #[arg(long = "trace", value_name = "FILE")]
     pub trace: Option<PathBuf>,
 
+    /// Trust the current folder for this run only (its .troupe/config.toml applies).
+    #[arg(long = "skip-trust")]
+    pub skip_trust: bool,
+
     /// Run as an Agent Client Protocol agent on stdio (for editors such as Zed).
     #[arg(long = "acp", alias = "experimental-acp")]
     pub acp: bool,
@@ -101,6 +105,16 @@ pub enum Command {
     Config {
         #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
+    },
+    /// Trust a folder (default: the current one): its project settings apply from now on.
+    Trust {
+        #[arg(value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// Stop trusting a folder (default: the current one).
+    Untrust {
+        #[arg(value_name = "DIR")]
+        dir: Option<PathBuf>,
     },
     /// Manage hooks (`troupe hooks migrate --from-claude`).
     Hooks {

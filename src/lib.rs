@@ -14,5 +14,6 @@ pub mod engine;
 pub mod hooks;
 pub mod protocol;
 pub mod providers;
+pub mod secrets;
 pub mod settings;
 pub mod tools;

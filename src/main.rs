@@ -11,11 +11,15 @@ use troupe::cli::{Cli, Command};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
+    // First, while the process has one thread: API keys leave the environment.
+    troupe::secrets::scrub_process_env();
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Demo) => app::demo::run(),
         Some(Command::Bench(args)) => app::bench::run(&args),
         Some(Command::Config { overrides }) => config(overrides),
+        Some(Command::Trust { dir }) => app::trust_cmd::trust(dir.as_deref()),
+        Some(Command::Untrust { dir }) => app::trust_cmd::untrust(dir.as_deref()),
         Some(Command::Hooks { action }) => app::hooks_cmd::run(action),
         None if cli.run.acp => troupe::acp::run(&cli.run),
         None => match cli.run.prompt.clone() {
@@ -35,6 +39,9 @@ fn main() {
 fn config(overrides: Vec<String>) -> Result<i32, app::AppError> {
     let cwd = std::env::current_dir()?;
     let loaded = troupe::settings::load(&cwd, &overrides)?;
+    if let Some(file) = &loaded.skipped_project_file {
+        eprintln!("{}", troupe::settings::trust::skipped_notice(file));
+    }
     print!("{}", loaded.describe());
     Ok(0)
 }

@@ -42,6 +42,8 @@ pub struct RunSummary {
     pub elapsed: std::time::Duration,
     /// From the Chat taking the prompt (`TurnStarted`) to the end of the turn.
     pub turn_elapsed: std::time::Duration,
+    /// The signal (SIGINT, SIGTERM, SIGHUP) that ended the run, if one did.
+    pub interrupted_by: Option<i32>,
 }
 
 /// What a run keeps of each finished call (for benchmarks and traces): no contents.
@@ -266,6 +268,7 @@ impl Handler<UiEvent> for HeadlessFront {
                         calls: std::mem::take(&mut self.calls),
                         elapsed: self.started.elapsed(),
                         turn_elapsed: self.turn_started.map(|t| t.elapsed()).unwrap_or_default(),
+                        interrupted_by: None,
                     });
                 }
             }
@@ -339,12 +342,21 @@ pub fn json_report(summary: &RunSummary) -> Value {
             report["error"] = json!({"type": "MaxTurns", "message": format!("Reached the limit of {limit} model turns (model.max_turns)."), "code": 53});
         }
     }
+    if let Some(signal) = summary.interrupted_by {
+        let name = crate::tools::shell::process::signal_name(signal);
+        report["error"] = json!({
+            "type": "Interrupted",
+            "message": format!("Interrupted by {name}: the turn was cancelled and every process Troupe started was killed."),
+            "code": 128 + signal,
+        });
+    }
     report
 }
 
 /// The stream-json closing `result` event.
 pub fn stream_result(summary: &RunSummary) -> Value {
-    let ok = matches!(summary.outcome, TurnOutcome::Completed { .. });
+    let ok = matches!(summary.outcome, TurnOutcome::Completed { .. })
+        && summary.interrupted_by.is_none();
     let mut ev = json!({
         "type": "result",
         "timestamp": now(),

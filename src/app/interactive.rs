@@ -13,6 +13,7 @@ use super::{init_logging, load_settings, select_model, workspace, AppError};
 /// Runs the interactive session until the user leaves; returns the exit code.
 pub fn run(args: &RunArgs) -> Result<i32, AppError> {
     let ws = workspace(args)?;
+    super::trust_cmd::prompt_if_needed(&ws, args)?;
     let loaded = load_settings(&ws, args)?;
     let _guard = init_logging(&loaded.settings, args.log_file.as_deref());
     let model = select_model(args, &loaded.settings)?;

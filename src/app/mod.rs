@@ -5,8 +5,10 @@ pub mod bench;
 pub mod demo;
 pub mod hooks_cmd;
 pub mod interactive;
+pub mod signals;
 pub mod stdin;
 pub mod trace;
+pub mod trust_cmd;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -81,7 +83,25 @@ pub fn init_logging(settings: &Settings, override_path: Option<&Path>) -> LogGua
 /// The workspace: the current directory plus `--include-directories`.
 pub fn workspace(args: &RunArgs) -> Result<Arc<Workspace>, AppError> {
     let cwd = std::env::current_dir()?;
-    Workspace::new(&cwd, &args.include_directories)
+    let mut include = Vec::new();
+    for dir in &args.include_directories {
+        let dir = settings::expand_tilde(dir);
+        let shown = dir.display().to_string();
+        match std::fs::metadata(cwd.join(&dir)) {
+            Ok(meta) if meta.is_dir() => include.push(dir),
+            Ok(_) => {
+                return Err(AppError::Usage(format!(
+                    "--include-directories: {shown} is not a directory"
+                )))
+            }
+            Err(e) => {
+                return Err(AppError::Usage(format!(
+                    "--include-directories: {shown}: {e}"
+                )))
+            }
+        }
+    }
+    Workspace::new(&cwd, &include)
         .map(Arc::new)
         .map_err(|e| AppError::Workspace(e.to_string()))
 }
@@ -103,7 +123,12 @@ pub fn load_settings(ws: &Workspace, args: &RunArgs) -> Result<LoadedSettings, A
     if let Some(model) = &args.model {
         overrides.push(format!("model.name=\"{}\"", model.replace('"', "")));
     }
-    Ok(settings::load(ws.primary(), &overrides)?)
+    let trusted = trust_cmd::run_trust(ws, args).is_trusted();
+    let loaded = settings::load_in(ws.primary(), &overrides, trusted)?;
+    if let Some(file) = &loaded.skipped_project_file {
+        eprintln!("{}", settings::trust::skipped_notice(file));
+    }
+    Ok(loaded)
 }
 
 /// Picks the model client: `--fake-responses` → scripted; otherwise the configured
@@ -155,6 +180,7 @@ pub fn run_turn(
 ) -> Result<RunSummary, AppError> {
     let mode = ApprovalMode::parse(&settings.approval.mode).unwrap_or_default();
     let model_name = settings.model.name.clone();
+    let model_name_for_report = model_name.clone();
     let test_tools = std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1");
     let system = System::new();
     let result = system.block_on(async move {
@@ -175,13 +201,46 @@ pub fn run_turn(
             front.recipient(),
         )
         .map_err(AppError::Usage)?;
+        let mut signals = signals::Signals::install();
         let start = crate::hooks::session_start(&session.hooks, "startup").await;
         let prompt = crate::hooks::with_session_context(prompt, start.additional_context);
         session.chat.do_send(UserInput { text: prompt });
-        let summary = rx
-            .await
-            .map_err(|_| AppError::Usage("the session ended without finishing the turn".into()));
-        crate::hooks::session_end(&session.hooks, "exit").await;
+        let mut rx = rx;
+        let summary = tokio::select! {
+            summary = &mut rx => summary
+                .map_err(|_| AppError::Usage("the session ended without finishing the turn".into())),
+            number = signals.first() => {
+                tracing::warn!(signal = number, "signalled: cancelling the turn");
+                signals::kill_started_groups().await;
+                session.chat.do_send(crate::protocol::CancelTurn);
+                let mut summary = match tokio::time::timeout(signals::REPORT_GRACE, rx).await {
+                    Ok(Ok(summary)) => summary,
+                    _ => RunSummary {
+                        session_id: session.session_id.clone(),
+                        model: model_name_for_report,
+                        outcome: TurnOutcome::Cancelled,
+                        response: String::new(),
+                        stats: Default::default(),
+                        calls: Vec::new(),
+                        elapsed: std::time::Duration::ZERO,
+                        turn_elapsed: std::time::Duration::ZERO,
+                        interrupted_by: None,
+                    },
+                };
+                summary.interrupted_by = Some(number);
+                crate::hooks::session_end(&session.hooks, "exit").await;
+                session.shutdown().await;
+                signals::kill_started_groups().await;
+                Ok(summary)
+            }
+        };
+        // After a signal the end hooks already ran.
+        if !summary
+            .as_ref()
+            .is_ok_and(|s| s.interrupted_by.is_some())
+        {
+            crate::hooks::session_end(&session.hooks, "exit").await;
+        }
         session.shutdown().await;
         summary
     });
@@ -203,7 +262,10 @@ pub fn report(summary: &RunSummary, format: OutputFormat) -> i32 {
         }
         OutputFormat::Silent => {}
     }
-    let code = exit_code(&summary.outcome);
+    let code = summary
+        .interrupted_by
+        .map(|signal| 128 + signal)
+        .unwrap_or_else(|| exit_code(&summary.outcome));
     if code != 0 && format != OutputFormat::Json {
         let message = json_report(summary)["error"]["message"]
             .as_str()

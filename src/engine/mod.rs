@@ -16,6 +16,7 @@ pub mod policy;
 pub mod prompt;
 pub mod responses;
 pub mod schema;
+pub mod shell_readonly;
 pub mod shell_syntax;
 pub mod stats;
 pub mod text;

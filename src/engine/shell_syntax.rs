@@ -269,6 +269,24 @@ fn keys_of(command: &str, depth: usize, keys: &mut Vec<String>) -> bool {
     true
 }
 
+/// [`approval_keys`] for allow-list matching: a command line that is not plain (a
+/// redirection, an assignment or environment prefix, a substitution or `${…}`
+/// expansion, an option that writes or executes, …) gets one exact key, marked with a
+/// leading `=`, so that no `tool(prefix)` rule covers it: `run_shell_command(git
+/// status)` allows `git status` and nothing that rides on it.
+pub fn allow_list_keys(command: &str) -> Vec<String> {
+    match super::shell_readonly::structure_problem(command) {
+        None => approval_keys(command),
+        Some(_) => vec![format!(
+            "={}",
+            strip_shell_wrapper(command)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        )],
+    }
+}
+
 /// A plain word such as `status`, `test`, `run`, `build.rs` (not an option, a path,
 /// an assignment or an expansion).
 fn is_subcommand_word(word: &str) -> bool {

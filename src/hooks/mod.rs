@@ -154,7 +154,9 @@ pub fn start(
     if loaded.globally_disabled {
         return HookClient::none();
     }
-    let trusted = trust::workspace_trusted(workspace);
+    // Folder trust (`settings.trusted`: the trust file, --skip-trust or
+    // TROUPE_TRUST_WORKSPACE=1).
+    let trusted = settings.trusted;
     let (defs, refused): (Vec<_>, Vec<_>) = loaded
         .defs
         .into_iter()

@@ -1,10 +1,9 @@
 //! Folder trust for project hooks, and the one-time announcement of new ones.
 //!
-//! Until folder trust (branch `issue10-trust`, `LoadedSettings::trusted`) is merged,
-//! [`workspace_trusted`] is the single place the decision is read: a folder is trusted
-//! only when `TROUPE_TRUST_WORKSPACE=1` is set in Troupe's environment (something a
-//! repository cannot do). When trust lands, replace its body with the loaded trust
-//! decision; [`project_hooks_allowed`] stays the one gate every project hook passes.
+//! The trust decision is `Settings::trusted` (see `crate::settings::trust`: the user's
+//! trust file, `--skip-trust`, or `TROUPE_TRUST_WORKSPACE=1` in Troupe's environment —
+//! nothing a repository can set); [`project_hooks_allowed`] is the one gate every
+//! project hook passes.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,7 +13,8 @@ use super::config::{HookDef, HookOrigin};
 /// The variable that marks the workspace trusted until folder trust exists.
 pub const TRUST_ENV: &str = "TROUPE_TRUST_WORKSPACE";
 
-/// Whether the workspace is trusted (see the module doc).
+/// Whether `TROUPE_TRUST_WORKSPACE` trusts the workspace for this run (read by the
+/// settings loader, like `--skip-trust`).
 pub fn workspace_trusted(_workspace: &Path) -> bool {
     std::env::var(TRUST_ENV).is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
 }

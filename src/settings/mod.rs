@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use toml::{Table, Value};
 
 mod sections;
+pub mod trust;
 
 use sections::check_values;
 pub use sections::*;
@@ -49,6 +50,11 @@ pub struct LoadedSettings {
     pub settings: Settings,
     pub table: Table,
     pub origins: BTreeMap<String, Origin>,
+    /// Whether the workspace is trusted (its project settings applied). Extension
+    /// points that start processes or widen permissions check this.
+    pub trusted: bool,
+    /// The project settings file that exists but was not applied (untrusted folder).
+    pub skipped_project_file: Option<PathBuf>,
 }
 
 /// Troupe's home directory: `$TROUPE_HOME`, else `~/.troupe`.
@@ -66,15 +72,59 @@ pub fn home_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/"))
 }
 
-/// Loads every layer for a session in `workspace`, applying `overrides` (`key=value`).
+/// `~` and `~/…` expanded to the home directory.
+pub fn expand_tilde(path: &Path) -> PathBuf {
+    match path.to_str() {
+        Some("~") => home_dir(),
+        Some(p) if p.starts_with("~/") => home_dir().join(&p[2..]),
+        _ => path.to_path_buf(),
+    }
+}
+
+/// Loads every layer for a session in `workspace`, applying `overrides` (`key=value`);
+/// the project file applies only when the folder is trusted (see [`trust`]).
 pub fn load(workspace: &Path, overrides: &[String]) -> Result<LoadedSettings, SettingsError> {
-    let env: Vec<(String, String)> = std::env::vars().collect();
-    load_with(
-        &troupe_home().join("config.toml"),
-        &workspace.join(".troupe").join("config.toml"),
-        &env,
+    load_in(
+        workspace,
         overrides,
+        trust::is_trusted(workspace).is_trusted(),
     )
+}
+
+/// [`load`] with the trust decision made by the caller (`--skip-trust`, the prompt).
+pub fn load_in(
+    workspace: &Path,
+    overrides: &[String],
+    trusted: bool,
+) -> Result<LoadedSettings, SettingsError> {
+    load_for_trust(
+        &troupe_home().join("config.toml"),
+        workspace,
+        &crate::secrets::env_vars(),
+        overrides,
+        trusted,
+    )
+}
+
+/// [`load_in`] with the user file and environment explicit (for tests).
+pub fn load_for_trust(
+    user_file: &Path,
+    workspace: &Path,
+    env: &[(String, String)],
+    overrides: &[String],
+    trusted: bool,
+) -> Result<LoadedSettings, SettingsError> {
+    let project = workspace.join(".troupe").join("config.toml");
+    let applied = if trusted {
+        project.clone()
+    } else {
+        PathBuf::new()
+    };
+    let mut loaded = load_with(user_file, &applied, env, overrides)?;
+    loaded.trusted = trusted;
+    loaded.settings.trusted = trusted;
+    loaded.skipped_project_file = (!trusted && project.is_file()).then_some(project);
+    Ok(loaded)
 }
 
 /// [`load`] with every input explicit (for tests).
@@ -97,7 +147,7 @@ pub fn load_with(
         origins.insert(key, "default".to_string());
     }
     for file in [user_file, project_file] {
-        if !file.exists() {
+        if file.as_os_str().is_empty() || !file.exists() {
             continue;
         }
         let source = file.display().to_string();
@@ -140,9 +190,10 @@ pub fn load_with(
             parse_scalar(raw.trim()),
             &source,
             &mut origins,
-        )?;
+        )
+        .map_err(|e| without_value(e, key.trim()))?;
     }
-    let settings: Settings =
+    let mut settings: Settings =
         Value::Table(table.clone())
             .try_into()
             .map_err(|e: toml::de::Error| SettingsError::Parse {
@@ -150,11 +201,35 @@ pub fn load_with(
                 message: e.to_string(),
             })?;
     check_values(&settings, &origins)?;
+    settings.trusted = true;
     Ok(LoadedSettings {
         settings,
         table,
         origins,
+        trusted: true,
+        skipped_project_file: None,
     })
+}
+
+/// A `-c` error that names the flag without its value (a mistyped key must not print
+/// the API key given with it).
+fn without_value(error: SettingsError, key: &str) -> SettingsError {
+    let origin = format!("flag -c {key}=…");
+    match error {
+        SettingsError::UnknownKey { key, .. } => SettingsError::UnknownKey { key, origin },
+        SettingsError::WrongType {
+            key,
+            expected,
+            found,
+            ..
+        } => SettingsError::WrongType {
+            key,
+            origin,
+            expected,
+            found,
+        },
+        other => other,
+    }
 }
 
 /// A `-c`/environment value: TOML when it parses as a TOML value, else a plain string.
@@ -340,6 +415,34 @@ mod tests {
         assert!(loaded
             .describe()
             .contains("tools.fs_threads = 2  # flag -c tools.fs_threads=2"));
+    }
+
+    #[test]
+    fn untrusted_project_file_is_not_applied() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".troupe")).unwrap();
+        std::fs::write(
+            dir.path().join(".troupe/config.toml"),
+            "[approval]\nmode = \"yolo\"\n",
+        )
+        .unwrap();
+        let none = Path::new("/nonexistent");
+        let untrusted = load_for_trust(none, dir.path(), &[], &[], false).unwrap();
+        assert_eq!(untrusted.settings.approval.mode, "default");
+        assert!(!untrusted.trusted && !untrusted.settings.trusted);
+        assert!(untrusted.skipped_project_file.is_some());
+        let trusted = load_for_trust(none, dir.path(), &[], &[], true).unwrap();
+        assert_eq!(trusted.settings.approval.mode, "yolo");
+        assert!(trusted.settings.trusted && trusted.skipped_project_file.is_none());
+        let flag = load_for_trust(
+            none,
+            dir.path(),
+            &[],
+            &["approval.mode=default".into()],
+            true,
+        )
+        .unwrap();
+        assert_eq!(flag.settings.approval.mode, "default");
     }
 
     #[test]

@@ -20,6 +20,12 @@ pub struct Settings {
     pub context: ContextSettings,
     pub log: LogSettings,
     pub hooks: HookSettings,
+    /// Whether the workspace is trusted for this run (never read from a file: set by
+    /// the loader from `<troupe home>/trusted_folders.toml` or `--skip-trust`). Tools
+    /// and extension points that start processes or widen permissions (MCP servers,
+    /// hooks, custom commands) must do nothing of the kind when it is false.
+    #[serde(skip)]
+    pub trusted: bool,
 }
 
 /// `[hooks]`: read here only so the settings accept them; the hooks module reads each

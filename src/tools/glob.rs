@@ -35,6 +35,10 @@ pub struct Params {
 
 const RECENT: Duration = Duration::from_secs(24 * 3600);
 
+/// Most paths one `glob` result lists; the rest are counted in a closing note (an
+/// uncapped listing of 200,000 files was 7 MB sent to the model).
+pub const MAX_LISTED: usize = 2000;
+
 impl Tool for Glob {
     type Params = Params;
 
@@ -161,15 +165,25 @@ fn search(ws: &Workspace, p: &Params, cancel: &CancellationToken) -> ToolOutput 
         );
     }
     sort_entries(&mut found, SystemTime::now());
-    let paths: Vec<String> = found.iter().map(|(p, _)| p.display().to_string()).collect();
+    let paths: Vec<String> = found
+        .iter()
+        .take(MAX_LISTED)
+        .map(|(p, _)| p.display().to_string())
+        .collect();
     let note = if ignored > 0 {
         format!(" ({ignored} additional files were ignored)")
     } else {
         String::new()
     };
+    let left_out = found.len().saturating_sub(MAX_LISTED);
+    let tail = if left_out > 0 {
+        format!("\n... and {left_out} more file(s) not listed (the first {MAX_LISTED} are shown): use a narrower pattern or dir_path to see them.")
+    } else {
+        String::new()
+    };
     ToolOutput::text(
         format!(
-            "Found {} file(s) matching \"{pattern}\" {place}{note}, sorted by modification time (newest first):\n{}",
+            "Found {} file(s) matching \"{pattern}\" {place}{note}, sorted by modification time (newest first):\n{}{tail}",
             found.len(),
             paths.join("\n")
         ),

@@ -10,6 +10,7 @@ pub mod glob;
 pub mod grep;
 pub mod jit;
 pub mod list_directory;
+pub mod protected;
 pub mod read_file;
 pub mod read_many_files;
 pub mod registry;
@@ -111,6 +112,9 @@ pub struct Touched {
 pub enum PolicyHint {
     Allow,
     Ask,
+    /// Ask in every mode but yolo, whatever the allow rules say (writes into Troupe's
+    /// or gemini-cli's own configuration directories).
+    Protected,
 }
 
 /// A tool. Implement this in one file under `src/tools/` and add one line to
@@ -148,6 +152,12 @@ pub trait Tool: Send + Sync + 'static {
     /// A per-call override of the approval policy.
     fn policy_hint(&self, _params: &Self::Params) -> Option<PolicyHint> {
         None
+    }
+
+    /// [`Tool::policy_hint`] for hints that look at the workspace (paths a command
+    /// reads, a write into `.troupe/`); by default the plain hint.
+    fn policy_hint_in(&self, params: &Self::Params, _services: &Services) -> Option<PolicyHint> {
+        self.policy_hint(params)
     }
 
     /// What "allow for this session" remembers for this call (a file, a command

@@ -133,7 +133,7 @@ impl<T: Tool> ToolHandle for Hosted<T> {
             addr: addr.clone(),
             label: label.clone(),
             touched: self.tool.touched(&params, services),
-            hint: self.tool.policy_hint(&params),
+            hint: self.tool.policy_hint_in(&params, services),
             keys: self.tool.approval_keys(&params, services),
             params,
         }))

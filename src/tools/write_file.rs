@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::file_edit::{self, edit_data, is_json_like, Existing, ReadFailure};
-use super::{Services, Tool, ToolContext, Touched};
+use super::{PolicyHint, Services, Tool, ToolContext, Touched};
 use crate::actors::filesystem::{FsError, WriteExpect};
 use crate::engine::diff;
 use crate::engine::edit::snapshot::FileSnapshot;
@@ -149,6 +149,10 @@ impl Tool for WriteFile {
 
     fn approval_keys(&self, p: &Params, services: &Services) -> Vec<String> {
         file_edit::approval_key(services, &p.file_path)
+    }
+
+    fn policy_hint_in(&self, p: &Params, services: &Services) -> Option<PolicyHint> {
+        super::protected::edit_hint(services, &p.file_path)
     }
 
     fn confirmation(

@@ -10,4 +10,8 @@ mod read_search;
 mod record_replay;
 mod repl;
 mod runtime;
+mod shell_guard;
+mod signals;
+mod trust;
+mod web_guard;
 mod world;

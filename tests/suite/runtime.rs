@@ -324,7 +324,7 @@ fn settings_errors_name_key_and_file() {
     let s = Scratch::new();
     std::fs::create_dir_all(s.ws().join(".troupe")).unwrap();
     std::fs::write(s.ws().join(".troupe/config.toml"), "[tools]\nbogus = 1\n").unwrap();
-    let out = s.run(&[turn(vec![text("x")])], &["-p", "hi"]);
+    let out = s.run(&[turn(vec![text("x")])], &["-p", "hi", "--skip-trust"]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(

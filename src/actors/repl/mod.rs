@@ -151,6 +151,7 @@ pub fn start_actors(
                         })
                         .collect::<Vec<_>>();
                     let processes = s.services.processes.clone();
+                    crate::app::signals::exit_on_term_or_hup(processes.clone());
                     let hooks = s.hooks.clone();
                     let start = hooks.clone();
                     actix::spawn(async move {

@@ -70,11 +70,12 @@ impl Inner {
         // The arguments as the user modified them, if they did.
         let mut modified: Option<serde_json::Value> = None;
         loop {
+            let protected = invocation.policy_hint() == Some(PolicyHint::Protected);
             let hint = invocation.policy_hint().map(|h| h == PolicyHint::Allow);
             let (mode, allowed) = match self.policy.lock() {
                 Ok(state) => (
                     state.mode,
-                    state.allows(tool.name(), invocation.approval_keys()),
+                    !protected && state.allows(tool.name(), invocation.approval_keys()),
                 ),
                 Err(_) => (ApprovalMode::Default, false),
             };

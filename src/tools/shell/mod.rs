@@ -6,6 +6,7 @@
 pub mod background;
 pub mod format;
 pub mod process;
+pub mod readonly;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -20,6 +21,7 @@ use self::process::{
 };
 use super::{PolicyHint, Services, Tool, ToolContext};
 use crate::actors::filesystem::FsError;
+use crate::engine::shell_readonly::Verdict;
 use crate::engine::shell_syntax;
 use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
 
@@ -102,12 +104,19 @@ impl Tool for RunShellCommand {
         Ok(())
     }
 
-    fn policy_hint(&self, p: &Params) -> Option<PolicyHint> {
-        shell_syntax::is_known_safe(&p.command).then_some(PolicyHint::Allow)
+    fn policy_hint_in(&self, p: &Params, services: &Services) -> Option<PolicyHint> {
+        let cwd = working_dir(p, services);
+        match readonly::verdict(&p.command, &cwd, services) {
+            Verdict::ReadOnly => Some(PolicyHint::Allow),
+            Verdict::Ask(reason) => {
+                tracing::debug!(command = %p.command, %reason, "shell command needs approval");
+                None
+            }
+        }
     }
 
     fn approval_keys(&self, p: &Params, _: &Services) -> Vec<String> {
-        shell_syntax::approval_keys(&p.command)
+        shell_syntax::allow_list_keys(&p.command)
     }
 
     fn confirmation(
@@ -160,9 +169,22 @@ async fn run(p: Params, ctx: ToolContext) -> ToolOutput {
     let settings = &services.settings.shell;
     let inactivity = (settings.inactivity_timeout_secs > 0)
         .then(|| Duration::from_secs(settings.inactivity_timeout_secs));
+    // A command that runs without the user's approval gets git with every
+    // repository-configured program switched off.
+    let (mut env, env_remove) = match readonly::verdict(&p.command, &cwd, &services) {
+        Verdict::ReadOnly => readonly::git_hardening(),
+        Verdict::Ask(_) => (Vec::new(), Vec::new()),
+    };
+    if !env.is_empty() {
+        if let Some(guard) = readonly::external_diff_guard(&stripped, &cwd, &env).await {
+            env.push(guard);
+        }
+    }
     let spec = ShellSpec {
         script: shell_script(&stripped),
         cwd,
+        env,
+        env_remove,
     };
     let mut running = match RunningCommand::spawn(&spec) {
         Ok(r) => r,

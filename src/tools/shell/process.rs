@@ -33,6 +33,24 @@ const HIDDEN_ENV: [&str; 4] = [
     "ANTHROPIC_API_KEY",
 ];
 
+/// Process groups started by this process that may still hold live processes (killed
+/// all at once by [`kill_all_groups`] when Troupe itself is signalled).
+static LIVE_GROUPS: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
+
+fn live_groups() -> std::sync::MutexGuard<'static, Vec<i32>> {
+    LIVE_GROUPS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Kills every process group Troupe started that is still alive (foreground and
+/// background commands, and what they left running). A process that called `setsid`
+/// itself has left its group and is not reached.
+pub fn kill_all_groups(signal: Signal) {
+    let groups: Vec<i32> = live_groups().clone();
+    for pgid in groups {
+        kill_group(pgid, signal);
+    }
+}
+
 /// Why a command could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum SpawnError {
@@ -110,6 +128,9 @@ pub struct RunningCommand {
 pub struct ShellSpec {
     pub script: String,
     pub cwd: PathBuf,
+    /// Variables set for this command only (e.g. git hardening), and removed ones.
+    pub env: Vec<(String, String)>,
+    pub env_remove: Vec<String>,
 }
 
 impl RunningCommand {
@@ -134,6 +155,15 @@ impl RunningCommand {
         for name in HIDDEN_ENV {
             command.env_remove(name);
         }
+        for (name, _) in std::env::vars_os() {
+            if name.to_str().is_some_and(crate::secrets::is_secret_name) {
+                command.env_remove(name);
+            }
+        }
+        for name in &spec.env_remove {
+            command.env_remove(name);
+        }
+        command.envs(spec.env.iter().map(|(k, v)| (k, v)));
         // SAFETY: the closure runs in the forked child before exec and only makes
         // async-signal-safe system calls (setsid(2), prctl(2)).
         unsafe {
@@ -154,6 +184,11 @@ impl RunningCommand {
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .unwrap_or(0);
+        if pid > 0 {
+            let mut groups = live_groups();
+            groups.retain(|g| group_alive(*g));
+            groups.push(pid);
+        }
         let reader = pipe::Receiver::from_owned_fd(OwnedFd::from(reader)).ok();
         Ok(Self {
             child,

@@ -54,25 +54,24 @@ pub struct Fetched {
     pub body: Vec<u8>,
 }
 
-/// Whether an address must never be fetched: anything but a public unicast address
-/// (loopback only when `allow_loopback`).
+/// Whether an address must never be fetched: any address of the IANA IPv4 and IPv6
+/// Special-Purpose Address Registries (the `iprfc` crate's checked-in snapshot of both),
+/// multicast, deprecated site-local, and any IPv6 form that embeds such an IPv4 address
+/// (loopback only allowed when `allow_loopback`).
 pub fn is_blocked_ip(ip: IpAddr, allow_loopback: bool) -> bool {
     match ip {
         IpAddr::V4(v4) => is_blocked_v4(v4, allow_loopback),
         IpAddr::V6(v6) => {
-            if let Some(v4) = embedded_v4(v6) {
+            if let Some(v4) = v6.to_ipv4_mapped() {
                 return is_blocked_v4(v4, allow_loopback);
             }
             if v6.is_loopback() {
                 return !allow_loopback;
             }
-            let first = v6.segments()[0];
-            v6.is_unspecified()
+            iprfc::RFC6890.contains(&ip)
                 || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00 // unique local fc00::/7 (incl. fd00:ec2::254)
-                || (first & 0xffc0) == 0xfe80 // link-local fe80::/10
-                || (first & 0xffc0) == 0xfec0 // site-local fec0::/10
-                || (first == 0x2001 && v6.segments()[1] == 0x0db8) // documentation
+                || (v6.segments()[0] & 0xffc0) == 0xfec0 // deprecated site-local fec0::/10
+                || embedded_v4(v6).is_some_and(|v4| is_blocked_v4(v4, allow_loopback))
         }
     }
 }
@@ -81,18 +80,7 @@ fn is_blocked_v4(ip: Ipv4Addr, allow_loopback: bool) -> bool {
     if ip.is_loopback() {
         return !allow_loopback;
     }
-    let [a, b, c, _] = ip.octets();
-    ip.is_private() // 10/8, 172.16/12, 192.168/16
-        || ip.is_link_local() // 169.254/16, incl. the 169.254.169.254 metadata service
-        || ip.is_unspecified()
-        || ip.is_broadcast()
-        || ip.is_multicast()
-        || ip.is_documentation()
-        || a == 0 // "this network"
-        || (a == 100 && (64..128).contains(&b)) // shared / CGNAT, incl. 100.100.100.200
-        || (a == 192 && b == 0 && c == 0) // IETF protocol assignments
-        || (a == 198 && (b == 18 || b == 19)) // benchmarking
-        || a >= 240 // reserved
+    iprfc::RFC6890.contains(&IpAddr::V4(ip)) || ip.is_multicast()
 }
 
 /// The IPv4 address inside an IPv4-mapped, IPv4-compatible, NAT64 or 6to4 address.
@@ -193,7 +181,10 @@ pub async fn fetch(url: &Url, limits: &FetchLimits) -> Result<Fetched, FetchErro
             Err(FetchError::Blocked(u)) if hop > 0 => return Err(FetchError::BlockedRedirect(u)),
             other => other?,
         };
+        // No proxy from the environment: the connection goes to the address checked
+        // above (an explicit `web_fetch.proxy` is the user's own choice).
         let mut builder = reqwest::Client::builder()
+            .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(limits.timeout)
             .user_agent(USER_AGENT);
@@ -312,6 +303,27 @@ mod tests {
             "::ffff:10.0.0.1",
             "64:ff9b::a9fe:a9fe",
             "2002:c0a8:0101::1",
+            "192.0.0.8",
+            "192.31.196.1",
+            "192.52.193.1",
+            "192.88.99.1",
+            "192.175.48.1",
+            "198.18.0.1",
+            "198.51.100.7",
+            "203.0.113.9",
+            "240.0.0.1",
+            "100::1",
+            "2001::1",
+            "2001:2::1",
+            "2001:10::1",
+            "2001:20::1",
+            "2001:db8::1",
+            "2620:4f:8000::1",
+            "3fff::1",
+            "5f00::1",
+            "64:ff9b:1::1",
+            "fec0::1",
+            "ff02::1",
         ] {
             let ip: IpAddr = blocked.parse().unwrap();
             assert!(is_blocked_ip(ip, false), "{blocked}");
@@ -322,6 +334,8 @@ mod tests {
             "172.32.0.1",
             "2606:4700::1111",
             "::ffff:8.8.8.8",
+            "100.63.255.255",
+            "100.128.0.1",
         ] {
             let ip: IpAddr = public.parse().unwrap();
             assert!(!is_blocked_ip(ip, false), "{public}");

@@ -5,7 +5,9 @@
 mod cancel;
 mod commands;
 mod confirm;
+mod signals;
 pub(crate) mod term;
+mod trust_prompt;
 
 /// The edit tool the confirmation tests drive. `replace` once it is on this branch.
 pub const EDIT_TOOL: &str = "replace";

@@ -24,6 +24,13 @@ fn shell_quote(text: &str) -> String {
 impl Term {
     /// Starts `troupe` on `turns` in the scratch workspace; `env` adds variables.
     pub fn start(s: &Scratch, turns: &[Value], env: &[(&str, String)], args: &[&str]) -> Term {
+        let term = Self::launch(s, turns, env, args);
+        term.wait_for("Type a request");
+        term
+    }
+
+    /// Like [`Term::start`] without waiting for the prompt (for what comes before it).
+    pub fn launch(s: &Scratch, turns: &[Value], env: &[(&str, String)], args: &[&str]) -> Term {
         let script = s.script(turns);
         static STARTED: AtomicUsize = AtomicUsize::new(0);
         let n = STARTED.fetch_add(1, Ordering::Relaxed);
@@ -67,7 +74,6 @@ impl Term {
             "t",
             &command,
         ]);
-        term.wait_for("Type a request");
         term
     }
 

@@ -1,0 +1,245 @@
+//! Folder trust: whether the files of a workspace may change what Troupe does.
+//!
+//! A folder is trusted when it, or a folder above it, is listed in
+//! `<troupe home>/trusted_folders.toml` (written only by `troupe trust`, `troupe
+//! untrust` and the first-start prompt — never by anything inside a workspace), or for
+//! one run with `--skip-trust`. In an untrusted folder the project's
+//! `.troupe/config.toml` is not applied at all; extension points that start processes
+//! or widen permissions (MCP servers, hooks, custom commands) must ask
+//! [`TrustState::is_trusted`] (or read `LoadedSettings::trusted`) before acting.
+//! Context files (AGENTS.md, GEMINI.md) are read either way: they are prompts, not
+//! permissions.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// The file, under the troupe home, that lists trusted folders.
+pub const TRUSTED_FOLDERS_FILE: &str = "trusted_folders.toml";
+
+/// Why a workspace is (or is not) trusted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrustState {
+    /// Listed in the trust file: this folder or the listed ancestor.
+    Trusted { by: PathBuf },
+    /// `--skip-trust`: trusted for this run only.
+    SkippedForRun,
+    /// Not listed (nothing in the workspace may widen what Troupe does).
+    Untrusted,
+}
+
+impl TrustState {
+    /// Whether project settings, MCP servers, hooks and commands of the workspace apply.
+    pub fn is_trusted(&self) -> bool {
+        !matches!(self, TrustState::Untrusted)
+    }
+}
+
+/// A trust file that cannot be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum TrustError {
+    #[error("cannot read {path}: {message}")]
+    Read { path: String, message: String },
+    #[error("cannot write {path}: {message}")]
+    Write { path: String, message: String },
+    #[error("{path} is not a directory")]
+    NotADirectory { path: String },
+}
+
+/// The contents of `trusted_folders.toml`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TrustedFolders {
+    /// Real (canonical) paths of trusted folders; their subfolders are trusted too.
+    #[serde(default)]
+    pub trusted: Vec<PathBuf>,
+}
+
+/// `<troupe home>/trusted_folders.toml`.
+pub fn trust_file() -> PathBuf {
+    super::troupe_home().join(TRUSTED_FOLDERS_FILE)
+}
+
+/// Reads the trust file (missing: nothing trusted).
+pub fn load_trusted(file: &Path) -> Result<TrustedFolders, TrustError> {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(TrustedFolders::default()),
+        Err(e) => {
+            return Err(TrustError::Read {
+                path: file.display().to_string(),
+                message: e.to_string(),
+            })
+        }
+    };
+    toml::from_str(&text).map_err(|e| TrustError::Read {
+        path: file.display().to_string(),
+        message: e.to_string(),
+    })
+}
+
+fn save_trusted(file: &Path, folders: &TrustedFolders) -> Result<(), TrustError> {
+    let err = |e: &dyn std::fmt::Display| TrustError::Write {
+        path: file.display().to_string(),
+        message: e.to_string(),
+    };
+    let dir = file.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| err(&e))?;
+    let text = format!(
+        "# Folders whose project settings Troupe applies (`troupe trust` / `troupe untrust`).\n{}",
+        toml::to_string(folders).map_err(|e| err(&e))?
+    );
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| err(&e))?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(|e| err(&e))?;
+    tmp.persist(file).map_err(|e| err(&e.error))?;
+    Ok(())
+}
+
+/// The real path of a directory (`~` expanded).
+pub fn real_dir(dir: &Path) -> Result<PathBuf, TrustError> {
+    let dir = super::expand_tilde(dir);
+    let real = std::fs::canonicalize(&dir).map_err(|e| TrustError::Read {
+        path: dir.display().to_string(),
+        message: e.to_string(),
+    })?;
+    if !real.is_dir() {
+        return Err(TrustError::NotADirectory {
+            path: real.display().to_string(),
+        });
+    }
+    Ok(real)
+}
+
+/// Whether `workspace` is trusted according to `file` (an unreadable file trusts
+/// nothing).
+pub fn trust_state_in(file: &Path, workspace: &Path) -> TrustState {
+    let Ok(folders) = load_trusted(file) else {
+        return TrustState::Untrusted;
+    };
+    let real = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    folders
+        .trusted
+        .iter()
+        .filter(|t| real.starts_with(t))
+        .max_by_key(|t| t.components().count())
+        .map(|t| TrustState::Trusted { by: t.clone() })
+        .unwrap_or(TrustState::Untrusted)
+}
+
+/// Whether `workspace` is trusted by the user's trust file.
+pub fn is_trusted(workspace: &Path) -> TrustState {
+    trust_state_in(&trust_file(), workspace)
+}
+
+/// Adds `dir` to the trust file; returns its real path.
+pub fn trust_in(file: &Path, dir: &Path) -> Result<PathBuf, TrustError> {
+    let real = real_dir(dir)?;
+    let mut folders = load_trusted(file)?;
+    if !folders.trusted.contains(&real) {
+        folders.trusted.push(real.clone());
+        folders.trusted.sort();
+    }
+    save_trusted(file, &folders)?;
+    Ok(real)
+}
+
+/// Removes `dir` from the trust file; returns whether it was listed, and the folder
+/// above it that still trusts it, if any.
+pub fn untrust_in(file: &Path, dir: &Path) -> Result<(bool, Option<PathBuf>), TrustError> {
+    let real = real_dir(dir).unwrap_or_else(|_| super::expand_tilde(dir));
+    let mut folders = load_trusted(file)?;
+    let before = folders.trusted.len();
+    folders.trusted.retain(|t| *t != real);
+    let removed = folders.trusted.len() != before;
+    if removed {
+        save_trusted(file, &folders)?;
+    }
+    let still = match trust_state_in(file, &real) {
+        TrustState::Trusted { by } => Some(by),
+        _ => None,
+    };
+    Ok((removed, still))
+}
+
+/// What in `workspace` would change Troupe's behaviour if the folder were trusted, one
+/// line per finding (empty: nothing to ask about).
+pub fn discover(workspace: &Path, context_file_names: &[String]) -> Vec<String> {
+    let mut found = Vec::new();
+    let project = workspace.join(".troupe");
+    if project.join("config.toml").is_file() {
+        found.push("project settings (.troupe/config.toml)".to_string());
+    }
+    for (name, what) in [
+        ("mcp.toml", "project MCP servers (.troupe/mcp.toml)"),
+        ("hooks", "project hooks (.troupe/hooks)"),
+        ("hooks.toml", "project hooks (.troupe/hooks.toml)"),
+        ("commands", "project commands (.troupe/commands)"),
+    ] {
+        if project.join(name).exists() {
+            found.push(what.to_string());
+        }
+    }
+    if workspace.join(".gemini").join("settings.json").is_file() {
+        found.push("gemini-cli project settings and hooks (.gemini/settings.json)".to_string());
+    }
+    for name in context_file_names {
+        let path = workspace.join(name);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        if text.lines().any(|l| {
+            l.split_whitespace()
+                .any(|w| w.starts_with('@') && w.len() > 1)
+        }) {
+            found.push(format!("a context file with @ imports ({name})"));
+        }
+    }
+    found
+}
+
+/// The line printed on stderr when an untrusted folder's settings file is skipped.
+pub fn skipped_notice(project_file: &Path) -> String {
+    format!(
+        "troupe: this folder is not trusted, so {} is not applied (trust it with `troupe trust`, or for one run with --skip-trust)",
+        project_file.display()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trust_untrust_and_inheritance() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("home/trusted_folders.toml");
+        let parent = dir.path().join("p");
+        let child = parent.join("c");
+        std::fs::create_dir_all(&child).unwrap();
+        assert_eq!(trust_state_in(&file, &child), TrustState::Untrusted);
+        let real_parent = trust_in(&file, &parent).unwrap();
+        assert!(trust_state_in(&file, &child).is_trusted());
+        trust_in(&file, &child).unwrap();
+        let (removed, still) = untrust_in(&file, &child).unwrap();
+        assert!(removed);
+        assert_eq!(still, Some(real_parent));
+        untrust_in(&file, &parent).unwrap();
+        assert_eq!(trust_state_in(&file, &child), TrustState::Untrusted);
+        std::fs::write(&file, "trusted = 3").unwrap();
+        assert_eq!(trust_state_in(&file, &child), TrustState::Untrusted);
+        assert!(trust_in(&file, &child).is_err());
+    }
+
+    #[test]
+    fn discovery_names_what_a_folder_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let names = vec!["AGENTS.md".to_string()];
+        assert!(discover(dir.path(), &names).is_empty());
+        std::fs::write(dir.path().join("AGENTS.md"), "plain text\n").unwrap();
+        assert!(discover(dir.path(), &names).is_empty());
+        std::fs::write(dir.path().join("AGENTS.md"), "see @docs/more.md\n").unwrap();
+        std::fs::create_dir_all(dir.path().join(".troupe")).unwrap();
+        std::fs::write(dir.path().join(".troupe/config.toml"), "").unwrap();
+        assert_eq!(discover(dir.path(), &names).len(), 2);
+    }
+}

@@ -1,0 +1,67 @@
+//! SIGTERM to an interactive session: every process group it started, background ones
+//! included, is killed and Troupe exits 143.
+
+use std::process::Command;
+
+use serde_json::json;
+
+use super::term::Term;
+use crate::common::*;
+
+/// `(pid, args)` of live processes whose arguments contain `needle`.
+fn processes_with(needle: &str) -> Vec<(i32, String)> {
+    let out = Command::new("ps")
+        .args(["-eo", "pid=,stat=,args="])
+        .output()
+        .expect("ps");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| {
+            let mut f = line.split_whitespace();
+            let pid = f.next()?.parse().ok()?;
+            let stat = f.next()?;
+            let args = f.collect::<Vec<_>>().join(" ");
+            (!stat.starts_with('Z') && args.contains(needle)).then_some((pid, args))
+        })
+        .collect()
+}
+
+#[test]
+fn sigterm_ends_the_session_and_its_process_groups() {
+    let s = Scratch::new();
+    let turns = [
+        turn(vec![call(
+            "run_shell_command",
+            json!({"command": "sleep 1031 & sleep 1032", "is_background": true}),
+        )]),
+        turn(vec![text("Started it.")]),
+    ];
+    let t = Term::start(&s, &turns, &[], &["--yolo"]);
+    t.line("start a server");
+    t.wait_for("Started it.");
+    t.wait_until_true("sleep 1031 running", || {
+        !processes_with("sleep 1031").is_empty()
+    });
+    let script = s.root().join("responses.jsonl");
+    let troupe: Vec<i32> = processes_with(&script.display().to_string())
+        .into_iter()
+        .filter(|(_, args)| args.contains("--fake-responses") && !args.starts_with("sh"))
+        .filter(|(_, args)| {
+            args.split_whitespace()
+                .next()
+                .is_some_and(|a| a.ends_with("troupe"))
+        })
+        .map(|(pid, _)| pid)
+        .collect();
+    assert_eq!(troupe.len(), 1, "{:?}", processes_with("--fake-responses"));
+    let killed = Command::new("kill")
+        .args(["-TERM", &troupe[0].to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    t.wait_for("[troupe exited 143]");
+    // `sleep 1031` is not bash's direct child's exec: only a group kill reaches it.
+    t.wait_until_true("sleep 1031 and 1032 killed", || {
+        processes_with("sleep 1031").is_empty() && processes_with("sleep 1032").is_empty()
+    });
+}

@@ -1,0 +1,53 @@
+//! The first interactive start in an untrusted folder with project settings asks once.
+
+use serde_json::json;
+
+use super::term::Term;
+use crate::common::*;
+
+fn folder_with_settings() -> Scratch {
+    let s = Scratch::new();
+    s.write(".troupe/config.toml", "[approval]\nmode = \"auto_edit\"\n");
+    s
+}
+
+#[test]
+fn trusting_at_the_prompt_applies_the_settings_and_is_remembered() {
+    let s = folder_with_settings();
+    let turns = [
+        turn(vec![call(
+            "write_file",
+            json!({"file_path": "a.txt", "content": "x\n"}),
+        )]),
+        turn(vec![text("Wrote it.")]),
+    ];
+    let t = Term::launch(&s, &turns, &[], &[]);
+    let screen = t.wait_for("Choose 1, 2 or 3");
+    assert!(
+        screen.contains("Do you trust the files in this folder?"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("project settings (.troupe/config.toml)"),
+        "{screen}"
+    );
+    t.line("1");
+    t.wait_for("Type a request");
+    let list = std::fs::read_to_string(s.home().join(".troupe/trusted_folders.toml")).unwrap();
+    assert!(list.contains(&*s.ws().to_string_lossy()), "{list}");
+    // The project's auto_edit applies: the edit runs without a confirmation.
+    t.line("write a.txt");
+    t.wait_for("Wrote it.");
+    assert_eq!(s.read("a.txt"), "x\n");
+}
+
+#[test]
+fn not_now_ignores_the_settings_and_remembers_nothing() {
+    let s = folder_with_settings();
+    let t = Term::launch(&s, &[turn(vec![text("hi")])], &[], &[]);
+    t.wait_for("Choose 1, 2 or 3");
+    t.line("3");
+    let screen = t.wait_for("Type a request");
+    assert!(screen.contains("not trusted"), "{screen}");
+    assert!(!s.home().join(".troupe/trusted_folders.toml").exists());
+}

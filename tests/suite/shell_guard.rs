@@ -1,0 +1,260 @@
+//! The shell bypasses of issue 10: in default mode (headless, where asking means
+//! refusing) none of them runs, an allow-list entry carries nothing along, auto-approved
+//! git runs no repository-configured program, and API keys reach no child.
+
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::common::*;
+
+const DENIED: &str = "denied by policy";
+
+/// Runs every command as one parallel batch in default mode; returns the response of
+/// each, in order.
+fn run_batch(s: &Scratch, commands: &[&str], args: &[&str]) -> Vec<Value> {
+    let calls = commands
+        .iter()
+        .map(|c| call("run_shell_command", json!({"command": c})))
+        .collect();
+    let _ = std::fs::remove_file(s.requests_path());
+    let mut all = vec!["-p", "go"];
+    all.extend_from_slice(args);
+    let out = s.run(&[turn(calls), turn(vec![text("done")])], &all);
+    let requests = s.requests();
+    assert!(requests.len() >= 2, "{}", stderr(&out));
+    function_responses(&requests[1])
+}
+
+fn git(ws: &std::path::Path, args: &[&str]) {
+    let status = Command::new("git")
+        .args(args)
+        .current_dir(ws)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", ws)
+        .status()
+        .expect("git");
+    assert!(status.success(), "git {args:?}");
+}
+
+#[test]
+fn bypasses_need_approval_in_default_mode() {
+    let s = Scratch::new();
+    s.write("README", "hello\n");
+    s.write("in.txt", "a\na\n");
+    std::fs::write(s.root().join("outside.txt"), "outside secret\n").unwrap();
+    std::fs::create_dir_all(s.home().join(".ssh")).unwrap();
+    std::fs::write(s.home().join(".ssh/id_rsa"), "PRIVATE KEY\n").unwrap();
+    let bypasses = [
+        "x='$(touch m1)'; echo ${x@P}",
+        "echo \"$(touch m2)\"",
+        "echo \"`touch m3`\"",
+        "echo $((a[$(touch m4)]))",
+        "PATH=/nonexistent; cat README",
+        "HOME=/tmp; git status",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='touch m5' git status",
+        "uniq in.txt m6",
+        "sort -o m7 in.txt",
+        "find . -name README -fprint m8",
+        "git status > m9",
+        "git diff --output=m10",
+        "cat ../outside.txt",
+        "cat ~/.ssh/id_rsa",
+        "grep -r secret ..",
+        "base64 /proc/self/environ",
+    ];
+    let responses = run_batch(&s, &bypasses, &[]);
+    assert_eq!(responses.len(), bypasses.len());
+    for (command, response) in bypasses.iter().zip(&responses) {
+        let text = response.to_string();
+        assert!(
+            text.contains(DENIED),
+            "`{command}` was not asked about: {text}"
+        );
+        assert!(!text.contains("PRIVATE KEY") && !text.contains("outside secret"));
+    }
+    for marker in ["m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9", "m10"] {
+        assert!(!s.ws().join(marker).exists(), "{marker} was written");
+    }
+    // Plain read-only commands inside the workspace still run without asking.
+    let responses = run_batch(&s, &["cat README", "uniq -c in.txt", "ls"], &[]);
+    for response in &responses {
+        assert!(!response.to_string().contains(DENIED), "{response}");
+    }
+    assert!(responses[0].to_string().contains("hello"));
+}
+
+#[test]
+fn allow_list_entry_allows_the_command_and_nothing_riding_on_it() {
+    let s = Scratch::new();
+    git(&s.ws(), &["init", "-q"]);
+    std::fs::create_dir_all(s.home().join(".troupe")).unwrap();
+    std::fs::write(
+        s.home().join(".troupe/config.toml"),
+        "[approval]\nallowed = [\"run_shell_command(git status)\", \"run_shell_command(git diff)\"]\n",
+    )
+    .unwrap();
+    let commands = [
+        "git status > m1",
+        "PATH=/x git status",
+        "git status; touch m2",
+        "git status $(touch m3)",
+        "git diff --output=m4",
+        "git status -s",
+    ];
+    let responses = run_batch(&s, &commands, &[]);
+    for (command, response) in commands[..5].iter().zip(&responses) {
+        assert!(
+            response.to_string().contains(DENIED),
+            "`{command}`: {response}"
+        );
+    }
+    assert!(
+        !responses[5].to_string().contains(DENIED),
+        "{}",
+        responses[5]
+    );
+    for marker in ["m1", "m2", "m3", "m4"] {
+        assert!(!s.ws().join(marker).exists(), "{marker} was written");
+    }
+}
+
+#[test]
+fn auto_approved_git_runs_no_repository_program() {
+    let s = Scratch::new();
+    s.write("f.txt", "one\n");
+    git(&s.ws(), &["init", "-q"]);
+    let fsmonitor = format!("touch {}/fsmonitor-ran; false", s.root().display());
+    let pager = format!("touch {}/pager-ran; cat", s.root().display());
+    git(&s.ws(), &["add", "f.txt"]);
+    git(
+        &s.ws(),
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "one",
+        ],
+    );
+    s.write("f.txt", "two\n");
+    let external = format!("touch {}/external-ran; true", s.root().display());
+    git(&s.ws(), &["config", "core.fsmonitor", &fsmonitor]);
+    git(&s.ws(), &["config", "core.pager", &pager]);
+    git(&s.ws(), &["config", "diff.external", &external]);
+    let responses = run_batch(&s, &["git status", "git log -n 1", "git diff"], &[]);
+    for response in &responses {
+        assert!(!response.to_string().contains(DENIED), "{response}");
+    }
+    assert!(
+        !s.root().join("fsmonitor-ran").exists(),
+        "core.fsmonitor ran"
+    );
+    assert!(!s.root().join("pager-ran").exists(), "core.pager ran");
+    assert!(!s.root().join("external-ran").exists(), "diff.external ran");
+    let diff = responses[2].to_string();
+    assert!(diff.contains("-one") && diff.contains("+two"), "{diff}");
+    // The same command approved by the user (yolo) is the user's to run as configured.
+    let _ = run_batch(&s, &["git status > /dev/null"], &["--yolo"]);
+    assert!(
+        s.root().join("fsmonitor-ran").exists(),
+        "fixture: fsmonitor never runs"
+    );
+}
+
+#[test]
+fn writes_into_config_directories_ask_in_auto_edit() {
+    let s = Scratch::new();
+    let calls = vec![
+        call(
+            "write_file",
+            json!({"file_path": ".troupe/config.toml", "content": "[approval]\nmode = \"yolo\"\n"}),
+        ),
+        call(
+            "write_file",
+            json!({"file_path": ".gemini/settings.json", "content": "{}"}),
+        ),
+        call(
+            "write_file",
+            json!({"file_path": "ok.txt", "content": "fine\n"}),
+        ),
+    ];
+    let out = s.run(
+        &[turn(calls), turn(vec![text("done")])],
+        &["-p", "go", "--approval-mode", "auto_edit"],
+    );
+    assert!(
+        !s.ws().join(".troupe/config.toml").exists(),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!s.ws().join(".gemini/settings.json").exists());
+    assert_eq!(s.read("ok.txt"), "fine\n");
+    let responses = function_responses(&s.requests()[1]);
+    assert!(
+        responses[0].to_string().contains(DENIED),
+        "{}",
+        responses[0]
+    );
+    // yolo still writes them.
+    let calls = vec![call(
+        "write_file",
+        json!({"file_path": ".troupe/notes.txt", "content": "x\n"}),
+    )];
+    s.run(
+        &[turn(calls), turn(vec![text("done")])],
+        &["-p", "go", "--yolo"],
+    );
+    assert!(s.ws().join(".troupe/notes.txt").exists());
+}
+
+#[test]
+fn api_keys_reach_no_child_and_leave_troupe_environment() {
+    let s = Scratch::new();
+    let script = s.script(&[
+        turn(vec![call(
+            "run_shell_command",
+            json!({"command": "env; echo ---; tr '\\0' '\\n' < /proc/$PPID/environ"}),
+        )]),
+        turn(vec![text("done")]),
+    ]);
+    let out = s
+        .command()
+        .arg("--fake-responses")
+        .arg(script)
+        .args(["-p", "go", "--yolo"])
+        .env("GEMINI_API_KEY", "gem-secret-1")
+        .env("OPENAI_API_KEY", "oai-secret-2")
+        .env("TROUPE_MODEL_GEMINI_API_KEY", "troupe-secret-3")
+        .env("OTHER_SERVICE_API_KEY", "other-secret-4")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let responses = function_responses(&s.requests()[1]);
+    let text = responses[0].to_string();
+    assert!(text.contains("---") && text.contains("TROUPE=1"), "{text}");
+    // Both the child's environment and Troupe's /proc environ block were read.
+    assert!(text.matches("TROUPE_HOME=").count() >= 2, "{text}");
+    for secret in [
+        "gem-secret-1",
+        "oai-secret-2",
+        "troupe-secret-3",
+        "other-secret-4",
+    ] {
+        assert!(!text.contains(secret), "{secret} leaked: {text}");
+    }
+    // Troupe itself still reads the key it took out of its environment.
+    let config = s
+        .bare_command()
+        .arg("config")
+        .env("TROUPE_MODEL_GEMINI_API_KEY", "troupe-secret-3")
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&config).contains("model.gemini.api_key = \"<set>\"  # environment variable"),
+        "{}",
+        stdout(&config)
+    );
+}
