@@ -14,8 +14,8 @@ PEER=${PEER_SCRIPTS:-$HERE/../shared/peers/gemini-cli}
 OUT=$(mktemp -d /tmp/troupe-vs-gemini.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
 
-cargo build --release --quiet --manifest-path "$HERE/Cargo.toml"
-TROUPE=$HERE/target/release/troupe
+[ "${SKIP_BUILD:-0}" = 1 ] || cargo build --release --quiet --manifest-path "$HERE/Cargo.toml"
+TROUPE=${TROUPE:-${CARGO_TARGET_DIR:-$HERE/target}/release/troupe}
 python3 "$PEER/make_script.py" parallel "$OUT" "$N"
 mkdir -p "$OUT/home"
 

@@ -77,6 +77,11 @@ pub struct RunArgs {
     #[arg(long = "log-file", value_name = "PATH")]
     pub log_file: Option<PathBuf>,
 
+    /// Write every tool call's states as a Chrome trace-event timeline to FILE (Perfetto,
+    /// chrome://tracing) when the session ends.
+    #[arg(long = "trace", value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+
     /// Trust the current folder for this run only (its .troupe/config.toml applies).
     #[arg(long = "skip-trust")]
     pub skip_trust: bool,
@@ -126,7 +131,7 @@ pub enum Command {
     /// Copy a small sample project to a temp dir and run a scripted session on it (offline).
     Demo,
     /// Concurrency benchmark: N parallel tool calls in one model turn.
-    Bench(BenchArgs),
+    Bench(Box<BenchArgs>),
     /// Manage MCP servers (add, remove, list, get) or serve Troupe's tools over MCP.
     Mcp {
         #[command(subcommand)]
@@ -192,6 +197,49 @@ pub struct BenchArgs {
     /// user's config; each call gets `{"text": "call <i>"}` (an echo tool).
     #[arg(long, value_name = "SERVER/TOOL")]
     pub mcp: Option<String>,
+    /// Calls in flight at once (tools.max_in_flight).
+    #[arg(long)]
+    pub window: Option<usize>,
+    /// Threads shared by the tool actors (tools.tool_threads).
+    #[arg(long)]
+    pub tool_threads: Option<usize>,
+    /// Run every combination: `calls=100,1000`, `actors_per_tool=1,2,4`, `fs_threads=…`,
+    /// `window=…` (repeatable). Prints a table.
+    #[arg(long, value_name = "PARAM=V1,V2,…")]
+    pub sweep: Vec<String>,
+    /// A mixed workload by weight, e.g. `read_file=70,grep_search=10,replace=10,run_shell_command=10`
+    /// (edits conflict on a few shared files). Tools: read_file, list_directory, glob,
+    /// grep_search, replace, write_file, run_shell_command, synthetic.
+    #[arg(long, value_name = "TOOL=WEIGHT,…")]
+    pub mix: Option<String>,
+    /// Calls of a synthetic tool that takes this long, e.g. `5ms` or `5ms±2ms` (`+-` works too).
+    #[arg(long, value_name = "DURATION[±JITTER]")]
+    pub latency: Option<String>,
+    /// Run against this directory instead of a generated workspace (read-only tools
+    /// only, unless --allow-writes, which works on a copy).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// With --workspace: allow editing tools, on a temporary copy of the directory.
+    #[arg(long)]
+    pub allow_writes: bool,
+    /// Write a Chrome trace-event timeline of every call of the (last) run to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Draw latency distribution and throughput across the sweep to FILE.svg.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// Write the results as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Run each cell K times and report medians.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
+    /// Seed of the mixed workload and the latency jitter.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Adds every call's latency to the JSON (used by --sweep for --plot).
+    #[arg(long, hide = true)]
+    pub emit_latencies: bool,
 }
 
 /// Tools `troupe bench` can exercise.

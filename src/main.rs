@@ -5,6 +5,11 @@ use clap::Parser;
 use troupe::app;
 use troupe::cli::{Cli, Command};
 
+/// mimalloc: a batch of tool calls is mostly small short-lived allocations, which the
+/// system allocator served at about a third of the runtime's instructions per call.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     // First, while the process has one thread: API keys leave the environment.
     troupe::secrets::scrub_process_env();

@@ -243,12 +243,26 @@ pub struct ApprovalRequest {
     pub details: ConfirmationDetails,
 }
 
+/// When one call entered each of its states, and which tool actor ran it: what a
+/// trace (`--trace FILE`) draws. Recorded by the Scheduler as the call moves.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallTimeline {
+    pub validating: Option<std::time::Instant>,
+    pub awaiting_approval: Option<std::time::Instant>,
+    pub scheduled: Option<std::time::Instant>,
+    pub executing: Option<std::time::Instant>,
+    pub done: Option<std::time::Instant>,
+    /// The actor that executed the call (`read_file#1`) and the thread it runs on.
+    pub actor: Option<std::sync::Arc<str>>,
+}
+
 /// A finished call, with the parts that answer it in the next model request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompletedCall {
     pub call_id: String,
     pub name: String,
-    pub args: Value,
+    /// The call's arguments, shared with the events that showed them (not copied).
+    pub args: std::sync::Arc<Value>,
     pub status: CallStatus,
     /// The functionResponse part first, then any sibling parts (images, ...).
     pub response_parts: Vec<Part>,
@@ -256,6 +270,7 @@ pub struct CompletedCall {
     pub error: Option<ToolError>,
     pub duration: Duration,
     pub data: Option<Value>,
+    pub timeline: CallTimeline,
 }
 
 /// Runs one batch of calls from a model turn; answers in call order.
@@ -433,7 +448,7 @@ pub enum UiEvent {
     ToolCallRequested {
         call_id: String,
         name: String,
-        args: Value,
+        args: std::sync::Arc<Value>,
     },
     ToolCallStatus {
         call_id: String,

@@ -118,7 +118,7 @@ impl Handler<UiEvent> for AcpFront {
                 name,
                 args,
             } => {
-                self.calls.insert(call_id, (name, args));
+                self.calls.insert(call_id, (name, (*args).clone()));
             }
             UiEvent::ToolCallStatus {
                 call_id, status, ..

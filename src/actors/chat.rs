@@ -114,7 +114,8 @@ struct TurnState {
     /// History length before the user input of this turn (for rollback).
     start_len: usize,
     after_function_response: bool,
-    pending: Vec<FunctionCall>,
+    /// Id and name of each call of the round (to answer them if the Scheduler fails).
+    pending: Vec<(String, String)>,
     span: tracing::Span,
     /// Loop detection of this turn (off when the user chose to let it go on).
     loops: LoopDetector,
@@ -265,17 +266,14 @@ impl Chat {
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis())
             .unwrap_or(0);
-        let mut calls: Vec<FunctionCall> = content.function_calls().cloned().collect();
-        assign_call_ids(&mut calls, millis, &mut self.call_counter);
-        let mut next = calls.iter();
+        // Ids are given in the history's own parts; the Scheduler gets the one copy.
         for part in content.parts.iter_mut() {
-            if let Some(slot) = part.function_call.as_mut() {
-                if let Some(call) = next.next() {
-                    *slot = call.clone();
-                }
+            if let Some(call) = part.function_call.as_mut() {
+                assign_call_ids(std::slice::from_mut(call), millis, &mut self.call_counter);
             }
         }
         self.model_usage = assembled.usage;
+        let calls: Vec<FunctionCall> = content.function_calls().cloned().collect();
         if calls.is_empty() {
             self.push_model_turn(content);
             let text = assembled.text();
@@ -311,7 +309,10 @@ impl Chat {
             return;
         };
         turn.rounds += 1;
-        turn.pending = calls.clone();
+        turn.pending = calls
+            .iter()
+            .map(|c| (c.id.clone().unwrap_or_default(), c.name.clone()))
+            .collect();
         let schedule = Schedule {
             turn: turn.id,
             calls,
@@ -359,19 +360,19 @@ impl Chat {
             Err(e) => turn
                 .pending
                 .iter()
-                .map(|call| {
-                    let id = call.id.clone().unwrap_or_default();
+                .map(|(id, name)| {
                     let message = format!("The scheduler was unavailable: {e}");
                     Arc::new(CompletedCall {
-                        response_parts: error_parts(&call.name, &id, &message),
-                        call_id: id,
-                        name: call.name.clone(),
-                        args: call.args.clone(),
+                        response_parts: error_parts(name, id, &message),
+                        call_id: id.clone(),
+                        name: name.clone(),
+                        args: Arc::new(serde_json::Value::Null),
                         status: CallStatus::Error,
                         display: message,
                         error: None,
                         duration: std::time::Duration::ZERO,
                         data: None,
+                        timeline: Default::default(),
                     })
                 })
                 .collect(),
@@ -379,16 +380,20 @@ impl Chat {
         if let Some(recorder) = &self.config.recorder {
             recorder.do_send(SessionEvent::ToolResults(completed.clone()));
         }
+        let all_cancelled = completed.iter().all(|c| c.status == CallStatus::Cancelled);
+        // The parts move into the history when nothing else holds the call any more.
         let parts = completed
-            .iter()
-            .flat_map(|c| c.response_parts.iter().cloned())
+            .into_iter()
+            .flat_map(|c| match Arc::try_unwrap(c) {
+                Ok(call) => call.response_parts,
+                Err(shared) => shared.response_parts.clone(),
+            })
             .collect();
         self.history.push(Content {
             role: Role::User,
             parts,
         });
         turn.after_function_response = true;
-        let all_cancelled = completed.iter().all(|c| c.status == CallStatus::Cancelled);
         if turn.cancel.is_cancelled() || all_cancelled {
             self.finish(TurnOutcome::Cancelled);
             return;

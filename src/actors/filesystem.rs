@@ -420,13 +420,12 @@ impl FsClient {
         &self,
         work: impl FnOnce(&Confined) -> R + Send + 'static,
     ) -> Result<R, FsError> {
+        // The job answers through its own channel: one hand-off back, not two (a
+        // `send` would also wait for the pool to acknowledge the job).
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.addr
-            .send(Job(Box::new(move |ws| {
-                let _ = tx.send(work(ws));
-            })))
-            .await
-            .map_err(mailbox)?;
+        self.addr.do_send(Job(Box::new(move |ws| {
+            let _ = tx.send(work(ws));
+        })));
         rx.await.map_err(|e| FsError::Unavailable(e.to_string()))
     }
 }

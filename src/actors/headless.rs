@@ -38,12 +38,36 @@ pub struct RunSummary {
     pub outcome: TurnOutcome,
     pub response: String,
     pub stats: SessionStats,
-    pub calls: Vec<CompletedCall>,
+    pub calls: Vec<CallRecord>,
     pub elapsed: std::time::Duration,
     /// From the Chat taking the prompt (`TurnStarted`) to the end of the turn.
     pub turn_elapsed: std::time::Duration,
     /// The signal (SIGINT, SIGTERM, SIGHUP) that ended the run, if one did.
     pub interrupted_by: Option<i32>,
+}
+
+/// What a run keeps of each finished call (for benchmarks and traces): no contents.
+#[derive(Debug, Clone)]
+pub struct CallRecord {
+    pub call_id: String,
+    pub name: String,
+    pub status: CallStatus,
+    pub ok: bool,
+    pub duration: std::time::Duration,
+    pub timeline: crate::protocol::CallTimeline,
+}
+
+impl CallRecord {
+    pub fn of(call: &CompletedCall) -> Self {
+        Self {
+            call_id: call.call_id.clone(),
+            name: call.name.clone(),
+            status: call.status,
+            ok: call.error.is_none(),
+            duration: call.duration,
+            timeline: call.timeline.clone(),
+        }
+    }
 }
 
 /// The headless front-end actor.
@@ -53,7 +77,7 @@ pub struct HeadlessFront {
     model: String,
     response: String,
     stats: SessionStats,
-    calls: Vec<CompletedCall>,
+    calls: Vec<CallRecord>,
     keep_calls: bool,
     started: Instant,
     turn_started: Option<Instant>,
@@ -64,6 +88,8 @@ pub struct HeadlessFront {
     request_start: usize,
     /// Transcript: whether the last thing printed ended a line.
     line_open: bool,
+    /// Counts finished calls for a progress line (`troupe bench`).
+    progress: Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
 }
 
 impl HeadlessFront {
@@ -87,7 +113,17 @@ impl HeadlessFront {
             mode_name: mode_name.to_string(),
             request_start: 0,
             line_open: false,
+            progress: None,
         }
+    }
+
+    /// Counts every finished call in `counter`.
+    pub fn with_progress(
+        mut self,
+        counter: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    ) -> Self {
+        self.progress = Some(counter);
+        self
     }
 
     /// Transcript: starts a fresh line for a tool line.
@@ -158,7 +194,7 @@ impl Handler<UiEvent> for HeadlessFront {
             } => match self.format {
                 OutputFormat::StreamJson => self
                     .json_line(json!({"type": "tool_use", "timestamp": now(),
-                    "tool_name": name, "tool_id": call_id, "parameters": args})),
+                    "tool_name": name, "tool_id": call_id, "parameters": &**args})),
                 OutputFormat::Transcript => {
                     self.close_line();
                     println!("● {name}({})", summarize_args(args));
@@ -195,8 +231,11 @@ impl Handler<UiEvent> for HeadlessFront {
                     }
                     _ => {}
                 }
+                if let Some(counter) = &self.progress {
+                    counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
                 if self.keep_calls {
-                    self.calls.push((**call).clone());
+                    self.calls.push(CallRecord::of(call));
                 }
             }
             UiEvent::ModelRequest { .. } => self.request_start = self.response.len(),

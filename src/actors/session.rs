@@ -1,5 +1,6 @@
-//! Starts the actors of one session and wires them: FileSystem pool, one ToolActor per
-//! tool, the Scheduler on its own arbiter, and the Chat actor.
+//! Starts the actors of one session and wires them: FileSystem pool, the ToolActors of
+//! each tool on the shared tool arbiters, the Scheduler on its own arbiter, and the Chat
+//! actor.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -192,12 +193,14 @@ pub fn start_session_with(
     let mut registry = ToolRegistry::new(
         Duration::from_secs(settings.tools.call_timeout_secs.max(1)),
         settings.tools.actors_per_tool,
+        tool_threads(settings.tools.tool_threads),
     );
     register_builtin(&mut registry);
     if options.test_tools {
         registry.register(test_tools::TestBarrier);
         registry.register(test_tools::TestPanic);
         registry.register(test_tools::TestSleep);
+        registry.register(crate::tools::synthetic::Synthetic);
     }
     let core = settings.tools.core.clone();
     let exclude = settings.tools.exclude.clone();
@@ -281,6 +284,16 @@ pub fn start_session_with(
         mcp,
         hooks,
     })
+}
+
+/// The tool arbiters to start: `tools.tool_threads`, or one per core when it is 0.
+fn tool_threads(setting: usize) -> usize {
+    if setting > 0 {
+        return setting;
+    }
+    std::thread::available_parallelism()
+        .map(usize::from)
+        .unwrap_or(2)
 }
 
 /// The "Always allow" rules of `approval.allowed`, with origin `saved`.

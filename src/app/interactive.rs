@@ -33,6 +33,9 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
         test_tools: std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1"),
         editor_files: None,
     };
+    if args.trace.is_some() {
+        let _ = crate::actors::repl::bridge::TRACE_CALLS.set(std::sync::Mutex::new(Vec::new()));
+    }
     let home = settings::troupe_home();
     let (link, events) =
         start_actors(options, Some(plan), home.join("config.toml")).map_err(AppError::Usage)?;
@@ -43,7 +46,13 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
         .join(crate::engine::workspace::project_id(&link.workspace));
     let repl = Repl::new(link, events, history).map_err(AppError::Usage)?;
     let first = (!args.query.is_empty()).then(|| args.query.join(" "));
-    Ok(repl.run(first))
+    let code = repl.run(first);
+    if let (Some(path), Some(calls)) = (&args.trace, crate::actors::repl::bridge::TRACE_CALLS.get())
+    {
+        let calls = calls.lock().map(|c| c.clone()).unwrap_or_default();
+        super::trace::write(path, &calls)?;
+    }
+    Ok(code)
 }
 
 /// The REPL's line history was the file `<troupe home>/history`, which is now the

@@ -8,6 +8,7 @@ pub mod interactive;
 pub mod sessions;
 pub mod signals;
 pub mod stdin;
+pub mod trace;
 pub mod trust_cmd;
 
 use std::path::{Path, PathBuf};
@@ -202,9 +203,12 @@ pub fn run_headless(args: &RunArgs, prompt: String) -> Result<i32, AppError> {
         stdin::with_piped_input(prompt),
         format,
         args.log_requests.clone(),
-        false,
+        args.trace.is_some(),
         Some(plan),
     )?;
+    if let Some(path) = &args.trace {
+        trace::write(path, &summary.calls)?;
+    }
     Ok(report(&summary, format))
 }
 

@@ -199,7 +199,7 @@ pub fn gemini_chunk_events(chunk: &Value) -> Result<Vec<ModelEvent>, String> {
                 .and_then(Value::as_str)
                 .map(str::to_string);
             if let Some(call) = part.get("functionCall") {
-                let call: FunctionCall = serde_json::from_value(call.clone())
+                let call = <FunctionCall as serde::Deserialize>::deserialize(call)
                     .map_err(|e| format!("malformed functionCall {call}: {e}"))?;
                 events.push(ModelEvent::FunctionCall {
                     call,

@@ -8,9 +8,10 @@ use crate::protocol::LlmContent;
 
 /// `[functionResponse {output}, sibling parts…]` for a successful call. Images and
 /// PDFs are nested in the response for Gemini 3 models, siblings otherwise.
-pub fn success_parts(name: &str, id: &str, content: &LlmContent, model: &str) -> Vec<Part> {
+pub fn success_parts(name: &str, id: &str, content: LlmContent, model: &str) -> Vec<Part> {
     let (output, binary) = match content {
-        LlmContent::Text(text) => (Some(text.clone()), Vec::new()),
+        // The text moves into the response: a file's content is not copied here.
+        LlmContent::Text(text) => (Some(text), Vec::new()),
         LlmContent::Parts(parts) => {
             let texts: Vec<&str> = parts.iter().filter_map(|p| p.text.as_deref()).collect();
             let binary: Vec<Part> = parts
@@ -22,8 +23,12 @@ pub fn success_parts(name: &str, id: &str, content: &LlmContent, model: &str) ->
             (output, binary)
         }
     };
-    let response = match (&output, binary.len()) {
-        (Some(text), _) => json!({ "output": text }),
+    let response = match (output, binary.len()) {
+        (Some(text), _) => {
+            let mut map = serde_json::Map::with_capacity(1);
+            map.insert("output".into(), Value::String(text));
+            Value::Object(map)
+        }
         (None, 0) => json!({}),
         (None, n) => json!({ "output": format!("Binary content provided ({n} item(s)).") }),
     };
@@ -63,7 +68,7 @@ pub fn cancelled_parts(
     let marker = format!("[Operation Cancelled] {reason}");
     let mut response = serde_json::Map::new();
     if let Some(content) = partial {
-        let parts = success_parts(name, id, content, "");
+        let parts = success_parts(name, id, content.clone(), "");
         if let Some(out) = parts
             .first()
             .and_then(|p| p.function_response.as_ref())
@@ -91,7 +96,7 @@ mod tests {
         let ok = success_parts(
             "read_file",
             "c1",
-            &LlmContent::Text("hi".into()),
+            LlmContent::Text("hi".into()),
             "gemini-2.5-pro",
         );
         assert_eq!(
@@ -99,13 +104,13 @@ mod tests {
             json!({"functionResponse": {"id": "c1", "name": "read_file", "response": {"output": "hi"}}})
         );
         let img = LlmContent::Parts(vec![Part::inline("image/png", "AAAA")]);
-        let parts = success_parts("read_file", "c1", &img, "gemini-2.5-pro");
+        let parts = success_parts("read_file", "c1", img.clone(), "gemini-2.5-pro");
         assert_eq!(parts.len(), 2);
         assert_eq!(
             parts[0].function_response.as_ref().unwrap().response["output"],
             "Binary content provided (1 item(s))."
         );
-        let parts = success_parts("read_file", "c1", &img, "gemini-3-pro-preview");
+        let parts = success_parts("read_file", "c1", img, "gemini-3-pro-preview");
         assert_eq!(parts.len(), 1);
         let c = cancelled_parts(
             "x",

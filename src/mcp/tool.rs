@@ -189,6 +189,11 @@ impl Invocation for McpCall {
         Box::pin(async move { Some(details) })
     }
 
+    /// MCP calls go to the server's client, not to a tool actor.
+    fn actor_label(&self) -> Arc<str> {
+        Arc::from(format!("mcp:{}", self.tool.server))
+    }
+
     fn execute(self: Box<Self>, ctx: ToolContext) -> BoxFuture<'static, HostOutcome> {
         let tool = self.tool.clone();
         let args = self.args;

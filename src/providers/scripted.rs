@@ -47,7 +47,7 @@ impl ScriptedModel {
                 continue;
             }
             let bad = |why: String| ModelError::Script(format!("{source}:{line_no}: {why}"));
-            let value: Value =
+            let mut value: Value =
                 serde_json::from_str(raw).map_err(|e| bad(format!("malformed JSON: {e}")))?;
             let method = value
                 .get("method")
@@ -55,8 +55,8 @@ impl ScriptedModel {
                 .ok_or_else(|| bad("missing \"method\"".into()))?
                 .to_string();
             let response = value
-                .get("response")
-                .cloned()
+                .as_object_mut()
+                .and_then(|o| o.shift_remove("response"))
                 .ok_or_else(|| bad("missing \"response\"".into()))?;
             match method.as_str() {
                 STREAM if !response.is_array() => {
@@ -95,7 +95,7 @@ impl ScriptedModel {
             }
             break;
         }
-        let Some(line) = lines.get(*cursor).cloned() else {
+        let Some(line) = lines.get_mut(*cursor) else {
             let last = lines.last().map(|l| l.line_no).unwrap_or(0);
             let summary = request
                 .contents
@@ -115,7 +115,12 @@ impl ScriptedModel {
             )));
         }
         *cursor += 1;
-        Ok(line)
+        // Each line answers one call: it is taken, not copied.
+        Ok(ScriptLine {
+            line_no: line.line_no,
+            method: line.method.clone(),
+            response: std::mem::take(&mut line.response),
+        })
     }
 
     /// How many lines have been consumed.
@@ -162,9 +167,13 @@ impl ModelClient for ScriptedModel {
             Ok(line) => line,
             Err(e) => return Box::pin(stream::iter(vec![Err(e)])),
         };
-        let chunks = line.response.as_array().cloned().unwrap_or_default();
+        let chunks = line
+            .response
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         let mut items = Vec::new();
-        for chunk in &chunks {
+        for chunk in chunks {
             match line_events(&self.source, &line, chunk) {
                 Ok(events) => items.extend(events.into_iter().map(Ok)),
                 Err(e) => {

@@ -148,6 +148,10 @@ pub struct ToolSettings {
     pub call_timeout_secs: u64,
     pub fs_threads: usize,
     pub actors_per_tool: usize,
+    /// Threads (arbiters) shared by the actors of all tools; 0 means one per core.
+    pub tool_threads: usize,
+    /// Calls of one batch in flight at once; the rest are queued in call order.
+    pub max_in_flight: usize,
     pub core: Vec<String>,
     pub exclude: Vec<String>,
     pub compact_declarations: bool,
@@ -302,6 +306,9 @@ pub(super) fn check_values(
             "tools.actors_per_tool",
             "must be between 1 and 64".into(),
         ));
+    }
+    if s.tools.max_in_flight == 0 {
+        return Err(bad("tools.max_in_flight", "must be at least 1".into()));
     }
     if s.tools.fs_threads == 0 {
         return Err(bad("tools.fs_threads", "must be at least 1".into()));

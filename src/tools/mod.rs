@@ -18,6 +18,7 @@ pub mod registry;
 pub mod replace;
 pub mod save_memory;
 pub mod shell;
+pub mod synthetic;
 pub mod test_tools;
 pub mod web_fetch;
 pub mod write_file;

@@ -29,6 +29,8 @@ pub trait Invocation: Send {
     fn policy_hint(&self) -> Option<PolicyHint>;
     fn approval_keys(&self) -> &[String];
     fn confirmation(&self, ctx: &ToolContext) -> BoxFuture<'static, Option<ConfirmationDetails>>;
+    /// The actor the call goes to (`read_file#1@tool-arbiter-0`), for traces.
+    fn actor_label(&self) -> Arc<str>;
     /// Sends the call to the tool's actor.
     fn execute(self: Box<Self>, ctx: ToolContext) -> BoxFuture<'static, HostOutcome>;
 }
@@ -47,8 +49,8 @@ pub trait ToolHandle: Send + Sync {
 
 struct Hosted<T: Tool> {
     tool: Arc<T>,
-    /// The tool's actors (one per arbiter); calls are spread over them in turn.
-    addrs: Vec<Addr<ToolActor<T>>>,
+    /// The tool's actors with their labels; calls are spread over them in turn.
+    addrs: Vec<(Addr<ToolActor<T>>, Arc<str>)>,
     next: std::sync::atomic::AtomicUsize,
     /// The parameter schema, built once.
     schema: Value,
@@ -57,6 +59,7 @@ struct Hosted<T: Tool> {
 struct Prepared<T: Tool> {
     tool: Arc<T>,
     addr: Addr<ToolActor<T>>,
+    label: Arc<str>,
     params: T::Params,
     touched: Touched,
     hint: Option<PolicyHint>,
@@ -78,6 +81,10 @@ impl<T: Tool> Invocation for Prepared<T> {
 
     fn confirmation(&self, ctx: &ToolContext) -> BoxFuture<'static, Option<ConfirmationDetails>> {
         self.tool.confirmation(&self.params, ctx)
+    }
+
+    fn actor_label(&self) -> Arc<str> {
+        self.label.clone()
     }
 
     fn execute(self: Box<Self>, ctx: ToolContext) -> BoxFuture<'static, HostOutcome> {
@@ -119,17 +126,20 @@ impl<T: Tool> ToolHandle for Hosted<T> {
     }
 
     fn prepare(&self, args: &Value, services: &Services) -> Result<Box<dyn Invocation>, String> {
-        let args = apply_aliases(args, self.tool.aliases());
-        schema::validate(&self.schema, &args)?;
-        let params: T::Params =
-            serde_json::from_value(args).map_err(|e| format!("Invalid parameters: {e}"))?;
+        // Arguments are copied only when a legacy name must be renamed.
+        let renamed = needs_aliases(args, self.tool.aliases())
+            .then(|| apply_aliases(args, self.tool.aliases()));
+        let args = renamed.as_ref().unwrap_or(args);
+        schema::validate(&self.schema, args)?;
+        let params = <T::Params as serde::Deserialize>::deserialize(args)
+            .map_err(|e| format!("Invalid parameters: {e}"))?;
         self.tool.validate(&params, services)?;
+        let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (addr, label) = &self.addrs[i % self.addrs.len()];
         Ok(Box::new(Prepared {
             tool: self.tool.clone(),
-            addr: {
-                let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                self.addrs[i % self.addrs.len()].clone()
-            },
+            addr: addr.clone(),
+            label: label.clone(),
             touched: self.tool.touched(&params, services),
             hint: self.tool.policy_hint_in(&params, services),
             keys: self.tool.approval_keys(&params, services),
@@ -142,6 +152,15 @@ impl<T: Tool> ToolHandle for Hosted<T> {
     }
 }
 
+/// True when `args` uses a legacy name whose current name is absent.
+fn needs_aliases(args: &Value, aliases: &[(&str, &str)]) -> bool {
+    args.as_object().is_some_and(|map| {
+        aliases
+            .iter()
+            .any(|(old, new)| map.contains_key(*old) && !map.contains_key(*new))
+    })
+}
+
 /// Every tool of a session, in registration order: the built-in tools, then the
 /// dynamic ones (MCP servers' tools), which may change between turns.
 pub struct ToolRegistry {
@@ -150,35 +169,49 @@ pub struct ToolRegistry {
     dynamic: super::dynamic::DynamicTools,
     timeout: Duration,
     actors_per_tool: usize,
+    /// The arbiters (threads) the tool actors live on, shared by all tools.
+    arbiters: Vec<ArbiterHandle>,
+    /// Actors started so far (places the next one on the next arbiter).
+    placed: usize,
 }
 
 /// Names a model trained on older gemini-cli versions may still call.
 const LEGACY_ALIASES: [(&str, &str); 1] = [("search_file_content", "grep_search")];
 
 impl ToolRegistry {
-    /// `actors_per_tool` actors serve each tool, each on an arbiter (thread) of its own;
-    /// a tool's calls are spread over them in turn.
-    pub fn new(call_timeout: Duration, actors_per_tool: usize) -> Self {
+    /// `actors_per_tool` actors serve each tool; a tool's calls are spread over them in
+    /// turn. The actors of all tools live on `tool_threads` shared arbiters (threads),
+    /// placed round-robin, so a tool's actors sit on different threads. Must run inside
+    /// an actix `System`.
+    pub fn new(call_timeout: Duration, actors_per_tool: usize, tool_threads: usize) -> Self {
         Self {
             tools: Vec::new(),
             by_name: HashMap::new(),
             dynamic: Default::default(),
             timeout: call_timeout,
             actors_per_tool: actors_per_tool.max(1),
+            arbiters: (0..tool_threads.max(1))
+                .map(|_| Arbiter::new().handle())
+                .collect(),
+            placed: 0,
         }
     }
 
-    /// Registers a tool and starts its actors, each on an arbiter of its own. Must run inside
-    /// an actix `System`.
+    /// Registers a tool and starts its actors on the tool arbiters. Must run inside an
+    /// actix `System`.
     pub fn register<T: Tool>(&mut self, tool: T) {
         let tool = Arc::new(tool);
         let timeout = self.timeout;
-        let addrs = (0..self.actors_per_tool.max(1))
-            .map(|_| {
+        let addrs = (0..self.actors_per_tool)
+            .map(|k| {
                 let hosted_tool = tool.clone();
-                ToolActor::start_in_arbiter(&Arbiter::new().handle(), move |_| {
+                let slot = self.placed % self.arbiters.len();
+                self.placed += 1;
+                let addr = ToolActor::start_in_arbiter(&self.arbiters[slot], move |_| {
                     ToolActor::new(hosted_tool, timeout)
-                })
+                });
+                let label: Arc<str> = format!("{}#{k}@tool-arbiter-{slot}", tool.name()).into();
+                (addr, label)
             })
             .collect();
         self.by_name

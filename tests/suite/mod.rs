@@ -1,5 +1,6 @@
 mod acp;
 mod at_refs;
+mod bench;
 mod confinement;
 mod edit;
 mod faults;

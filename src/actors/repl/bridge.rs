@@ -9,6 +9,7 @@ use actix::prelude::*;
 use crossbeam_channel::Sender;
 use tokio::sync::oneshot;
 
+use crate::actors::headless::CallRecord;
 use crate::engine::stats::SessionStats;
 use crate::protocol::{ApprovalDecision, ApprovalRequest, UiEvent};
 
@@ -23,6 +24,10 @@ pub enum FrontMsg {
         reply: oneshot::Sender<ApprovalDecision>,
     },
 }
+
+/// The calls of an interactive session kept for `--trace FILE` (set only when asked;
+/// written when the session ends).
+pub static TRACE_CALLS: std::sync::OnceLock<Mutex<Vec<CallRecord>>> = std::sync::OnceLock::new();
 
 /// Statistics shared by the bridge (which records) and the REPL (which shows them).
 pub type SharedStats = Arc<Mutex<SessionStats>>;
@@ -53,6 +58,11 @@ impl Handler<UiEvent> for ReplBridge {
     fn handle(&mut self, event: UiEvent, _: &mut Self::Context) {
         if let Ok(mut stats) = self.stats.lock() {
             stats.record(&event);
+        }
+        if let (UiEvent::ToolCallCompleted(call), Some(trace)) = (&event, TRACE_CALLS.get()) {
+            if let Ok(mut calls) = trace.lock() {
+                calls.push(CallRecord::of(call));
+            }
         }
         if self.out.send(FrontMsg::Event(event)).is_err() {
             tracing::debug!("the REPL is gone; event dropped");

@@ -73,11 +73,12 @@ impl Inner {
         &self,
         tool: &Arc<dyn ToolHandle>,
         mut invocation: Box<dyn Invocation>,
-        call: &CallInfo,
+        call: &mut CallInfo,
         cancel: &CancellationToken,
         force_ask: bool,
     ) -> Approval {
-        let mut args = call.args.clone();
+        // The arguments as the user modified them, if they did.
+        let mut modified: Option<serde_json::Value> = None;
         let mut prepared = std::time::Duration::ZERO;
         loop {
             let protected = invocation.policy_hint() == Some(PolicyHint::Protected);
@@ -116,7 +117,10 @@ impl Inner {
             prepared += preparing.elapsed();
             let details = match details {
                 Ok(Some(details)) => details,
-                Ok(None) if force_ask => super::hooks::forced_details(tool.name(), &args),
+                Ok(None) if force_ask => super::hooks::forced_details(
+                    tool.name(),
+                    modified.as_ref().unwrap_or(call.args.as_ref()),
+                ),
                 Ok(None) => return Approval::Run(invocation, None, prepared),
                 Err(message) => {
                     return Approval::Refused(self.failed(
@@ -127,6 +131,8 @@ impl Inner {
                 }
             };
             self.status(call, CallStatus::AwaitingApproval);
+            call.timeline.awaiting_approval = Some(std::time::Instant::now());
+            let args = modified.as_ref().unwrap_or(call.args.as_ref());
             let bound = approved_hash(&details);
             let server_rule = match &details {
                 ConfirmationDetails::Mcp { server_rule, .. } => Some(server_rule.clone()),
@@ -168,13 +174,14 @@ impl Inner {
                     return Approval::Run(invocation, bound, prepared);
                 }
                 ApprovalDecision::Modify { edited_content } => {
-                    let Some(new_args) = tool.modified_args(&args, &edited_content) else {
+                    let args = modified.as_ref().unwrap_or(call.args.as_ref());
+                    let Some(new_args) = tool.modified_args(args, &edited_content) else {
                         continue;
                     };
                     match tool.prepare(&new_args, &self.services) {
                         Ok(inv) => {
                             invocation = inv;
-                            args = new_args;
+                            modified = Some(new_args);
                         }
                         Err(msg) => {
                             return Approval::Refused(self.failed(
@@ -213,7 +220,7 @@ impl Inner {
         tool: &Arc<dyn ToolHandle>,
         invocation: Box<dyn Invocation>,
         approved: [u8; 32],
-        call: &CallInfo,
+        call: &mut CallInfo,
         cancel: &CancellationToken,
     ) -> Result<(Box<dyn Invocation>, Option<[u8; 32]>), Arc<CompletedCall>> {
         let ctx = self.context(&call.id, cancel.clone());

@@ -14,7 +14,8 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::content::FunctionCall;
 use crate::engine::responses::{cancelled_parts, error_parts, success_parts};
 use crate::protocol::{
-    ApprovalRequest, CallStatus, CompletedCall, Schedule, ToolError, ToolErrorKind, UiEvent,
+    ApprovalRequest, CallStatus, CallTimeline, CompletedCall, Schedule, ToolError, ToolErrorKind,
+    UiEvent,
 };
 use crate::tools::registry::{Invocation, ToolHandle};
 use crate::tools::{Services, ToolContext, ToolRegistry};
@@ -43,6 +44,8 @@ struct Inner {
     approver: Recipient<ApprovalRequest>,
     events: Arc<EventQueue>,
     policy: SharedPolicy,
+    /// At most this many calls of a batch run at once; the rest wait their turn, in order.
+    window: usize,
 }
 
 impl Scheduler {
@@ -53,6 +56,7 @@ impl Scheduler {
         events: Recipient<UiEvent>,
         policy: SharedPolicy,
     ) -> Self {
+        let window = services.settings.tools.max_in_flight.max(1);
         Self {
             inner: Arc::new(Inner {
                 registry,
@@ -60,6 +64,7 @@ impl Scheduler {
                 approver,
                 events: EventQueue::new(events),
                 policy,
+                window,
             }),
         }
     }
@@ -84,12 +89,7 @@ impl Handler<Schedule> for Scheduler {
 
 enum Slot {
     Done(Arc<CompletedCall>),
-    Running(
-        tokio::task::JoinHandle<Arc<CompletedCall>>,
-        String,
-        String,
-        Value,
-    ),
+    Running(tokio::task::JoinHandle<Arc<CompletedCall>>, CallInfo),
 }
 
 /// An approved call: what runs, and the time its confirmation took to prepare.
@@ -100,10 +100,12 @@ struct Approved {
     prepared: Duration,
 }
 
+/// One call as the Scheduler tracks it; the arguments are shared, never copied.
 struct CallInfo {
     id: String,
     name: String,
-    args: Value,
+    args: Arc<Value>,
+    timeline: CallTimeline,
     /// A BeforeTool hook replaced the arguments.
     hook_modified: bool,
 }
@@ -113,6 +115,8 @@ impl Inner {
         self.events.push(event);
     }
 
+    /// Tells the front ends the call moved on (only for states they show: approval
+    /// and execution; the others are kept in the call's timeline).
     fn status(&self, call: &CallInfo, status: CallStatus) {
         self.emit(UiEvent::ToolCallStatus {
             call_id: call.id.clone(),
@@ -121,7 +125,8 @@ impl Inner {
         });
     }
 
-    fn finish(&self, completed: CompletedCall) -> Arc<CompletedCall> {
+    fn finish(&self, mut completed: CompletedCall) -> Arc<CompletedCall> {
+        completed.timeline.done = Some(Instant::now());
         let completed = Arc::new(completed);
         self.emit(UiEvent::ToolCallCompleted(completed.clone()));
         completed
@@ -138,6 +143,7 @@ impl Inner {
             error: Some(ToolError { message, kind }),
             duration: Duration::ZERO,
             data: None,
+            timeline: call.timeline.clone(),
         })
     }
 
@@ -156,6 +162,7 @@ impl Inner {
             }),
             duration: Duration::ZERO,
             data: None,
+            timeline: call.timeline.clone(),
         })
     }
 
@@ -164,11 +171,16 @@ impl Inner {
         let mut slots: Vec<Slot> = Vec::with_capacity(batch.calls.len());
         let mut conflicts = ConflictTracker::default();
         let mut stop_reason: Option<&'static str> = None;
+        let window = Arc::new(tokio::sync::Semaphore::new(self.window));
         for FunctionCall { id, name, args } in batch.calls {
             let mut call = CallInfo {
                 id: id.unwrap_or_default(),
                 name,
-                args,
+                args: Arc::new(args),
+                timeline: CallTimeline {
+                    validating: Some(Instant::now()),
+                    ..CallTimeline::default()
+                },
                 hook_modified: false,
             };
             self.emit(UiEvent::ToolCallRequested {
@@ -176,7 +188,6 @@ impl Inner {
                 name: call.name.clone(),
                 args: call.args.clone(),
             });
-            self.status(&call, CallStatus::Validating);
             if let Some(reason) = stop_reason {
                 slots.push(Slot::Done(self.cancelled(&call, reason)));
                 continue;
@@ -237,7 +248,7 @@ impl Inner {
                 }
             };
             match self
-                .approve(&tool, invocation, &call, &cancel, force_ask)
+                .approve(&tool, invocation, &mut call, &cancel, force_ask)
                 .await
             {
                 Approval::Run(invocation, original_hash, prepared) => {
@@ -248,8 +259,22 @@ impl Inner {
                         &touched.writes,
                         wait_for_previous(&call.args),
                     );
-                    let handle = actix::spawn(self.clone().execute(
-                        call_clone(&call),
+                    // The window: a call starts only when one of the calls in flight
+                    // has finished (closed only if the batch is dropped).
+                    let Ok(permit) = window.clone().acquire_owned().await else {
+                        slots.push(Slot::Done(self.cancelled(&call, "Operation cancelled")));
+                        continue;
+                    };
+                    call.timeline.scheduled = Some(Instant::now());
+                    let info = CallInfo {
+                        id: call.id.clone(),
+                        name: call.name.clone(),
+                        args: call.args.clone(),
+                        timeline: CallTimeline::default(),
+                        hook_modified: call.hook_modified,
+                    };
+                    let run = self.clone().execute(
+                        call,
                         tool,
                         Approved {
                             invocation,
@@ -259,8 +284,13 @@ impl Inner {
                         deps,
                         cancel.clone(),
                         tx,
-                    ));
-                    slots.push(Slot::Running(handle, call.id, call.name, call.args));
+                    );
+                    let handle = actix::spawn(async move {
+                        let completed = run.await;
+                        drop(permit);
+                        completed
+                    });
+                    slots.push(Slot::Running(handle, info));
                     continue;
                 }
                 Approval::Refused(completed) => slots.push(Slot::Done(completed)),
@@ -275,15 +305,10 @@ impl Inner {
         for slot in slots {
             results.push(match slot {
                 Slot::Done(c) => c,
-                Slot::Running(handle, id, name, args) => match handle.await {
+                Slot::Running(handle, info) => match handle.await {
                     Ok(c) => c,
                     Err(e) => self.failed(
-                        &CallInfo {
-                            id,
-                            name,
-                            args,
-                            hook_modified: false,
-                        },
+                        &info,
                         ToolErrorKind::UnhandledException,
                         format!("Internal error while running the tool: {e}"),
                     ),
@@ -318,7 +343,7 @@ impl Inner {
             original_hash,
             prepared,
         } = approved;
-        self.status(&call, CallStatus::Scheduled);
+        let mut call = call;
         if !deps.is_empty() {
             tokio::select! {
                 _ = futures::future::join_all(deps) => {}
@@ -331,7 +356,7 @@ impl Inner {
         }
         let (invocation, approved) = match original_hash {
             Some(hash) => match self
-                .recheck_approval(&tool, invocation, hash, &call, &cancel)
+                .recheck_approval(&tool, invocation, hash, &mut call, &cancel)
                 .await
             {
                 Ok(rechecked) => rechecked,
@@ -344,6 +369,8 @@ impl Inner {
         };
         self.status(&call, CallStatus::Executing);
         let started = Instant::now();
+        call.timeline.executing = Some(started);
+        call.timeline.actor = Some(invocation.actor_label());
         let ctx = self
             .context(&call.id, cancel.clone())
             .with_approved_original(approved);
@@ -359,7 +386,7 @@ impl Inner {
             other => other,
         };
         let _ = done.send(());
-        let model = self.services.model_name.clone();
+        let model = self.services.model_name.as_str();
         let (status, parts, display, error, data) = match outcome {
             HostOutcome::Finished(out) => match out.error {
                 Some(err) => (
@@ -371,7 +398,7 @@ impl Inner {
                 ),
                 None => (
                     CallStatus::Success,
-                    success_parts(&call.name, &call.id, &out.llm_content, &model),
+                    success_parts(&call.name, &call.id, out.llm_content, model),
                     out.display,
                     None,
                     out.data,
@@ -431,6 +458,7 @@ impl Inner {
             error,
             duration,
             data,
+            timeline: call.timeline,
         };
         let completed = self
             .after_tool(completed, call.hook_modified, &cancel)
@@ -459,15 +487,6 @@ type Outcome = (
     Option<ToolError>,
     Option<serde_json::Value>,
 );
-
-fn call_clone(call: &CallInfo) -> CallInfo {
-    CallInfo {
-        id: call.id.clone(),
-        name: call.name.clone(),
-        args: call.args.clone(),
-        hook_modified: call.hook_modified,
-    }
-}
 
 fn wait_for_previous(args: &Value) -> bool {
     args.get("wait_for_previous").and_then(Value::as_bool) == Some(true)
