@@ -264,3 +264,33 @@ fn workspace_runs_read_only_unless_writes_are_allowed_on_a_copy() {
     );
     assert_eq!(s.read("src/lib.rs"), "pub fn a() {}\n");
 }
+
+#[test]
+fn record_session_writes_a_session_file_and_every_call_succeeds() {
+    let s = Scratch::new();
+    let out = s
+        .bare_command()
+        .args(["bench", "--calls", "20", "--record-session"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["succeeded"], 20);
+    assert!(
+        report["session_file_bytes"].as_u64().is_some_and(|b| b > 0),
+        "{report}"
+    );
+    // The baseline records nothing.
+    let out = s
+        .bare_command()
+        .args(["bench", "--calls", "5"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["session_file_bytes"].as_u64().unwrap_or(0),
+        0,
+        "{report}"
+    );
+}
