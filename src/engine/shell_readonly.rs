@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tree_sitter::{Node, Parser};
+use tree_sitter::Node;
 
 use super::shell_syntax::strip_shell_wrapper;
 use super::workspace::normalize_lexically;
@@ -112,12 +112,7 @@ fn parse(command: &str) -> Result<(tree_sitter::Tree, String), String> {
     if command.trim().is_empty() || command.len() > MAX_LEN {
         return Err("empty or over-long command".into());
     }
-    let mut parser = Parser::new();
-    parser
-        .set_language(&tree_sitter_bash::LANGUAGE.into())
-        .map_err(|e| e.to_string())?;
-    let tree = parser
-        .parse(command, None)
+    let tree = crate::engine::shell_syntax::parse_tree(command)
         .ok_or_else(|| "the command does not parse".to_string())?;
     if tree.root_node().has_error() {
         return Err("the command does not parse cleanly".into());

@@ -159,3 +159,22 @@ fn known_safe_commands() {
         assert!(!is_known_safe(unsafe_cmd), "{unsafe_cmd}");
     }
 }
+
+#[test]
+fn characters_above_latin1_after_a_brace_do_not_crash_the_parser() {
+    // tree-sitter-bash's scanner read outside C's ctype table here (a SIGSEGV).
+    for c in ['\u{20AC}', '\u{FFFD}', '\u{10FFFF}', '\u{1F600}'] {
+        for line in [
+            format!("{{{c}"),
+            format!("echo {{{c}.."),
+            format!("cat a {{ {c}"),
+            format!("x=$( {{{c} )"),
+        ] {
+            let _ = parse(&line);
+            let _ = crate::engine::shell_readonly::structure_problem(&line);
+        }
+    }
+    // Non-ASCII words keep their text.
+    let line = parse("cat résumé-€.txt").expect("parses");
+    assert_eq!(line.commands[0].args, vec!["résumé-€.txt".to_string()]);
+}
