@@ -23,15 +23,22 @@ use super::terminal::Palette;
 use super::SessionLink;
 
 /// What `run_shell_command`'s approval policy says about `command` now: the mode, the
-/// known-safe read-only commands and the session's allow rules, as for the model.
+/// syntax-tree read-only verdict (paths inside the workspace) and the session's allow
+/// rules keyed as for the model's calls, so a `!` line gets no more than the model would.
 pub fn decision(link: &SessionLink, command: &str) -> PolicyDecision {
-    let hint = shell_syntax::is_known_safe(command).then_some(true);
+    let services = &link.services;
+    let cwd = services.workspace.primary().to_path_buf();
+    let hint = matches!(
+        crate::tools::shell::readonly::verdict(command, &cwd, services),
+        crate::engine::shell_readonly::Verdict::ReadOnly
+    )
+    .then_some(true);
     let Ok(state) = link.policy.lock() else {
         return PolicyDecision::Ask;
     };
     match decide(state.mode, ToolKind::Execute, hint) {
         PolicyDecision::Ask
-            if state.allows("run_shell_command", &shell_syntax::approval_keys(command)) =>
+            if state.allows("run_shell_command", &shell_syntax::allow_list_keys(command)) =>
         {
             PolicyDecision::Allow
         }

@@ -110,6 +110,25 @@ fn shell_mode_runs_commands_and_the_model_sees_them() {
 }
 
 #[test]
+fn shell_mode_asks_for_what_only_looks_read_only() {
+    let s = Scratch::new();
+    let t = Term::start(&s, &[], &[], &[]);
+    // `echo` is read-only, but `${x@P}` expands the quoted `$(…)`: it must ask.
+    t.line("!x='$(touch pwned.txt)'; echo ${x@P}");
+    t.wait_for("wants to run a shell command: x=");
+    t.line("n");
+    t.wait_for("Not run; the command was cancelled.");
+    assert!(!s.ws().join("pwned.txt").exists());
+    // A path outside the workspace asks too.
+    t.line("!cat ../outside.txt");
+    t.wait_for("wants to run a shell command: cat ../outside.txt");
+    t.line("n");
+    t.wait_for("Not run; the command was cancelled.");
+    t.line("/quit");
+    t.wait_for("[troupe exited 0]");
+}
+
+#[test]
 fn a_custom_command_fills_args_shell_and_file_injections() {
     let s = Scratch::new();
     s.write("CHANGES.md", "- fixed the parser\n");
