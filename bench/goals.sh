@@ -76,8 +76,12 @@ row(f"{int(big):,} calls in one turn ≤ 300 MB, bounded window",
     yes(b["succeeded"] == int(big) and b["peak_rss_mb"] <= 300))
 
 start = json.load(open(f"{out}/start.json"))
-runs = [r["session_start_ms"] for c in start["cells"] for r in c["runs"]]
-med = start["cells"][0]["median"]["session_start_ms"]
+if "cells" in start:  # --repeat > 1: the runs and their median
+    runs = [r["session_start_ms"] for c in start["cells"] for r in c["runs"]]
+    med = start["cells"][0]["median"]["session_start_ms"]
+else:  # one run
+    runs = [start["session_start_ms"]]
+    med = runs[0]
 row("Start-up of all actors (first token) ≤ 5 ms", f"troupe bench --calls 1 --repeat {repeat}",
     f"median {med} ms (runs: {', '.join(str(r) for r in runs)})", yes(med <= 5))
 
