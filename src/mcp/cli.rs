@@ -267,7 +267,7 @@ fn remove(scope: ScopeArg, name: &str, cwd: &Path) -> Result<i32, McpCliError> {
 }
 
 /// Connects to `config` (5 s at most, as gemini-cli's list) and says how it went.
-async fn probe(config: &McpServerConfig, cwd: &Path) -> Result<Vec<String>, String> {
+async fn probe(config: &McpServerConfig, cwd: &Path) -> Result<Probed, String> {
     if let Some(reason) = &config.blocked {
         return Err(reason.clone());
     }
@@ -276,16 +276,33 @@ async fn probe(config: &McpServerConfig, cwd: &Path) -> Result<Vec<String>, Stri
     let connected = tokio::time::timeout(limit, open(config, client, Some(cwd.to_path_buf())))
         .await
         .map_err(|_| format!("no answer to initialize within {} ms", limit.as_millis()))??;
-    let tools = tokio::time::timeout(limit, connected.service.peer().list_all_tools())
-        .await
-        .map_err(|_| "tools/list timed out".to_string())?
-        .map_err(|e| format!("tools/list failed: {e}"))?;
+    let listing = tokio::time::timeout(
+        limit,
+        super::listing::list_tools(connected.service.peer()),
+    )
+    .await
+    .map_err(|_| "tools/list timed out".to_string())??;
     let _ = connected.service.cancel().await;
-    Ok(tools
+    let tools = listing
+        .tools
         .iter()
         .filter(|t| config.keeps_tool(&t.name))
         .map(|t| super::convert::tool_name(&config.name, &t.name))
-        .collect())
+        .collect();
+    Ok((tools, listing.skipped))
+}
+
+/// The tools a probe found (model-facing names), and the tools it skipped.
+type Probed = (Vec<String>, Vec<super::listing::SkippedTool>);
+
+fn skipped_lines(result: &Result<Probed, String>) -> Vec<String> {
+    match result {
+        Ok((_, skipped)) => skipped
+            .iter()
+            .map(|t| format!("    Skipped tool {}: {}", t.name, t.reason))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, McpCliError> {
@@ -295,7 +312,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, McpCliError> {
         .map_err(|e| McpCliError::Usage(e.to_string()))
 }
 
-fn line(config: &McpServerConfig, result: &Result<Vec<String>, String>) -> String {
+fn line(config: &McpServerConfig, result: &Result<Probed, String>) -> String {
     let (symbol, state) = match result {
         _ if config.blocked.is_some() => ("⛔", "Blocked"),
         _ if !config.enabled() => ("○", "Disabled"),
@@ -331,6 +348,9 @@ fn list(cwd: &Path) -> Result<i32, McpCliError> {
         if let (Err(e), true) = (result, server.enabled()) {
             eprintln!("    Error: {e}");
         }
+        for skipped in skipped_lines(result) {
+            eprintln!("{skipped}");
+        }
     }
     Ok(0)
 }
@@ -355,8 +375,11 @@ fn get(name: &str, cwd: &Path) -> Result<i32, McpCliError> {
     print!("{}", toml::to_string(&server.entry).unwrap_or_default());
     println!("{}", line(&server, &result));
     match &result {
-        Ok(tools) => tools.iter().for_each(|t| println!("  - {t}")),
+        Ok((tools, _)) => tools.iter().for_each(|t| println!("  - {t}")),
         Err(e) => println!("    Error: {e}"),
+    }
+    for skipped in skipped_lines(&result) {
+        println!("{skipped}");
     }
     Ok(0)
 }

@@ -10,6 +10,7 @@ mod history_rules;
 mod hooks;
 mod local_llm;
 pub mod mcp;
+mod mcp_remote;
 mod openai_wire;
 mod properties;
 mod read_search;
