@@ -104,8 +104,22 @@ async fn open_http(
             .custom_headers(custom)
             .max_concurrent_requests(MAX_CONCURRENT_POSTS),
     );
-    let service = client.serve(transport).await.map_err(|e| e.to_string())?;
+    let service = client
+        .serve(transport)
+        .await
+        .map_err(|e| without_type_names(&e.to_string()))?;
     Ok(connected(service))
+}
+
+/// rmcp's transport errors name the transport's Rust type
+/// (`Transport [rmcp::transport::worker::WorkerTransport<…>] error: …`): keep the rest.
+fn without_type_names(error: &str) -> String {
+    match (error.find("Transport ["), error.find("] error: ")) {
+        (Some(start), Some(end)) if start < end => {
+            format!("{}{}", &error[..start], &error[end + "] error: ".len()..])
+        }
+        _ => error.to_string(),
+    }
 }
 
 async fn open_sse(url: &str, headers: &HeaderMap, client: TroupeClient) -> Result<Connected, String> {
@@ -146,6 +160,15 @@ mod tests {
         let map = expanded_headers(&headers, &lookup).unwrap();
         assert_eq!(map["authorization"], "Bearer t0k");
         assert_eq!(map["x-key"], "");
+    }
+
+    #[test]
+    fn transport_type_names_are_left_out_of_errors() {
+        assert_eq!(
+            without_type_names("Send message error Transport [a::B<c::D>] error: HTTP 401, when x"),
+            "Send message error HTTP 401, when x"
+        );
+        assert_eq!(without_type_names("plain"), "plain");
     }
 
     #[test]
