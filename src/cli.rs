@@ -275,9 +275,13 @@ impl BenchToolArg {
 fn parse_bench_tool(text: &str) -> Result<BenchToolArg, String> {
     match text.strip_prefix("mcp:") {
         Some(spec) => Ok(BenchToolArg::Mcp(spec.to_string())),
-        None => BenchTool::from_str(text, true).map(BenchToolArg::Builtin).map_err(|_| {
-            format!("unknown tool `{text}`: use read-file, list-directory, glob or mcp:SERVER/TOOL")
-        }),
+        None => BenchTool::from_str(text, true)
+            .map(BenchToolArg::Builtin)
+            .map_err(|_| {
+                format!(
+                    "unknown tool `{text}`: use read-file, list-directory, glob or mcp:SERVER/TOOL"
+                )
+            }),
     }
 }
 

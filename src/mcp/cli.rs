@@ -276,12 +276,9 @@ async fn probe(config: &McpServerConfig, cwd: &Path) -> Result<Probed, String> {
     let connected = tokio::time::timeout(limit, open(config, client, Some(cwd.to_path_buf())))
         .await
         .map_err(|_| format!("no answer to initialize within {} ms", limit.as_millis()))??;
-    let listing = tokio::time::timeout(
-        limit,
-        super::listing::list_tools(connected.service.peer()),
-    )
-    .await
-    .map_err(|_| "tools/list timed out".to_string())??;
+    let listing = tokio::time::timeout(limit, super::listing::list_tools(connected.service.peer()))
+        .await
+        .map_err(|_| "tools/list timed out".to_string())??;
     let _ = connected.service.cancel().await;
     let tools = listing
         .tools

@@ -54,9 +54,7 @@ async fn list_tools_raw(peer: &Peer<RoleClient>) -> Result<ToolListing, String> 
     let mut cursor: Option<String> = None;
     // A server that pages forever is cut off.
     for _ in 0..1000 {
-        let params = cursor
-            .as_ref()
-            .map(|c| serde_json::json!({ "cursor": c }));
+        let params = cursor.as_ref().map(|c| serde_json::json!({ "cursor": c }));
         let result = peer
             .send_request(ClientRequest::CustomRequest(CustomRequest::new(
                 "tools/list",
@@ -118,9 +116,7 @@ pub fn schema_problem(schema: &Value) -> Option<String> {
         Value::Object(map) => match map.get("type") {
             None => None,
             Some(Value::String(t)) if t == "object" => None,
-            Some(other) => Some(format!(
-                "its inputSchema has type {other}, not \"object\""
-            )),
+            Some(other) => Some(format!("its inputSchema has type {other}, not \"object\"")),
         },
         other => Some(format!(
             "its inputSchema is not an object (it is {})",

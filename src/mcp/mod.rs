@@ -10,8 +10,8 @@ pub mod listing;
 pub mod prompts;
 pub mod remote;
 pub mod serve;
-pub mod sse;
 pub mod server;
+pub mod sse;
 pub mod status;
 pub mod tool;
 

@@ -26,11 +26,7 @@ impl McpHub {
             .flat_map(|s| {
                 let server = s.config.name.clone();
                 s.prompts.into_iter().map(move |prompt| {
-                    let base: String = prompt
-                        .name
-                        .split_whitespace()
-                        .collect::<Vec<_>>()
-                        .join("-");
+                    let base: String = prompt.name.split_whitespace().collect::<Vec<_>>().join("-");
                     let command = if is_builtin(&base) {
                         format!("{server}.{base}")
                     } else {
@@ -111,7 +107,10 @@ pub fn parse_arguments(prompt: &PromptInfo, line: &str) -> Result<Map<String, Va
         .map(|(name, _)| format!("--{name}"))
         .collect();
     if !still.is_empty() {
-        return Err(format!("Missing required argument(s): {}", still.join(", ")));
+        return Err(format!(
+            "Missing required argument(s): {}",
+            still.join(", ")
+        ));
     }
     Ok(named)
 }

@@ -66,8 +66,9 @@ pub fn expanded_headers(
     for (key, value) in headers {
         let name = HeaderName::from_bytes(key.trim().as_bytes())
             .map_err(|_| format!("header name \"{key}\" is not a valid HTTP header name"))?;
-        let value = HeaderValue::from_str(expand(value, lookup).trim())
-            .map_err(|_| format!("the value of header \"{key}\" is not a valid HTTP header value"))?;
+        let value = HeaderValue::from_str(expand(value, lookup).trim()).map_err(|_| {
+            format!("the value of header \"{key}\" is not a valid HTTP header value")
+        })?;
         map.insert(name, value);
     }
     Ok(map)
@@ -122,7 +123,11 @@ fn without_type_names(error: &str) -> String {
     }
 }
 
-async fn open_sse(url: &str, headers: &HeaderMap, client: TroupeClient) -> Result<Connected, String> {
+async fn open_sse(
+    url: &str,
+    headers: &HeaderMap,
+    client: TroupeClient,
+) -> Result<Connected, String> {
     let transport = super::sse::SseClientTransport::connect(url, headers.clone())
         .await
         .map_err(|e| e.to_string())?;

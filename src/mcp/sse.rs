@@ -155,7 +155,9 @@ impl Transport<RoleClient> for SseClientTransport {
         }
     }
 
-    fn receive(&mut self) -> impl std::future::Future<Output = Option<ServerJsonRpcMessage>> + Send {
+    fn receive(
+        &mut self,
+    ) -> impl std::future::Future<Output = Option<ServerJsonRpcMessage>> + Send {
         self.incoming.next()
     }
 

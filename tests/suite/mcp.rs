@@ -406,8 +406,14 @@ fn broken_servers_never_stop_the_session_and_say_what_is_wrong() {
         .iter()
         .map(|d| d["name"].as_str().unwrap_or_default().to_string())
         .collect();
-    assert!(declared.contains(&"mcp_odd_fine".to_string()), "{declared:?}");
-    assert!(!declared.contains(&"mcp_odd_odd".to_string()), "{declared:?}");
+    assert!(
+        declared.contains(&"mcp_odd_fine".to_string()),
+        "{declared:?}"
+    );
+    assert!(
+        !declared.contains(&"mcp_odd_odd".to_string()),
+        "{declared:?}"
+    );
     assert_eq!(
         response_of(&responses, "mcp_odd_fine")["response"]["output"],
         "<untrusted_context>\nfine ran\n</untrusted_context>"
@@ -697,9 +703,18 @@ fn bench_calls_an_mcp_tool_and_every_call_succeeds() {
     assert_eq!(mcp["workload"], "mcp fx/echo", "{mcp}");
     assert_eq!(alias["workload"], "mcp fx/echo", "{alias}");
     // The same figures as the built-in run, so the two compare.
-    for key in ["turn_wall_ms", "turn_calls_per_s", "p50_us", "p99_us", "session_start_ms"] {
+    for key in [
+        "turn_wall_ms",
+        "turn_calls_per_s",
+        "p50_us",
+        "p99_us",
+        "session_start_ms",
+    ] {
         assert!(mcp[key].as_f64().is_some_and(|v| v > 0.0), "{key}: {mcp}");
-        assert!(builtin[key].as_f64().is_some_and(|v| v > 0.0), "{key}: {builtin}");
+        assert!(
+            builtin[key].as_f64().is_some_and(|v| v > 0.0),
+            "{key}: {builtin}"
+        );
     }
     // Every call reached the server.
     let calls = std::fs::read_to_string(&log)

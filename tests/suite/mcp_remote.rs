@@ -191,9 +191,15 @@ fn mcp_add_http_and_sse_with_headers_round_trip() {
         "web",
         &web.url,
     ]);
-    assert_eq!(err.trim(), "MCP server \"web\" added to user settings. (http)");
+    assert_eq!(
+        err.trim(),
+        "MCP server \"web\" added to user settings. (http)"
+    );
     let err = run(&["add", "-s", "user", "-t", "sse", "old", &old.url]);
-    assert_eq!(err.trim(), "MCP server \"old\" added to user settings. (sse)");
+    assert_eq!(
+        err.trim(),
+        "MCP server \"old\" added to user settings. (sse)"
+    );
     let config = std::fs::read_to_string(s.home().join(".troupe/config.toml")).unwrap();
     let table: toml::Table = config.parse().unwrap();
     let entry = &table["mcp_servers"]["web"];
@@ -221,7 +227,11 @@ fn mcp_add_http_and_sse_with_headers_round_trip() {
         .args(["mcp", "get", "web"])
         .output()
         .unwrap();
-    assert!(stdout(&get).contains("  - mcp_web_echo"), "{}", stdout(&get));
+    assert!(
+        stdout(&get).contains("  - mcp_web_echo"),
+        "{}",
+        stdout(&get)
+    );
     assert_eq!(
         run(&["remove", "-s", "user", "web"]).trim(),
         "Server \"web\" removed from user settings."

@@ -90,7 +90,10 @@ fn mcp_prompts_are_slash_commands_and_reload_restarts_the_servers() {
         }
     }
     let shown = t.wait_for("Echoes the text back.");
-    assert!(shown.contains("  Prompts:\n  - greet\n  - summary"), "{shown}");
+    assert!(
+        shown.contains("  Prompts:\n  - greet\n  - summary"),
+        "{shown}"
+    );
     t.line("/greet help");
     t.wait_for("--name=\"…\" (required)");
     t.line("/greet --mood=cheerful");
@@ -104,7 +107,8 @@ fn mcp_prompts_are_slash_commands_and_reload_restarts_the_servers() {
     let requests = s.requests();
     assert_eq!(requests.len(), 2, "the failed /greet sent nothing");
     assert!(
-        user_texts(&requests[0]).contains(&"Say hello to Ada Lovelace in a cheerful way.".to_string()),
+        user_texts(&requests[0])
+            .contains(&"Say hello to Ada Lovelace in a cheerful way.".to_string()),
         "{:?}",
         user_texts(&requests[0])
     );
