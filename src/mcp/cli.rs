@@ -50,9 +50,10 @@ pub struct AddArgs {
     /// Which settings file: the project's `.troupe/config.toml` or the user's.
     #[arg(short = 's', long = "scope", value_enum, default_value_t = ScopeArg::Project)]
     pub scope: ScopeArg,
-    /// How to reach the server.
-    #[arg(short = 't', long = "transport", visible_alias = "type", value_enum, default_value_t = TransportArg::Stdio)]
-    pub transport: TransportArg,
+    /// How to reach the server (default: stdio; for an http(s):// target, Streamable
+    /// HTTP then SSE).
+    #[arg(short = 't', long = "transport", visible_alias = "type", value_enum)]
+    pub transport: Option<TransportArg>,
     /// Environment variable for a stdio server: -e KEY=value (repeatable).
     #[arg(short = 'e', long = "env", value_name = "KEY=VALUE")]
     pub env: Vec<String>,
@@ -152,21 +153,31 @@ fn entry_of(args: &AddArgs) -> Result<ServerEntry, McpCliError> {
             .headers
             .insert(k.trim().to_string(), v.trim().to_string());
     }
+    let is_url = args.target.starts_with("http://") || args.target.starts_with("https://");
     match args.transport {
-        TransportArg::Stdio => {
+        Some(TransportArg::Stdio) => {
             entry.command = Some(args.target.clone());
             entry.args = args.args.clone();
         }
-        TransportArg::Sse | TransportArg::Http => {
+        None if !is_url => {
+            entry.command = Some(args.target.clone());
+            entry.args = args.args.clone();
+        }
+        remote => {
+            if !args.args.is_empty() {
+                return Err(McpCliError::Usage(format!(
+                    "{}: a URL takes no arguments (got {})",
+                    args.target,
+                    args.args.join(" ")
+                )));
+            }
             entry.url = Some(args.target.clone());
-            entry.transport = Some(
-                if args.transport == TransportArg::Sse {
-                    "sse"
-                } else {
-                    "http"
-                }
-                .into(),
-            );
+            // No type for a URL: Streamable HTTP, then SSE, when connecting.
+            entry.transport = match remote {
+                Some(TransportArg::Sse) => Some("sse".into()),
+                Some(TransportArg::Http) => Some("http".into()),
+                _ => None,
+            };
         }
     }
     Ok(entry)
@@ -239,10 +250,10 @@ fn add(args: AddArgs, cwd: &Path) -> Result<i32, McpCliError> {
         eprintln!("MCP server \"{name}\" is already configured within {scope} settings.");
         eprintln!("MCP server \"{name}\" updated in {scope} settings.");
     } else {
-        let transport = match args.transport {
-            TransportArg::Stdio => "stdio",
-            TransportArg::Sse => "sse",
-            TransportArg::Http => "http",
+        let transport = match (&entry.command, entry.transport.as_deref()) {
+            (Some(_), _) => "stdio",
+            (None, Some(t)) => t,
+            (None, None) => "http+sse",
         };
         eprintln!("MCP server \"{name}\" added to {scope} settings. ({transport})");
     }

@@ -200,6 +200,25 @@ fn mcp_add_http_and_sse_with_headers_round_trip() {
         err.trim(),
         "MCP server \"old\" added to user settings. (sse)"
     );
+    // A URL without -t is a remote server (HTTP, then SSE), not a command to run.
+    let err = run(&["add", "-s", "user", "auto", &old.url]);
+    assert_eq!(
+        err.trim(),
+        "MCP server \"auto\" added to user settings. (http+sse)"
+    );
+    let refused = s
+        .bare_command()
+        .args([
+            "mcp", "add", "-s", "user", "-t", "http", "extra", &web.url, "arg",
+        ])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("a URL takes no arguments"),
+        "{}",
+        stderr(&refused)
+    );
     let config = std::fs::read_to_string(s.home().join(".troupe/config.toml")).unwrap();
     let table: toml::Table = config.parse().unwrap();
     let entry = &table["mcp_servers"]["web"];
@@ -212,6 +231,13 @@ fn mcp_add_http_and_sse_with_headers_round_trip() {
     );
     assert_eq!(entry["trust"].as_bool(), Some(true), "{config}");
     assert_eq!(table["mcp_servers"]["old"]["type"].as_str(), Some("sse"));
+    let auto = &table["mcp_servers"]["auto"];
+    assert_eq!(auto["url"].as_str(), Some(old.url.as_str()), "{config}");
+    assert!(
+        auto.get("type").is_none() && auto.get("command").is_none(),
+        "{config}"
+    );
+    assert!(table["mcp_servers"].get("extra").is_none(), "{config}");
     let err = run(&["list"]);
     assert!(
         err.contains(&format!("✓ web: {} (http) - Connected", web.url)),
@@ -219,6 +245,10 @@ fn mcp_add_http_and_sse_with_headers_round_trip() {
     );
     assert!(
         err.contains(&format!("✓ old: {} (sse) - Connected", old.url)),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("✓ auto: {} (http+sse) - Connected", old.url)),
         "{err}"
     );
     let get = s
