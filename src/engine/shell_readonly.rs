@@ -338,7 +338,12 @@ fn check_path_operand(path: &str, cwd: &Path, scope: &PathScope) -> Result<(), S
     }
     let written = absolute(path, cwd, &scope.home).ok_or_else(unknown)?;
     let resolved = normalize_lexically(&written);
-    let outside = || Err(format!("reads outside the workspace ({})", resolved.display()));
+    let outside = || {
+        Err(format!(
+            "reads outside the workspace ({})",
+            resolved.display()
+        ))
+    };
     if !has_glob(path) {
         if (scope.inside)(&resolved) && (scope.inside)(&written) {
             return Ok(());

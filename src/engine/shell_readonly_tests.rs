@@ -220,7 +220,12 @@ fn glob_brace_and_tilde_arguments_that_may_leave_the_workspace_ask() {
     ] {
         assert!(matches!(verdict(line), Verdict::Ask(_)), "{line}");
     }
-    for line in ["wc -l src/*.rs", "cat src/a?.txt", "ls src/*/mod.rs", "cat *.md"] {
+    for line in [
+        "wc -l src/*.rs",
+        "cat src/a?.txt",
+        "ls src/*/mod.rs",
+        "cat *.md",
+    ] {
         assert_eq!(verdict(line), Verdict::ReadOnly, "{line}");
     }
 }

@@ -292,6 +292,10 @@ fn globs_and_links_that_may_reach_outside_ask() {
     }
     // A glob whose every match is inside still runs without asking.
     let responses = run_batch(&s, &["cat *.md"], &[]);
-    assert!(!responses[0].to_string().contains(DENIED), "{}", responses[0]);
+    assert!(
+        !responses[0].to_string().contains(DENIED),
+        "{}",
+        responses[0]
+    );
     assert!(responses[0].to_string().contains("hello"));
 }

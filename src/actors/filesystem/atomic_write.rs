@@ -154,7 +154,10 @@ enum Step {
     Exists,
     /// The replaced file was changed after the last check; a version is kept under
     /// this name in the same directory. `written`: whether our data holds the name.
-    ChangedWhileWriting { kept: String, written: bool },
+    ChangedWhileWriting {
+        kept: String,
+        written: bool,
+    },
 }
 
 impl From<io::Error> for Step {

@@ -17,9 +17,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use self::format::{aborted_text, head_tail_excerpt, result_text, wrap_untrusted, ShellResult};
-use self::process::{
-    group_alive, group_members, signal_name, RunningCommand, ShellSpec, Stop,
-};
+use self::process::{group_alive, group_members, signal_name, RunningCommand, ShellSpec, Stop};
 use super::{PolicyHint, Services, Tool, ToolContext};
 use crate::actors::filesystem::FsError;
 use crate::engine::shell_readonly::Verdict;
