@@ -444,6 +444,10 @@ impl Actor for Chat {
     type Context = Context<Self>;
 }
 
+/// What a turn fails with when the Chat actor is torn down in the middle of it.
+pub const CHAT_STOPPED: &str =
+    "Internal error: the chat actor stopped in the middle of the turn (a panic); the session ends.";
+
 /// A Chat dropped while a turn runs was torn down by a panic (a normal end finishes
 /// the turn first): the front end hears that the turn failed instead of waiting.
 impl Drop for Chat {
@@ -451,7 +455,7 @@ impl Drop for Chat {
         if self.turn.take().is_some() {
             tracing::error!("the chat actor ended in the middle of a turn");
             self.emit(UiEvent::TurnFinished(TurnOutcome::Failed {
-                message: "Internal error: the chat actor stopped in the middle of the turn (a panic); the session ends.".into(),
+                message: CHAT_STOPPED.into(),
             }));
         }
     }

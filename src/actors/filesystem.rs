@@ -40,6 +40,12 @@ pub enum FsError {
     AlreadyExists(PathBuf),
     #[error("{} was changed on disk after the edit was computed; the edit was not written. Read the file again and retry.", .0.display())]
     ChangedOnDisk(PathBuf),
+    #[error("{} was changed by another process while this edit was being written; {}; that process's version is kept at {}. Compare the two and merge them.", path.display(), if *written { "the edit was written" } else { "the edit was not written (the other change is in place)" }, kept.display())]
+    ChangedWhileWriting {
+        path: PathBuf,
+        kept: PathBuf,
+        written: bool,
+    },
     #[error("{}: {message}", path.display())]
     Io { path: PathBuf, message: String },
     #[error("Not a regular file (a device, FIFO or socket is never read): {}", .0.display())]

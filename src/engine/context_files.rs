@@ -212,7 +212,7 @@ impl ContextFiles {
                 continue;
             };
             let allowed = self.import_roots(&path);
-            let text = expand_imports(&raw, &path, &allowed);
+            let text = expand_imports(&raw, &path, &allowed, &read_import);
             let text = text.trim();
             if text.is_empty() {
                 continue;
@@ -238,6 +238,14 @@ impl ContextFiles {
         roots
     }
 }
+
+/// Reads an `@` import beneath its allowed roots (never through a link leading out).
+fn read_import(roots: &[PathBuf], path: &Path) -> Result<(PathBuf, String), String> {
+    crate::actors::filesystem::confined::read_text_beneath(roots, path, MAX_IMPORT_BYTES)
+}
+
+/// The most of one imported file that is read.
+const MAX_IMPORT_BYTES: u64 = 1024 * 1024;
 
 /// The directories of the project tier for one workspace root: its git root down to
 /// the root itself, outermost first (just the root when there is no git root).

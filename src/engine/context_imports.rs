@@ -13,11 +13,16 @@ use super::workspace::normalize_lexically;
 /// How deep imports may nest.
 pub const MAX_DEPTH: usize = 5;
 
+/// Reads an imported file: given the allowed roots and the absolute path, the file's
+/// real path and text, or why not. It must not follow a link out of the roots (the
+/// FileSystem actor's confined read, [`crate::actors::filesystem::confined::read_text_beneath`]).
+pub type ImportReader<'a> = &'a dyn Fn(&[PathBuf], &Path) -> Result<(PathBuf, String), String>;
+
 /// Expands the imports of `text`, which was read from `file`. Imported files must lie
-/// under one of `allowed`.
-pub fn expand_imports(text: &str, file: &Path, allowed: &[PathBuf]) -> String {
+/// under one of `allowed`; `read` reads them.
+pub fn expand_imports(text: &str, file: &Path, allowed: &[PathBuf], read: ImportReader) -> String {
     let mut chain = vec![real(file)];
-    expand(text, file, allowed, &mut chain)
+    expand(text, file, allowed, read, &mut chain)
 }
 
 fn real(path: &Path) -> PathBuf {
@@ -31,7 +36,13 @@ fn import_pattern() -> Option<&'static Regex> {
         .as_ref()
 }
 
-fn expand(text: &str, file: &Path, allowed: &[PathBuf], chain: &mut Vec<PathBuf>) -> String {
+fn expand(
+    text: &str,
+    file: &Path,
+    allowed: &[PathBuf],
+    read: ImportReader,
+    chain: &mut Vec<PathBuf>,
+) -> String {
     let Some(pattern) = import_pattern() else {
         return text.to_string();
     };
@@ -60,7 +71,7 @@ fn expand(text: &str, file: &Path, allowed: &[PathBuf], chain: &mut Vec<PathBuf>
             let lead = caps.get(1).map_or("", |m| m.as_str());
             out.push_str(&line[last..whole.start()]);
             out.push_str(lead);
-            out.push_str(&import_one(target.as_str(), base, allowed, chain));
+            out.push_str(&import_one(target.as_str(), base, allowed, read, chain));
             last = whole.end();
         }
         out.push_str(&line[last..]);
@@ -68,7 +79,13 @@ fn expand(text: &str, file: &Path, allowed: &[PathBuf], chain: &mut Vec<PathBuf>
     out
 }
 
-fn import_one(target: &str, base: &Path, allowed: &[PathBuf], chain: &mut Vec<PathBuf>) -> String {
+fn import_one(
+    target: &str,
+    base: &Path,
+    allowed: &[PathBuf],
+    read: ImportReader,
+    chain: &mut Vec<PathBuf>,
+) -> String {
     let failed = |why: &str| format!("<!-- Import failed: {target} - {why} -->");
     let path = match target.strip_prefix("~/") {
         Some(rest) => crate::settings::home_dir().join(rest),
@@ -84,12 +101,17 @@ fn import_one(target: &str, base: &Path, allowed: &[PathBuf], chain: &mut Vec<Pa
     if chain.len() > MAX_DEPTH {
         return failed(&format!("imports nest deeper than {MAX_DEPTH} levels"));
     }
-    let text = match std::fs::read_to_string(&real_path) {
-        Ok(t) => t,
-        Err(e) => return failed(&e.to_string()),
+    // The check above is by name; the read is confined (a link swapped in meanwhile
+    // cannot lead out), and the cycle check uses what was really opened.
+    let (real_path, text) = match read(allowed, &path) {
+        Ok(read) => read,
+        Err(why) => return failed(&why),
     };
+    if chain.contains(&real_path) {
+        return failed("circular import");
+    }
     chain.push(real_path.clone());
-    let expanded = expand(&text, &real_path, allowed, chain);
+    let expanded = expand(&text, &real_path, allowed, read, chain);
     chain.pop();
     format!(
         "<!-- Imported from: {target} -->\n{}\n<!-- End of import from: {target} -->",
@@ -113,7 +135,10 @@ mod tests {
         let main = project.join("AGENTS.md");
         let text = "Intro\n@docs/style.md\nmail me at a@b.com\n`@docs/style.md` stays\n```\n@docs/style.md\n```\nsee @../secret.txt\n";
         std::fs::write(&main, text).unwrap();
-        let out = expand_imports(text, &main, std::slice::from_ref(&project));
+        let read = |roots: &[PathBuf], p: &Path| {
+            crate::actors::filesystem::confined::read_text_beneath(roots, p, 1 << 20)
+        };
+        let out = expand_imports(text, &main, std::slice::from_ref(&project), &read);
         assert!(out.contains("<!-- Imported from: docs/style.md -->\nUse tabs.\n<!-- Imported from: ./more.md -->\nMore rules.\n<!-- Import failed: ../AGENTS.md - circular import -->"), "{out}");
         assert!(out.contains("mail me at a@b.com"));
         assert!(out.contains("`@docs/style.md` stays"));
@@ -122,5 +147,32 @@ mod tests {
             "<!-- Import failed: ../secret.txt - path is outside the allowed directories -->"
         ));
         assert!(!out.contains("TOP SECRET"));
+    }
+
+    #[test]
+    fn a_link_out_of_the_project_is_not_followed_even_when_the_name_check_passes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let project = root.join("project");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(root.join("secret.md"), "TOP SECRET").unwrap();
+        std::os::unix::fs::symlink(root.join("secret.md"), project.join("link.md")).unwrap();
+        // A reader as the confined one is, fed a check that was fooled (a swap after
+        // the name check): the confined read still refuses.
+        let out = crate::actors::filesystem::confined::read_text_beneath(
+            std::slice::from_ref(&project),
+            &project.join("link.md"),
+            1 << 20,
+        );
+        assert!(out.is_err(), "{out:?}");
+        std::os::unix::fs::symlink("../project/ok.md", project.join("rel.md")).unwrap();
+        std::fs::write(project.join("ok.md"), "fine").unwrap();
+        let (real, text) = crate::actors::filesystem::confined::read_text_beneath(
+            std::slice::from_ref(&project),
+            &project.join("rel.md"),
+            1 << 20,
+        )
+        .unwrap();
+        assert_eq!((real, text.as_str()), (project.join("ok.md"), "fine"));
     }
 }

@@ -50,9 +50,14 @@ pub struct PathScope<'a> {
     pub cwd: PathBuf,
     /// What `~` expands to.
     pub home: PathBuf,
-    /// Whether a lexically normalised absolute path (symlinks not yet followed) lies
-    /// inside the workspace roots; the caller follows symlinks.
+    /// Whether an absolute path lies inside the workspace roots; the caller follows
+    /// symlinks (`..` after a link is resolved physically, as the kernel does). Asked
+    /// with the path as written and with its lexically normalised form.
     pub inside: &'a dyn Fn(&Path) -> bool,
+    /// Whether every existing path an absolute glob pattern may expand to (bash's
+    /// `*`, `?`, `[…]` after a glob-free directory prefix inside the roots; no `..`,
+    /// no brace, no dot-leading glob component) lies inside the roots.
+    pub glob_inside: &'a dyn Fn(&Path) -> bool,
 }
 
 /// The classifier's answer.
@@ -312,32 +317,81 @@ fn check_command(
         if path == "-" {
             continue;
         }
-        let resolved = resolve(&path, cwd, &scope.home)
-            .filter(|_| !path.contains(['{', '}']))
-            .ok_or_else(|| format!("cannot tell where `{path}` is"))?;
-        let checked = glob_free_prefix(&resolved);
-        if !(scope.inside)(&checked) {
-            return Err(format!(
-                "reads outside the workspace ({})",
-                resolved.display()
-            ));
-        }
+        check_path_operand(&path, cwd, scope)?;
     }
     Ok(())
 }
 
+/// Whether a word holds a glob character bash expands (`*`, `?`, `[`).
+fn has_glob(text: &str) -> bool {
+    text.contains(['*', '?', '['])
+}
+
+/// Asks unless everything `path` (an operand of a read-only command run in `cwd`) can
+/// name lies inside the roots: brace expansion and `~user` ask; a glob asks when a
+/// `..` follows it or a glob component starts with `.` or `[` (it may match `.` or
+/// `..`), and otherwise every match is checked by the caller ([`PathScope::glob_inside`]).
+fn check_path_operand(path: &str, cwd: &Path, scope: &PathScope) -> Result<(), String> {
+    let unknown = || format!("cannot tell where `{path}` is");
+    if path.contains(['{', '}']) {
+        return Err(format!("{} (brace expansion)", unknown()));
+    }
+    let written = absolute(path, cwd, &scope.home).ok_or_else(unknown)?;
+    let resolved = normalize_lexically(&written);
+    let outside = || {
+        Err(format!(
+            "reads outside the workspace ({})",
+            resolved.display()
+        ))
+    };
+    if !has_glob(path) {
+        if (scope.inside)(&resolved) && (scope.inside)(&written) {
+            return Ok(());
+        }
+        return outside();
+    }
+    let mut globbed = false;
+    for component in written.components() {
+        let text = component.as_os_str().to_string_lossy();
+        if globbed && text == ".." {
+            return Err(format!("{} (`..` after a glob pattern)", unknown()));
+        }
+        if has_glob(&text) {
+            if text.starts_with(['.', '[']) {
+                return Err(format!("{} (the glob may match `.` or `..`)", unknown()));
+            }
+            globbed = true;
+        }
+    }
+    let prefix = glob_free_prefix(&written);
+    if !(scope.inside)(&normalize_lexically(&prefix)) || !(scope.inside)(&prefix) {
+        return outside();
+    }
+    if !(scope.glob_inside)(&written) {
+        return Err(format!(
+            "`{path}` may match a path outside the workspace ({})",
+            resolved.display()
+        ));
+    }
+    Ok(())
+}
+
+/// `~`, relative and absolute paths made absolute (not normalised); `None` for `~user`.
+fn absolute(path: &str, cwd: &Path, home: &Path) -> Option<PathBuf> {
+    if path == "~" {
+        Some(home.to_path_buf())
+    } else if let Some(rest) = path.strip_prefix("~/") {
+        Some(home.join(rest))
+    } else if path.starts_with('~') {
+        None
+    } else {
+        Some(cwd.join(path))
+    }
+}
+
 /// `~`, relative and absolute paths made absolute and normalised; `None` for `~user`.
 fn resolve(path: &str, cwd: &Path, home: &Path) -> Option<PathBuf> {
-    let joined = if path == "~" {
-        home.to_path_buf()
-    } else if let Some(rest) = path.strip_prefix("~/") {
-        home.join(rest)
-    } else if path.starts_with('~') {
-        return None;
-    } else {
-        cwd.join(path)
-    };
-    Some(normalize_lexically(&joined))
+    absolute(path, cwd, home).map(|p| normalize_lexically(&p))
 }
 
 /// The directory part of a path before its first glob character.
@@ -345,7 +399,7 @@ fn glob_free_prefix(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         let text = component.as_os_str().to_string_lossy();
-        if text.contains(['*', '?', '[', ']']) {
+        if has_glob(&text) {
             break;
         }
         out.push(component.as_os_str());

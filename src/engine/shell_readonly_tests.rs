@@ -1,11 +1,15 @@
 use super::*;
 
 fn verdict(command: &str) -> Verdict {
-    let inside = |p: &Path| p.starts_with("/ws");
+    let inside = |p: &Path| p.starts_with("/ws") && !p.starts_with("/ws/out");
+    // A stand-in for the tool's expansion: `/ws/src` holds only files inside; what
+    // `/ws/links` holds leads outside.
+    let glob_inside = |p: &Path| inside(p) && !p.starts_with("/ws/links");
     let scope = PathScope {
         cwd: PathBuf::from("/ws"),
         home: PathBuf::from("/home/u"),
         inside: &inside,
+        glob_inside: &glob_inside,
     };
     classify(command, &scope)
 }
@@ -152,5 +156,76 @@ fn allow_list_structure() {
         "uniq a b",
     ] {
         assert!(structure_problem(line).is_some(), "{line}");
+    }
+}
+
+/// The cases of the old root-command check (`is_known_safe`, removed), on the
+/// classifier the shell tool uses.
+#[test]
+fn known_safe_commands_on_the_tree_classifier() {
+    for safe in [
+        "ls -la",
+        "cat a.txt | grep foo | wc -l",
+        "git status",
+        "git log --oneline -5",
+        "git branch --show-current",
+        "find . -name '*.rs'",
+        "sed -n '1,20p' src/main.rs",
+        "bash -c 'ls && pwd'",
+        "echo hello; pwd",
+    ] {
+        assert_eq!(verdict(safe), Verdict::ReadOnly, "{safe}");
+    }
+    for unsafe_cmd in [
+        "rm -rf /",
+        "ls > listing.txt",
+        "find . -delete",
+        "find . -exec rm {} ;",
+        "git push",
+        "git branch -D main",
+        "sed -i s/a/b/ f",
+        "base64 -o out in",
+        "echo $(rm -rf x)",
+        "FOO=1 ls",
+        "./ls",
+        "bash -c 'ls > x'",
+        "ls && make",
+        "f() { rm x; }; ls",
+        "echo 'unterminated",
+    ] {
+        assert!(
+            matches!(verdict(unsafe_cmd), Verdict::Ask(_)),
+            "{unsafe_cmd}"
+        );
+    }
+}
+
+#[test]
+fn glob_brace_and_tilde_arguments_that_may_leave_the_workspace_ask() {
+    for line in [
+        "cat ../*",
+        "cat */../../x",
+        "cat src/*/../../../x",
+        "cat {..,.}/x",
+        "cat ~/.s*/id*",
+        "cat ~/.ssh/id_rsa",
+        "cat ~root/x",
+        "cat .*/x",
+        "cat [.]*/x",
+        "ls /ws/../*",
+        "cat links/*",
+        "wc -l links/*.rs",
+        "cat ./links/a*",
+        "grep -n x out/*",
+    ] {
+        assert!(matches!(verdict(line), Verdict::Ask(_)), "{line}");
+    }
+    for line in [
+        "wc -l src/*.rs",
+        "cat src/a?.txt",
+        "ls src/*/mod.rs",
+        "cat *.md",
+    ] {
+        assert_eq!(verdict(line), Verdict::ReadOnly, "{line}");
     }
 }

@@ -7,6 +7,8 @@
 //! waits (asynchronously, at most 30 s) until `<file>` exists before it writes. A
 //! black-box test waits for `<file>.paused`, changes the file on disk, then creates
 //! `<file>`: the change lands exactly between computing and writing.
+//! `TROUPE_TEST_PAUSE_AFTER_COMMIT=<file>` pauses the same way just after the point of
+//! no return ([`super::ToolContext::commit`]), so a test can cancel a started write.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -23,12 +25,24 @@ use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolOutput};
 pub const PAUSE_ENV: &str = "TROUPE_TEST_PAUSE_BEFORE_WRITE";
 const PAUSE_LIMIT: Duration = Duration::from_secs(30);
 
+/// The environment variable of the test-only pause after the point of no return.
+pub const PAUSE_AFTER_COMMIT_ENV: &str = "TROUPE_TEST_PAUSE_AFTER_COMMIT";
+
 /// Waits for the test-only flag file, if the hook is on.
 pub async fn pause_before_write() {
+    pause_on(PAUSE_ENV).await;
+}
+
+/// Waits for the test-only flag file of [`PAUSE_AFTER_COMMIT_ENV`], if the hook is on.
+pub async fn pause_after_commit() {
+    pause_on(PAUSE_AFTER_COMMIT_ENV).await;
+}
+
+async fn pause_on(var: &str) {
     if std::env::var("TROUPE_TEST_TOOLS").as_deref() != Ok("1") {
         return;
     }
-    let Some(flag) = std::env::var_os(PAUSE_ENV).map(PathBuf::from) else {
+    let Some(flag) = std::env::var_os(var).map(PathBuf::from) else {
         return;
     };
     let mut paused = flag.clone().into_os_string();
@@ -130,6 +144,14 @@ pub fn write_error(e: FsError, other: impl FnOnce(String) -> String) -> ToolOutp
                 ToolErrorKind::FileChangedOnDisk,
                 msg,
                 "Error: the file changed on disk; the edit was not written.",
+            )
+        }
+        e @ FsError::ChangedWhileWriting { .. } => {
+            let msg = e.to_string();
+            ToolOutput::error(
+                ToolErrorKind::FileChangedOnDisk,
+                msg.clone(),
+                format!("Error: {msg}"),
             )
         }
         FsError::PermissionDenied(p) => {

@@ -215,6 +215,7 @@ async fn write(p: Params, ctx: ToolContext, planned: Planned) -> ToolOutput {
         return ToolOutput::text("Cancelled before writing.", "Cancelled before writing.");
     }
     ctx.commit();
+    file_edit::pause_after_commit().await;
     let outcome = match ctx
         .services
         .fs

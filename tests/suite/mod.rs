@@ -1,4 +1,5 @@
 mod acp;
+mod append_race;
 mod at_refs;
 mod bench;
 mod confinement;

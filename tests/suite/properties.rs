@@ -246,7 +246,16 @@ fn shell_all(command: &str) {
     let _ = sh::has_command_substitution(command);
     let _ = sh::command_roots(command);
     let _ = sh::approval_keys(command);
-    let _ = sh::is_known_safe(command);
+    let _ = sh::allow_list_keys(command);
+    let _ = troupe::engine::shell_readonly::structure_problem(command);
+    let inside = |p: &std::path::Path| p.starts_with("/ws");
+    let scope = troupe::engine::shell_readonly::PathScope {
+        cwd: std::path::PathBuf::from("/ws"),
+        home: std::path::PathBuf::from("/home/u"),
+        inside: &inside,
+        glob_inside: &inside,
+    };
+    let _ = troupe::engine::shell_readonly::classify(command, &scope);
 }
 
 #[test]

@@ -258,3 +258,44 @@ fn api_keys_reach_no_child_and_leave_troupe_environment() {
         stdout(&config)
     );
 }
+
+#[test]
+fn globs_and_links_that_may_reach_outside_ask() {
+    let s = Scratch::new();
+    s.write("README.md", "hello\n");
+    let out = s.root().join("o");
+    std::fs::create_dir_all(out.join("inner")).unwrap();
+    std::fs::write(out.join("secret.txt"), "outside secret\n").unwrap();
+    std::fs::write(s.root().join("outside.txt"), "outside secret\n").unwrap();
+    std::fs::create_dir_all(s.home().join(".ssh")).unwrap();
+    std::fs::write(s.home().join(".ssh/id_rsa"), "PRIVATE KEY\n").unwrap();
+    // A file link and a directory link leading out of the workspace.
+    std::os::unix::fs::symlink(s.root().join("outside.txt"), s.ws().join("a.key")).unwrap();
+    std::os::unix::fs::symlink(out.join("inner"), s.ws().join("lnk")).unwrap();
+    let reaching_out = [
+        "cat *.key",
+        "cat l*/../secret.txt",
+        "cat lnk/../secret.txt",
+        "cat */../../outside.txt",
+        "cat {..,.}/outside.txt",
+        "cat ~/.s*/id*",
+    ];
+    let responses = run_batch(&s, &reaching_out, &[]);
+    assert_eq!(responses.len(), reaching_out.len());
+    for (command, response) in reaching_out.iter().zip(&responses) {
+        let text = response.to_string();
+        assert!(
+            text.contains(DENIED),
+            "`{command}` was not asked about: {text}"
+        );
+        assert!(!text.contains("PRIVATE KEY") && !text.contains("outside secret"));
+    }
+    // A glob whose every match is inside still runs without asking.
+    let responses = run_batch(&s, &["cat *.md"], &[]);
+    assert!(
+        !responses[0].to_string().contains(DENIED),
+        "{}",
+        responses[0]
+    );
+    assert!(responses[0].to_string().contains("hello"));
+}

@@ -13,7 +13,7 @@
 
 use std::ffi::OsStr;
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 
@@ -127,10 +127,21 @@ pub fn write_in_dir(
         Step::Io(e) => FsError::from_io(&shown, e),
         Step::Changed => FsError::ChangedOnDisk(shown.clone()),
         Step::Exists => FsError::AlreadyExists(shown.clone()),
+        Step::ChangedWhileWriting { kept, written } => FsError::ChangedWhileWriting {
+            path: shown.clone(),
+            kept: dir_path.join(kept),
+            written,
+        },
     });
-    if result.is_err() {
-        let _ = rustix::fs::unlinkat(dir, temp_name.as_str(), AtFlags::empty());
-        return result.map(|_| false);
+    if let Err(e) = result {
+        if matches!(e, FsError::ChangedWhileWriting { .. }) {
+            // The temp name is gone; the kept file must outlive a crash.
+            let _ = rustix::fs::fsync(dir);
+        } else {
+            // The temp name holds our data, never another process's.
+            let _ = rustix::fs::unlinkat(dir, temp_name.as_str(), AtFlags::empty());
+        }
+        return Err(e);
     }
     // The rename is durable once the directory is.
     let _ = rustix::fs::fsync(dir);
@@ -141,6 +152,12 @@ enum Step {
     Io(io::Error),
     Changed,
     Exists,
+    /// The replaced file was changed after the last check; a version is kept under
+    /// this name in the same directory. `written`: whether our data holds the name.
+    ChangedWhileWriting {
+        kept: String,
+        written: bool,
+    },
 }
 
 impl From<io::Error> for Step {
@@ -181,12 +198,10 @@ fn fill_and_rename(
     drop(temp);
     match existing {
         Some(old) => {
-            if still_the_same(dir, name, old)? {
-                rustix::fs::renameat(dir, temp_name, dir, name)?;
-                Ok(())
-            } else {
-                Err(Step::Changed)
+            if !still_the_same(dir, name, old)? {
+                return Err(Step::Changed);
             }
+            replace_existing(dir, name, temp_name, old, bytes.len() as u64)
         }
         None => {
             let no_replace = matches!(expect, WriteExpect::Absent | WriteExpect::Unchanged(None));
@@ -204,6 +219,94 @@ fn fill_and_rename(
             }
         }
     }
+}
+
+/// Puts the temp file (holding `new_len` bytes) in place of `old`, which was just
+/// checked, without losing what another process writes into `old` meanwhile.
+///
+/// The two names are exchanged (`RENAME_EXCHANGE`), so the replaced file stays linked
+/// under the temp name while its descriptor is checked once more: changed after the
+/// last check (an append through a descriptor opened before the exchange) → the
+/// exchange is undone and the call fails with the other version in place; unchanged →
+/// it is unlinked and checked a last time through the held descriptor, and a change
+/// that slipped in between is copied to a kept file named in the error. What remains:
+/// a process that keeps the replaced file open and writes after that last check
+/// writes into a file without a name, as with every editor's atomic save; a
+/// same-size overwrite within one timestamp tick is not seen.
+fn replace_existing(
+    dir: BorrowedFd<'_>,
+    name: &OsStr,
+    temp_name: &str,
+    old: &Existing,
+    new_len: u64,
+) -> Result<(), Step> {
+    match rustix::fs::renameat_with(dir, temp_name, dir, name, RenameFlags::EXCHANGE) {
+        Ok(()) => {}
+        // A file system without exchange: rename, then check the held descriptor.
+        Err(rustix::io::Errno::INVAL | rustix::io::Errno::NOSYS | rustix::io::Errno::OPNOTSUPP) => {
+            rustix::fs::renameat(dir, temp_name, dir, name)?;
+            return keep_if_changed(dir, name, old);
+        }
+        Err(e) => return Err(e.into()),
+    }
+    if !same_content(&old.stat, &rustix::fs::fstat(&old.file)?) {
+        // Undo: the other process's version goes back under the name.
+        rustix::fs::renameat_with(dir, temp_name, dir, name, RenameFlags::EXCHANGE)?;
+        // Someone may have opened the name while our data held it.
+        let ours = rustix::fs::statat(dir, temp_name, AtFlags::SYMLINK_NOFOLLOW)?;
+        if ours.st_size as u64 != new_len {
+            let kept = kept_name(name);
+            rustix::fs::renameat_with(dir, temp_name, dir, kept.as_str(), RenameFlags::NOREPLACE)?;
+            return Err(Step::ChangedWhileWriting {
+                kept,
+                written: false,
+            });
+        }
+        return Err(Step::Changed);
+    }
+    rustix::fs::unlinkat(dir, temp_name, AtFlags::empty())?;
+    keep_if_changed(dir, name, old)
+}
+
+/// After `old` lost its name: if it changed since it was checked, copies it to a kept
+/// file next to `name` and says so.
+fn keep_if_changed(dir: BorrowedFd<'_>, name: &OsStr, old: &Existing) -> Result<(), Step> {
+    if same_content(&old.stat, &rustix::fs::fstat(&old.file)?) {
+        return Ok(());
+    }
+    let kept = kept_name(name);
+    let fd = rustix::fs::openat(
+        dir,
+        kept.as_str(),
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+        Mode::from_raw_mode(0o666),
+    )?;
+    let mut out = File::from(fd);
+    let mut from = &old.file;
+    from.seek(SeekFrom::Start(0))?;
+    io::copy(&mut from, &mut out)?;
+    out.sync_all()?;
+    Err(Step::ChangedWhileWriting {
+        kept,
+        written: true,
+    })
+}
+
+/// `<name>.troupe-kept-<random>`: the other process's version of a file.
+fn kept_name(name: &OsStr) -> String {
+    format!(
+        "{}.troupe-kept-{:08x}",
+        name.to_string_lossy(),
+        fastrand::u32(..)
+    )
+}
+
+/// Same size and modification time (a rename changes the change time, so it is not
+/// compared here).
+fn same_content(then: &rustix::fs::Stat, now: &rustix::fs::Stat) -> bool {
+    now.st_size == then.st_size
+        && now.st_mtime == then.st_mtime
+        && now.st_mtime_nsec == then.st_mtime_nsec
 }
 
 /// True when `name` still is the file that was read, unchanged since.

@@ -270,6 +270,59 @@ pub fn open_beneath(dir: BorrowedFd<'_>, rel: &Path, flags: OFlags) -> io::Resul
     rustix::fs::openat2(dir, rel, flags, Mode::empty(), RESOLVE).map_err(io::Error::from)
 }
 
+/// Reads the regular file `path` (absolute) as text, opened beneath whichever of
+/// `roots` it lies in, for callers that run before or outside the FileSystem actor
+/// (context files' `@` imports). A link leading out of the roots is not followed; a
+/// path that needs an absolute link is resolved by name, checked, then opened beneath
+/// its root again. At most `max` bytes are read. Returns the file's real path (from
+/// its descriptor) and its text, or why not.
+pub fn read_text_beneath(
+    roots: &[PathBuf],
+    path: &Path,
+    max: u64,
+) -> Result<(PathBuf, String), String> {
+    use std::io::Read;
+    let outside = || "path is outside the allowed directories".to_string();
+    let open = |candidate: &Path| -> Result<Option<OwnedFd>, String> {
+        let Some((root, rel)) = roots
+            .iter()
+            .filter_map(|r| Some((r, candidate.strip_prefix(r).ok()?)))
+            .max_by_key(|(r, _)| r.components().count())
+        else {
+            return Ok(None);
+        };
+        let dir = rustix::fs::open(root, OpenMode::Directory.flags(), Mode::empty())
+            .map_err(|e| e.to_string())?;
+        match open_beneath(dir.as_fd(), rel, OpenMode::Read.flags()) {
+            Ok(fd) => Ok(Some(fd)),
+            Err(e) if needs_real_path(&e) => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
+    };
+    let lexical = normalize_lexically(path);
+    let fd = match open(&lexical)? {
+        Some(fd) => fd,
+        None => {
+            let real = std::fs::canonicalize(&lexical).map_err(|e| e.to_string())?;
+            open(&real)?.ok_or_else(outside)?
+        }
+    };
+    let real = fd_path(fd.as_fd()).map_err(|e| e.to_string())?;
+    if !roots.iter().any(|r| real.starts_with(r)) {
+        return Err(outside());
+    }
+    let stat = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?;
+    if rustix::fs::FileType::from_raw_mode(stat.st_mode) != rustix::fs::FileType::RegularFile {
+        return Err("not a regular file".into());
+    }
+    let mut bytes = Vec::new();
+    File::from(fd)
+        .take(max)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    Ok((real, String::from_utf8_lossy(&bytes).into_owned()))
+}
+
 /// True when an `openat2` error means "resolution would leave the root" (or a
 /// symlink could not be followed beneath it): the path must be resolved by name.
 fn needs_real_path(e: &io::Error) -> bool {

@@ -307,8 +307,17 @@ impl Repl {
             self.turn(prompt);
         }
         let mut interrupted = false;
+        let mut code = 0;
         println!("{}", status::status_line(&self.link, p));
         loop {
+            if !self.link.chat.connected() {
+                println!(
+                    "{}",
+                    p.red("The chat actor stopped (an internal error, see the log file); the session ends.")
+                );
+                code = 1;
+                break;
+            }
             let mode = self.link.mode();
             let prompt = if self.shell_mode {
                 "[shell] > ".to_string()
@@ -372,7 +381,7 @@ impl Repl {
         self.link.processes.kill_all_now();
         futures::executor::block_on(crate::hooks::session_end(&self.link.hooks, "exit"));
         println!("{}", p.dim("Goodbye."));
-        0
+        code
     }
 
     fn command(&mut self, line: &str) -> After {
@@ -503,7 +512,7 @@ impl Repl {
             Ok(parts) => parts,
             Err(()) => return,
         };
-        run_turn_with(
+        let failed = run_turn_with(
             TurnParts {
                 editor: &mut self.editor,
                 link: &self.link,
@@ -515,6 +524,15 @@ impl Repl {
             prompt,
             model_parts,
         );
+        // A Chat torn down by a panic closes its mailbox as it unwinds, just after it
+        // reported the failed turn: let that settle so the loop sees it.
+        let settle = std::time::Instant::now();
+        while failed
+            && self.link.chat.connected()
+            && settle.elapsed() < std::time::Duration::from_secs(1)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         println!("{}", status::status_line(&self.link, self.palette));
     }
 

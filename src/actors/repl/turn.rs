@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{select, Receiver};
 
-use crate::protocol::{ApprovalDecision, CancelTurn, UiEvent, UserInput, UserParts};
+use crate::protocol::{ApprovalDecision, CancelTurn, TurnOutcome, UiEvent, UserInput, UserParts};
 
 use super::bridge::FrontMsg;
 use super::confirm::{confirm, ConfirmContext};
@@ -92,16 +92,17 @@ pub struct TurnParts<'a> {
 /// Runs one prompt to the end of its turn (or until a cancelled turn is given up on).
 #[allow(dead_code)] // for callers that send a plain prompt
 pub fn run_turn(parts: TurnParts<'_>, prompt: String) {
-    run_turn_with(parts, prompt, None);
+    let _ = run_turn_with(parts, prompt, None);
 }
 
 /// Like [`run_turn`]; `model_parts` (the prompt with its `@path` content) go to the
-/// model instead of the bare text when given.
+/// model instead of the bare text when given. Returns true when the turn ended because
+/// the Chat actor (or every actor) stopped.
 pub fn run_turn_with(
     parts: TurnParts<'_>,
     prompt: String,
     model_parts: Option<Vec<crate::engine::content::Part>>,
-) {
+) -> bool {
     let TurnParts {
         editor,
         link,
@@ -127,6 +128,8 @@ pub fn run_turn_with(
         started: Instant::now(),
     };
     let mut cancelled_at: Option<Instant> = None;
+    // The turn ended because the Chat actor stopped.
+    let mut failed = false;
     let context = ConfirmContext {
         palette: p,
         saved_to: link.user_config_label(),
@@ -138,6 +141,8 @@ pub fn run_turn_with(
             recv(events) -> msg => match msg {
                 Ok(FrontMsg::Event(event)) => {
                     let finished = matches!(event, UiEvent::TurnFinished(_));
+                    failed |= matches!(&event, UiEvent::TurnFinished(TurnOutcome::Failed { message })
+                        if message == crate::actors::chat::CHAT_STOPPED);
                     let lines = renderer.render(&event);
                     if !lines.is_empty() {
                         spinner.clear();
@@ -160,6 +165,7 @@ pub fn run_turn_with(
                 Err(_) => {
                     spinner.clear();
                     let _ = writeln!(out, "{}", p.red("The session's actors have stopped."));
+                    failed = true;
                     break;
                 }
             },
@@ -194,4 +200,5 @@ pub fn run_turn_with(
             p.red(&format!("Could not save the allow rule: {e}"))
         );
     }
+    failed
 }

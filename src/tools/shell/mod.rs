@@ -5,6 +5,7 @@
 
 pub mod background;
 pub mod format;
+pub mod live;
 pub mod process;
 pub mod readonly;
 
@@ -16,9 +17,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use self::format::{aborted_text, head_tail_excerpt, result_text, wrap_untrusted, ShellResult};
-use self::process::{
-    clean_text, group_alive, group_members, signal_name, RunningCommand, ShellSpec, Stop,
-};
+use self::process::{group_alive, group_members, signal_name, RunningCommand, ShellSpec, Stop};
 use super::{PolicyHint, Services, Tool, ToolContext};
 use crate::actors::filesystem::FsError;
 use crate::engine::shell_readonly::Verdict;
@@ -200,14 +199,20 @@ async fn run(p: Params, ctx: ToolContext) -> ToolOutput {
         tokio::time::Instant::now() + Duration::from_millis(delay)
     });
     let live = ctx.clone();
-    let mut on_chunk = move |chunk: &[u8]| {
+    let mut shown = live::LiveOutput::default();
+    let mut on_chunk = |chunk: &[u8]| {
         if !background {
-            live.live_output(clean_text(chunk));
+            if let Some(text) = shown.push(chunk) {
+                live.live_output(text);
+            }
         }
     };
     let stop = running
         .wait(&ctx.cancel, inactivity, deadline, &mut on_chunk)
         .await;
+    if let Some(rest) = shown.finish() {
+        ctx.live_output(rest);
+    }
     let output = running.output.text().trim().to_string();
     let text = match stop {
         Stop::Deadline => {

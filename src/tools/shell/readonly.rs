@@ -10,12 +10,70 @@ use crate::tools::Services;
 /// Whether `command`, run in `cwd`, is read-only and reads only inside the workspace.
 pub fn verdict(command: &str, cwd: &Path, services: &Services) -> Verdict {
     let inside = |path: &Path| services.workspace.check(path).is_ok();
+    let glob_inside = |pattern: &Path| glob_matches_inside(pattern, &inside);
     let scope = PathScope {
         cwd: cwd.to_path_buf(),
         home: crate::settings::home_dir(),
         inside: &inside,
+        glob_inside: &glob_inside,
     };
     classify(command, &scope)
+}
+
+/// Directory entries a glob check looks at before it gives up and asks.
+const MAX_GLOB_ENTRIES: usize = 20_000;
+
+/// Whether every existing path the absolute glob `pattern` may expand to is `inside`
+/// (which follows symlinks). Expanded level by level as bash does with `dotglob` off
+/// (its default in `bash -c`): a glob component matches the names of its directory,
+/// dot-names excepted, with `globset`'s `*`, `?` and `[…]` (`*` never crosses `/`);
+/// more than [`MAX_GLOB_ENTRIES`] entries, or a pattern that does not compile, is
+/// not known to stay inside.
+pub fn glob_matches_inside(pattern: &Path, inside: &dyn Fn(&Path) -> bool) -> bool {
+    let mut level = vec![std::path::PathBuf::new()];
+    let mut seen = 0;
+    for component in pattern.components() {
+        let text = component.as_os_str().to_string_lossy();
+        let matcher = if text.contains(['*', '?', '[']) {
+            match globset::GlobBuilder::new(&text)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .build()
+            {
+                Ok(glob) => Some(glob.compile_matcher()),
+                Err(_) => return false,
+            }
+        } else {
+            None
+        };
+        let mut next = Vec::new();
+        for dir in &level {
+            let Some(matcher) = &matcher else {
+                next.push(dir.join(component));
+                continue;
+            };
+            // Not a directory (or gone): bash finds no match there.
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                seen += 1;
+                if seen > MAX_GLOB_ENTRIES {
+                    return false;
+                }
+                let name = entry.file_name();
+                if !name.to_string_lossy().starts_with('.') && matcher.is_match(&name) {
+                    let found = dir.join(&name);
+                    if !inside(&found) {
+                        return false;
+                    }
+                    next.push(found);
+                }
+            }
+        }
+        level = next;
+    }
+    true
 }
 
 /// The empty tree's id: with `GIT_ATTR_SOURCE` pointing at it, no `.gitattributes`
@@ -104,4 +162,35 @@ pub async fn external_diff_guard(
             SAFE_EXTERNAL_DIFF.to_string(),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_glob_reaching_a_link_out_of_the_workspace_is_not_inside() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = dir.path().join("ws");
+        let out = dir.path().join("out");
+        std::fs::create_dir_all(ws.join("src/sub")).expect("mkdir");
+        std::fs::create_dir_all(&out).expect("mkdir");
+        std::fs::write(ws.join("src/a.rs"), "").expect("write");
+        std::fs::write(ws.join("src/sub/b.rs"), "").expect("write");
+        std::os::unix::fs::symlink(&out, ws.join("src/.hidden")).expect("link");
+        std::os::unix::fs::symlink(&out, ws.join("linkdir")).expect("link");
+        std::fs::write(out.join("id_rsa"), "").expect("write");
+        let inside = |p: &Path| {
+            std::fs::canonicalize(p)
+                .map(|r| r.starts_with(dir.path().join("ws")))
+                .unwrap_or_else(|_| p.starts_with(&ws))
+        };
+        assert!(glob_matches_inside(&ws.join("src/*.rs"), &inside));
+        assert!(glob_matches_inside(&ws.join("src/*/b.rs"), &inside));
+        // bash's `*` skips dot-names such as the link `src/.hidden`.
+        assert!(glob_matches_inside(&ws.join("src/*"), &inside));
+        assert!(!glob_matches_inside(&ws.join("l*/id_rsa"), &inside));
+        assert!(!glob_matches_inside(&ws.join("*"), &inside));
+        assert!(!glob_matches_inside(&ws.join("link?ir"), &inside));
+    }
 }

@@ -5,6 +5,7 @@
 mod cancel;
 mod commands;
 mod confirm;
+mod faults;
 mod features;
 mod mcp;
 mod reapproval;

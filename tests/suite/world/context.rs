@@ -231,3 +231,21 @@ fn write_todos_returns_the_list() {
         "Successfully cleared the todo list."
     );
 }
+
+#[test]
+fn an_import_through_a_link_leading_out_of_the_workspace_is_not_followed() {
+    let s = Scratch::new();
+    std::fs::write(s.root().join("secret.md"), "TOP SECRET OUTSIDE\n").unwrap();
+    std::os::unix::fs::symlink(s.root().join("secret.md"), s.ws().join("notes.md")).unwrap();
+    s.write("docs/ok.md", "Inside detail.\n");
+    s.write("AGENTS.md", "Rules: @notes.md and @docs/ok.md\n");
+    let (_, proc) = s.run_json(&[turn(vec![text("done")])], &["-p", "go", "--skip-trust"]);
+    assert!(proc.status.success(), "{}", stderr(&proc));
+    let system = system_text(&s.requests()[0]);
+    assert!(system.contains("Inside detail."), "{system}");
+    assert!(!system.contains("TOP SECRET OUTSIDE"), "{system}");
+    assert!(
+        system.contains("<!-- Import failed: notes.md -"),
+        "{system}"
+    );
+}
