@@ -1,4 +1,5 @@
 mod acp;
+mod acp_session;
 mod at_refs;
 mod bench;
 mod confinement;
@@ -7,6 +8,7 @@ mod faults;
 mod fidelity;
 mod gemini_wire;
 mod history_rules;
+mod hook_effects;
 mod hooks;
 mod local_llm;
 pub mod mcp;

@@ -16,7 +16,7 @@ mod extra_commands;
 mod hooks_cmd;
 mod input;
 mod render;
-mod saved_rules;
+pub mod saved_rules;
 mod session_commands;
 mod shell_mode;
 mod status;
