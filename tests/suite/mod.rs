@@ -8,6 +8,7 @@ mod faults;
 mod fidelity;
 mod gemini_wire;
 mod history_rules;
+mod honest_display;
 mod hook_effects;
 mod hooks;
 mod local_llm;
