@@ -299,7 +299,7 @@ impl Chat {
                     act.emit(UiEvent::TextDelta(text.clone()));
                     let mut replaced = TurnAssembler::default();
                     replaced.finish_reason = assembled.finish_reason.clone();
-                    replaced.usage = assembled.usage.clone();
+                    replaced.usage = assembled.usage;
                     replaced.push(&ModelEvent::Text(text));
                     return act.on_model_done(Ok((replaced, None)), ctx);
                 }
