@@ -354,10 +354,10 @@ fn modes(current: &str) -> Value {
     })
 }
 
-/// `mcpCapabilities`: the client may send stdio servers; remote transports are
-/// advertised only once the MCP module can open them (see `mcp::remote`).
+/// `mcpCapabilities`: besides stdio, the MCP module opens Streamable HTTP and SSE
+/// servers (`mcp::remote`), so the client may send both.
 fn mcp_capabilities() -> Value {
-    json!({"http": false, "sse": false})
+    json!({"http": true, "sse": true})
 }
 
 /// Whether the provider the settings pick takes audio: Gemini does (inline data);

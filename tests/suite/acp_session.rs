@@ -290,7 +290,7 @@ fn client_mcp_servers_are_connected_and_their_tools_offered() {
     let init = initialize(&mut ed);
     assert_eq!(
         init["result"]["agentCapabilities"]["mcpCapabilities"],
-        json!({"http": false, "sse": false})
+        json!({"http": true, "sse": true})
     );
     let new = new_session(
         &mut ed,

@@ -13,6 +13,7 @@ mod hook_effects;
 mod hooks;
 mod local_llm;
 pub mod mcp;
+mod mcp_remote;
 mod openai_wire;
 mod properties;
 mod read_search;
