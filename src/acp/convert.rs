@@ -3,6 +3,9 @@
 
 use serde_json::{json, Value};
 
+use base64::Engine as _;
+
+use crate::engine::content::Part;
 use crate::protocol::{ApprovalDecision, ConfirmationDetails, TurnOutcome};
 
 /// ACP's tool kind for a Troupe tool.
@@ -76,12 +79,28 @@ pub fn confirmation_content(details: &ConfirmationDetails) -> Value {
     }
 }
 
-/// gemini-cli's permission options.
-pub fn permission_options() -> Value {
+/// gemini-cli's permission options, plus "Always allow" saved to the user's config
+/// (`proceed_always_and_save`, gemini-cli's `enablePermanentToolApproval` option,
+/// always offered as the REPL's menu does). MCP tools get gemini-cli's per-tool and
+/// per-server session options.
+pub fn permission_options(details: &ConfirmationDetails, saved_to: &str) -> Value {
+    let always_saved = json!({"optionId": "proceed_always_and_save", "name": format!("Always allow (saved to {saved_to})"), "kind": "allow_always"});
+    let once = json!({"optionId": "proceed_once", "name": "Allow", "kind": "allow_once"});
+    let reject = json!({"optionId": "cancel", "name": "Reject", "kind": "reject_once"});
+    if let ConfirmationDetails::Mcp { .. } = details {
+        return json!([
+            {"optionId": "proceed_always_server", "name": "Allow all server tools for this session", "kind": "allow_always"},
+            {"optionId": "proceed_always_tool", "name": "Allow tool for this session", "kind": "allow_always"},
+            always_saved,
+            once,
+            reject,
+        ]);
+    }
     json!([
         {"optionId": "proceed_always", "name": "Allow for this session", "kind": "allow_always"},
-        {"optionId": "proceed_once", "name": "Allow", "kind": "allow_once"},
-        {"optionId": "cancel", "name": "Reject", "kind": "reject_once"},
+        always_saved,
+        once,
+        reject,
     ])
 }
 
@@ -93,7 +112,10 @@ pub fn decision(outcome: &Value) -> ApprovalDecision {
         selected,
     ) {
         (Some("selected"), Some("proceed_once")) => ApprovalDecision::ProceedOnce,
-        (Some("selected"), Some("proceed_always")) => ApprovalDecision::ProceedAlways,
+        (Some("selected"), Some("proceed_always" | "proceed_always_tool")) => {
+            ApprovalDecision::ProceedAlways
+        }
+        (Some("selected"), Some("proceed_always_server")) => ApprovalDecision::ProceedAlwaysServer,
         (Some("selected"), Some("proceed_always_and_save")) => {
             ApprovalDecision::ProceedAlwaysAndSave
         }
@@ -134,6 +156,8 @@ pub fn prompt_text(blocks: &[Value]) -> String {
                     referenced.push(format!("Content from @{uri}:\n{body}"));
                 }
             }
+            // Inline media travel as their own parts (see [`prompt_media`]).
+            Some("image" | "audio") => {}
             Some(other) => text.push_str(&format!("[{other} content is not supported]")),
             None => {}
         }
@@ -143,6 +167,44 @@ pub fn prompt_text(blocks: &[Value]) -> String {
         text.push_str(&referenced.join("\n"));
     }
     text
+}
+
+/// A prompt's `image` and `audio` blocks as inline-data parts for the model (as
+/// gemini-cli: `{inlineData: {mimeType, data}}`); an `audio` block when the model
+/// cannot take audio, or a block without data or mime type, is an error naming it.
+pub fn prompt_media(blocks: &[Value], audio: bool) -> Result<Vec<Part>, String> {
+    let mut parts = Vec::new();
+    for (i, block) in blocks.iter().enumerate() {
+        let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
+        if kind != "image" && kind != "audio" {
+            continue;
+        }
+        if kind == "audio" && !audio {
+            return Err(format!(
+                "prompt block {i}: audio is not supported by this model provider (the agent does not advertise promptCapabilities.audio)"
+            ));
+        }
+        let mime = block.get("mimeType").and_then(Value::as_str).unwrap_or("");
+        let data = block.get("data").and_then(Value::as_str).unwrap_or("");
+        if mime.is_empty() || data.is_empty() {
+            return Err(format!(
+                "prompt block {i}: an {kind} block needs both `mimeType` and base64 `data`"
+            ));
+        }
+        if !mime.starts_with(&format!("{kind}/")) {
+            return Err(format!(
+                "prompt block {i}: mimeType `{mime}` is not an {kind} type"
+            ));
+        }
+        if base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .is_err()
+        {
+            return Err(format!("prompt block {i}: `data` is not valid base64"));
+        }
+        parts.push(Part::inline(mime, data));
+    }
+    Ok(parts)
 }
 
 /// The plan a `write_todos` call sets.

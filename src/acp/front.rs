@@ -47,6 +47,8 @@ pub struct AcpFront {
     session_id: String,
     link: Arc<dyn ClientLink>,
     root: PathBuf,
+    /// Where "Always allow" saves its rule, as shown in the option.
+    saved_to: String,
     calls: HashMap<String, (String, Value)>,
     announced: HashSet<String>,
     /// Edit confirmations by call, for the diff of the finished call.
@@ -55,11 +57,17 @@ pub struct AcpFront {
 }
 
 impl AcpFront {
-    pub fn new(session_id: String, link: Arc<dyn ClientLink>, root: PathBuf) -> Self {
+    pub fn new(
+        session_id: String,
+        link: Arc<dyn ClientLink>,
+        root: PathBuf,
+        saved_to: String,
+    ) -> Self {
         Self {
             session_id,
             link,
             root,
+            saved_to,
             calls: HashMap::new(),
             announced: HashSet::new(),
             diffs: HashMap::new(),
@@ -205,7 +213,7 @@ impl Handler<ApprovalRequest> for AcpFront {
         };
         let params = json!({
             "sessionId": self.session_id,
-            "options": convert::permission_options(),
+            "options": convert::permission_options(&msg.details, &self.saved_to),
             "toolCall": {
                 "toolCallId": msg.call_id,
                 "status": "pending",

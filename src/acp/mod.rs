@@ -5,20 +5,21 @@
 //! headless fronts. Only protocol goes to stdout; logs go to the log file, warnings
 //! to stderr.
 
+pub mod auth;
 pub mod convert;
 pub mod editor;
 pub mod front;
 pub mod load;
+pub mod models;
+pub mod session;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use actix::prelude::*;
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, AuthenticateResponse, CancelNotification, InitializeRequest,
-    InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
-    NewSessionResponse, PromptRequest, PromptResponse, RequestPermissionRequest,
+    InitializeResponse, PromptRequest, PromptResponse, RequestPermissionRequest,
     SessionNotification, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::ConnectionTo;
@@ -28,13 +29,14 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
-use crate::actors::session::{start_session, Session, SessionOptions};
-use crate::app::{init_logging, select_model, AppError};
+use crate::app::{init_logging, AppError};
 use crate::cli::RunArgs;
-use crate::engine::workspace::Workspace;
-use crate::protocol::{ApprovalMode, CancelTurn, CompressHistory, Memory, UserInput};
-use front::{AcpFront, AwaitTurn, ClientLink};
-use load::RecordedSessions;
+use crate::protocol::{
+    ApprovalMode, CancelTurn, CompressHistory, Memory, SetModelName, UserInput, UserParts,
+};
+use front::{AwaitTurn, ClientLink};
+use models::{LoadSessionParams, NewSessionParams, RawResponse, SetSessionModelRequest};
+use session::AcpSession;
 
 /// The modes a session offers (gemini-cli's, in Troupe's names).
 const MODES: [(&str, &str, &str); 4] = [
@@ -56,16 +58,15 @@ const COMMANDS: [(&str, &str); 2] = [
     ),
 ];
 
-struct AcpSession {
-    session: Session,
-    front: Addr<AcpFront>,
-}
-
 struct State {
     args: RunArgs,
     /// The client's `fs.readTextFile` / `fs.writeTextFile`.
     client_fs: Mutex<(bool, bool)>,
     sessions: Mutex<HashMap<String, Arc<AcpSession>>>,
+    /// The key `authenticate` gave (memory only).
+    credentials: auth::Credentials,
+    /// Whether the configured provider takes audio (`promptCapabilities.audio`).
+    audio: bool,
 }
 
 impl State {
@@ -127,6 +128,8 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
         args: args.clone(),
         client_fs: Mutex::new((false, false)),
         sessions: Mutex::new(HashMap::new()),
+        credentials: auth::Credentials::default(),
+        audio: takes_audio(args, &loaded.settings),
     });
     let system = System::new();
     let result = system.block_on(serve(state.clone()));
@@ -137,7 +140,9 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
 }
 
 async fn serve(state: Arc<State>) -> Result<(), Error> {
-    let (s1, s2, s3, s4, s5, s6, s7) = (
+    let (s1, s2, s3, s4, s5, s6, s7, s8, s9) = (
+        state.clone(),
+        state.clone(),
         state.clone(),
         state.clone(),
         state.clone(),
@@ -163,69 +168,90 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
                     "protocolVersion": 1,
                     "agentCapabilities": {
                         "loadSession": true,
-                        "promptCapabilities": {"image": false, "audio": false, "embeddedContext": true},
-                        "mcpCapabilities": {"http": false, "sse": false},
+                        "promptCapabilities": {"image": true, "audio": s1.audio, "embeddedContext": true},
+                        "mcpCapabilities": mcp_capabilities(),
                     },
-                    "authMethods": [{"id": "api-key", "name": "API key", "description": "The key of the configured provider, from its environment variable or settings"}],
+                    "authMethods": auth::methods(),
                     "agentInfo": {"name": "troupe", "title": "Troupe", "version": env!("CARGO_PKG_VERSION")},
                 }))?)
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |_req: AuthenticateRequest, responder, _cx| {
-                responder.respond(AuthenticateResponse::default())
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: NewSessionRequest, responder, cx| {
-                let req = value(&req);
-                match new_session(&s2, &req, &cx, None) {
-                    Ok((id, mode)) => {
-                        responder.respond(typed::<NewSessionResponse>(json!({
-                            "sessionId": id,
-                            "modes": modes(mode),
-                        }))?)?;
-                        let commands: Vec<Value> = COMMANDS
-                            .iter()
-                            .map(|(n, d)| json!({"name": n, "description": d}))
-                            .collect();
-                        Link { cx }.update(
-                            &id,
-                            json!({"sessionUpdate": "available_commands_update", "availableCommands": commands}),
-                        );
-                        Ok(())
-                    }
-                    Err(message) => responder.respond_with_error(error(-32603, message)),
+            async move |req: AuthenticateRequest, responder, _cx| {
+                // The request holds the key: it is read here and never logged.
+                match s8.credentials.authenticate(&value(&req)) {
+                    Ok(()) => responder.respond(AuthenticateResponse::default()),
+                    Err(e) => responder.respond_with_error(error(-32602, e.to_string())),
                 }
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |req: LoadSessionRequest, responder, cx| {
-                let req = value(&req);
-                let id = req["sessionId"].as_str().unwrap_or("").to_string();
-                let history = match load::GeminiJsonl::standard().history(&id) {
-                    Ok(h) => h,
-                    Err(message) => return responder.respond_with_error(error(-32603, message)),
-                };
+            async move |req: NewSessionParams, responder, cx| {
+                let s = s2.clone();
+                let link = Link { cx: cx.clone() };
+                // Off the dispatch loop: starting waits on the model and MCP servers.
+                cx.spawn(async move {
+                    match session::start(&s, &req.0, link.clone(), None).await {
+                        Ok(started) => {
+                            responder.respond(RawResponse(json!({
+                                "sessionId": started.id,
+                                "modes": modes(started.mode),
+                                "models": started.models,
+                            })))?;
+                            let commands: Vec<Value> = COMMANDS
+                                .iter()
+                                .map(|(n, d)| json!({"name": n, "description": d}))
+                                .collect();
+                            link.update(
+                                &started.id,
+                                json!({"sessionUpdate": "available_commands_update", "availableCommands": commands}),
+                            );
+                            Ok(())
+                        }
+                        Err(message) => responder.respond_with_error(error(-32603, message)),
+                    }
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: LoadSessionParams, responder, cx| {
+                let id = req.0["sessionId"].as_str().unwrap_or("").to_string();
                 let s = s7.clone();
                 let link = Link { cx: cx.clone() };
-                // Off the dispatch loop: the replay waits on the new session's Chat.
+                // Off the dispatch loop: the replay waits on the new session.
                 cx.spawn(async move {
-                    let mode = match new_session(&s, &req, &link.cx, Some(id.clone())) {
-                        Ok((_, mode)) => mode,
+                    let started = match session::start(&s, &req.0, link.clone(), Some(&id)).await {
+                        Ok(started) => started,
                         Err(message) => return responder.respond_with_error(error(-32603, message)),
                     };
-                    if let Some(session) = s.session(&id) {
-                        let _ = session.session.chat.send(crate::actors::chat::SetHistory(history.clone())).await;
-                    }
-                    for update in load::replay(&history) {
+                    for update in load::replay(&started.history) {
                         link.update(&id, update);
                     }
-                    responder.respond(typed::<LoadSessionResponse>(json!({"modes": modes(mode)}))?)
+                    responder.respond(RawResponse(json!({
+                        "modes": modes(started.mode),
+                        "models": started.models,
+                    })))
                 })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: SetSessionModelRequest, responder, _cx| {
+                let Some(session) = s9.session(&req.session_id) else {
+                    return responder.respond_with_error(error(-32602, format!("unknown session {}", req.session_id)));
+                };
+                if let Err(message) = models::check(&req.model_id, &session.models) {
+                    return responder.respond_with_error(error(-32602, message));
+                }
+                let name = req.model_id.trim().to_string();
+                session.session.chat.do_send(SetModelName(name.clone()));
+                if let Ok(mut current) = session.model.lock() {
+                    *current = name;
+                }
+                responder.respond(models::SetSessionModelResponse {})
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -259,6 +285,11 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
                 };
                 let blocks = req["prompt"].as_array().cloned().unwrap_or_default();
                 let text = convert::prompt_text(&blocks);
+                let audio = matches!(session.session.services.model.provider(), "gemini" | "scripted");
+                let media = match convert::prompt_media(&blocks, audio) {
+                    Ok(media) => media,
+                    Err(message) => return responder.respond_with_error(error(-32602, message)),
+                };
                 let link = Link { cx: cx.clone() };
                 cx.spawn(async move {
                     if let Some(reply) = slash_command(&session, &text).await {
@@ -267,8 +298,16 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
                     }
                     let (tx, rx) = oneshot::channel();
                     let _ = session.front.send(AwaitTurn(tx)).await;
-                    session.session.chat.do_send(UserInput { text });
-                    match rx.await {
+                    if media.is_empty() {
+                        session.session.chat.do_send(UserInput { text });
+                    } else {
+                        let mut parts = vec![crate::engine::content::Part::text(text.clone())];
+                        parts.extend(media);
+                        session.session.chat.do_send(UserParts { text, parts });
+                    }
+                    let ended = rx.await;
+                    session::save_always_rules(&session);
+                    match ended {
                         Ok(outcome) => match convert::stop_reason(&outcome) {
                             Ok(reason) => responder.respond(typed::<PromptResponse>(json!({"stopReason": reason}))?),
                             Err(message) => responder.respond_with_error(error(-32603, message)),
@@ -315,76 +354,27 @@ fn modes(current: &str) -> Value {
     })
 }
 
-/// Starts a Troupe session for `session/new` (or `session/load`, under the loaded
-/// session's id); its id and approval mode.
-fn new_session(
-    state: &State,
-    req: &Value,
-    cx: &ConnectionTo<Client>,
-    loaded_id: Option<String>,
-) -> Result<(String, &'static str), String> {
-    let cwd = PathBuf::from(req["cwd"].as_str().unwrap_or(""));
-    if !cwd.is_absolute() {
-        return Err(format!(
-            "cwd must be an absolute path, got {}",
-            cwd.display()
-        ));
+/// `mcpCapabilities`: besides stdio, the MCP module opens Streamable HTTP and SSE
+/// servers (`mcp::remote`), so the client may send both.
+fn mcp_capabilities() -> Value {
+    json!({"http": true, "sse": true})
+}
+
+/// Whether the provider the settings pick takes audio: Gemini does (inline data);
+/// an OpenAI-compatible chat API does not.
+fn takes_audio(args: &RunArgs, settings: &crate::settings::Settings) -> bool {
+    if args.fake_responses.is_some() {
+        // The scripted model (tests) records inline data as Gemini would get it.
+        return true;
     }
-    if let Some(servers) = req["mcpServers"].as_array().filter(|s| !s.is_empty()) {
-        tracing::info!(
-            count = servers.len(),
-            ?servers,
-            "client MCP servers noted (no MCP client yet)"
-        );
+    match settings.model.provider.as_str() {
+        "gemini" => true,
+        "auto" => {
+            crate::providers::select::process_env("GEMINI_API_KEY").is_some()
+                || !settings.model.gemini.api_key.is_empty()
+        }
+        _ => false,
     }
-    let workspace = Workspace::new(&cwd, &state.args.include_directories)
-        .map(Arc::new)
-        .map_err(|e| format!("workspace: {e}"))?;
-    let loaded = crate::app::load_settings(&workspace, &state.args).map_err(|e| e.to_string())?;
-    let model = select_model(&state.args, &loaded.settings).map_err(|e| e.to_string())?;
-    let settings = Arc::new(loaded.settings);
-    let mode = ApprovalMode::parse(&settings.approval.mode).unwrap_or_default();
-    let (reads, writes) = state.client_fs.lock().map(|c| *c).unwrap_or((false, false));
-    let link = Link { cx: cx.clone() };
-    let id_slot: Arc<Mutex<String>> = Arc::new(Mutex::new(String::new()));
-    let editor = (reads || writes).then(|| {
-        Arc::new(editor::ClientFiles::new(
-            cx.clone(),
-            id_slot.clone(),
-            reads,
-            writes,
-        )) as crate::actors::editor_files::SharedEditor
-    });
-    let front_id = id_slot.clone();
-    let root = workspace.primary().to_path_buf();
-    let front = AcpFront::new(String::new(), Arc::new(link), root).start();
-    let session = start_session(
-        SessionOptions {
-            workspace,
-            settings: settings.clone(),
-            model,
-            model_name: settings.model.name.clone(),
-            approval_mode: mode,
-            request_log: state.args.log_requests.clone(),
-            test_tools: std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1"),
-            editor_files: editor,
-        },
-        front.clone().recipient(),
-        front.clone().recipient(),
-    )?;
-    let id = loaded_id.unwrap_or_else(|| session.session_id.clone());
-    if let Ok(mut slot) = front_id.lock() {
-        *slot = id.clone();
-    }
-    front.do_send(front::SetSessionId(id.clone()));
-    let hooks = session.hooks.clone();
-    actix::spawn(async move {
-        crate::hooks::session_start(&hooks, "startup").await;
-    });
-    if let Ok(mut sessions) = state.sessions.lock() {
-        sessions.insert(id.clone(), Arc::new(AcpSession { session, front }));
-    }
-    Ok((id, mode.as_str()))
 }
 
 /// `/compress` and `/memory` answered without the model.

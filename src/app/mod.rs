@@ -70,6 +70,11 @@ pub fn init_logging(settings: &Settings, override_path: Option<&Path>) -> LogGua
     let filter = tracing_subscriber::EnvFilter::try_from_env("TROUPE_LOG").unwrap_or_else(|_| {
         tracing_subscriber::EnvFilter::new(format!("troupe={}", settings.log.level))
     });
+    // The ACP crate traces whole protocol lines below info, `authenticate`'s key too.
+    let filter = match "agent_client_protocol=info".parse() {
+        Ok(cap) => filter.add_directive(cap),
+        Err(_) => filter,
+    };
     let _ = tracing_subscriber::fmt()
         .with_writer(writer)
         .with_ansi(false)

@@ -106,8 +106,11 @@ pub struct HookVerdict {
     pub additional_context: Option<String>,
     /// `hookSpecificOutput.tool_input`: replaces a tool call's arguments.
     pub tool_input: Option<Value>,
-    /// `hookSpecificOutput.llm_response` (BeforeModel: a synthetic reply).
+    /// `hookSpecificOutput.llm_response` (BeforeModel: a synthetic reply; AfterModel:
+    /// the replacement of the response).
     pub llm_response: Option<Value>,
+    /// `hookSpecificOutput.llm_request` (BeforeModel: the modified request).
+    pub llm_request: Option<Value>,
     /// `hookSpecificOutput.toolConfig` (BeforeToolSelection).
     pub tool_config: Option<Value>,
     pub clear_context: bool,
@@ -163,6 +166,9 @@ pub fn merge(outputs: &[HookOutput]) -> HookVerdict {
         }
         if let Some(v) = out.specific.get("llm_response").filter(|v| v.is_object()) {
             verdict.llm_response = Some(v.clone());
+        }
+        if let Some(v) = out.specific.get("llm_request").filter(|v| v.is_object()) {
+            verdict.llm_request = Some(v.clone());
         }
         if let Some(v) = out.specific.get("toolConfig").filter(|v| v.is_object()) {
             verdict.tool_config = Some(v.clone());

@@ -151,6 +151,13 @@ pub trait ModelClient: Send + Sync + 'static {
         Box::pin(async { Ok(DEFAULT_GEMINI_MODEL.to_string()) })
     }
 
+    /// The models this provider offers (ACP's `availableModels`, `session/set_model`):
+    /// an OpenAI-compatible server's `GET /v1/models`; by default the default model.
+    fn list_models(&self) -> BoxFuture<'static, Result<Vec<String>, ModelError>> {
+        let default = self.default_model();
+        Box::pin(async move { Ok(vec![default.await?]) })
+    }
+
     /// A non-streamed utility call (edit correction, summaries, ...). By default the
     /// stream, collected.
     fn generate(

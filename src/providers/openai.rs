@@ -79,6 +79,24 @@ fn wire_error(error: WireError) -> ModelError {
     }
 }
 
+/// Every model id of a `/v1/models` answer (either shape of [`first_model_id`]).
+fn model_ids(body: &Value) -> Vec<String> {
+    let data = body.get("data").and_then(Value::as_array);
+    let ollama = body.get("models").and_then(Value::as_array);
+    data.into_iter()
+        .flatten()
+        .filter_map(|m| m.get("id"))
+        .chain(
+            ollama
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m.get("model").or_else(|| m.get("name"))),
+        )
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect()
+}
+
 /// The first model of a `/v1/models` answer (`{"data": [{"id": …}]}`; Ollama's
 /// `{"models": [{"name"|"model": …}]}` too).
 fn first_model_id(body: &Value) -> Option<String> {
@@ -152,6 +170,20 @@ impl ModelClient for OpenAiClient {
             for event in decoder.finish().map_err(wire_error)? {
                 yield event;
             }
+        })
+    }
+
+    fn list_models(&self) -> BoxFuture<'static, Result<Vec<String>, ModelError>> {
+        let url = format!("{}/models", self.config.base_url.trim_end_matches('/'));
+        let mut builder = self.http.get(&url);
+        if !self.config.api_key.is_empty() {
+            builder = builder.bearer_auth(&self.config.api_key);
+        }
+        let timeouts = self.config.timeouts;
+        Box::pin(async move {
+            let response = http::send(PROVIDER, builder, timeouts).await?;
+            let body = http::read_body(PROVIDER, response, timeouts).await?;
+            Ok(model_ids(&parse_json(&body)?))
         })
     }
 

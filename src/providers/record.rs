@@ -122,6 +122,10 @@ impl ModelClient for RecordingModel {
         self.inner.default_model()
     }
 
+    fn list_models(&self) -> BoxFuture<'static, Result<Vec<String>, ModelError>> {
+        self.inner.list_models()
+    }
+
     fn stream(&self, request: ModelRequest) -> ModelStream {
         let mut inner = self.inner.stream(request);
         let (path, lock) = (self.path.clone(), self.lock.clone());

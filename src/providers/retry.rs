@@ -136,6 +136,10 @@ impl ModelClient for RetryingModel {
         self.inner.default_model()
     }
 
+    fn list_models(&self) -> BoxFuture<'static, Result<Vec<String>, ModelError>> {
+        self.inner.list_models()
+    }
+
     fn stream(&self, request: ModelRequest) -> ModelStream {
         self.inner.stream(request)
     }

@@ -1,4 +1,5 @@
 mod acp;
+mod acp_session;
 mod append_race;
 mod at_refs;
 mod bench;
@@ -9,6 +10,7 @@ mod fidelity;
 mod gemini_wire;
 mod history_rules;
 mod honest_display;
+mod hook_effects;
 mod hooks;
 mod local_llm;
 pub mod mcp;

@@ -10,15 +10,17 @@ use super::Chat;
 use crate::engine::content::{Content, Part, Role};
 use crate::engine::history::TurnAssembler;
 use crate::engine::loop_detection::LoopKind;
-use crate::engine::model::ModelRequest;
+use crate::engine::model::{ModelEvent, ModelRequest};
 use crate::hooks::{HookClient, HookEvent, HookVerdict};
 use crate::protocol::{TurnOutcome, UiEvent};
 
-/// gemini-cli's `llm_request`: the model, the messages as text, the sampling config.
+/// gemini-cli's `llm_request`: the model, one message per content that has text (its
+/// text parts joined), the sampling config.
 pub fn llm_request(request: &ModelRequest) -> Value {
     let messages: Vec<Value> = request
         .contents
         .iter()
+        .filter(|c| !c.text().is_empty())
         .map(|c| {
             let role = if c.role == Role::Model {
                 "model"
@@ -31,7 +33,84 @@ pub fn llm_request(request: &ModelRequest) -> Value {
     json!({
         "model": request.model,
         "messages": messages,
-        "config": {"temperature": request.temperature, "topP": request.top_p, "topK": request.top_k},
+        "config": {
+            "temperature": request.temperature,
+            "maxOutputTokens": request.max_output_tokens,
+            "topP": request.top_p,
+            "topK": request.top_k,
+        },
+    })
+}
+
+/// A BeforeModel hook's `llm_request` applied as gemini-cli 0.61 does
+/// (`fromHookLLMRequest`): `model` replaces the model; message *i* replaces the text
+/// of the *i*-th content that has text (its calls, responses and data kept, in order);
+/// messages beyond those become new contents; a `config` sets temperature,
+/// maxOutputTokens, topP and topK (an absent one is unset).
+pub fn apply_llm_request(request: &mut ModelRequest, hook: &Value) {
+    if let Some(model) = hook
+        .get("model")
+        .and_then(Value::as_str)
+        .filter(|m| !m.is_empty())
+    {
+        request.model = model.to_string();
+    }
+    if let Some(messages) = hook.get("messages").and_then(Value::as_array) {
+        let text_of = |m: &Value| match m.get("content") {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        };
+        let role_of = |m: &Value| {
+            if m.get("role").and_then(Value::as_str) == Some("model") {
+                Role::Model
+            } else {
+                Role::User
+            }
+        };
+        let mut next = messages.iter();
+        for content in request.contents.iter_mut() {
+            if content.text().is_empty() {
+                continue;
+            }
+            let Some(message) = next.next() else { break };
+            let mut parts = vec![Part::text(text_of(message))];
+            parts.extend(content.parts.drain(..).filter(|p| p.text.is_none()));
+            content.parts = parts;
+            content.role = role_of(message);
+        }
+        for message in next {
+            request.contents.push(Content {
+                role: role_of(message),
+                parts: vec![Part::text(text_of(message))],
+            });
+        }
+    }
+    if let Some(config) = hook.get("config").filter(|c| c.is_object()) {
+        let number = |k: &str| config.get(k).and_then(Value::as_f64);
+        request.temperature = number("temperature");
+        request.top_p = number("topP");
+        request.top_k = number("topK").map(|v| v.max(0.0) as u32);
+        request.max_output_tokens = number("maxOutputTokens").map(|v| v.max(0.0) as u32);
+    }
+}
+
+/// An AfterModel hook's `llm_response` with parts, as the model turn it stands for
+/// (gemini-cli's `getModifiedResponse`: the first candidate's parts, as text).
+fn replacement(response: &Value) -> Option<Content> {
+    // Each part is a string (or a `{text}` object); the replacement is their text.
+    let parts = response
+        .pointer("/candidates/0/content/parts")?
+        .as_array()
+        .filter(|p| !p.is_empty())?;
+    let parts: Vec<Part> = parts
+        .iter()
+        .filter_map(|p| p.as_str().or_else(|| p.get("text").and_then(Value::as_str)))
+        .map(Part::text)
+        .collect();
+    (!parts.is_empty()).then_some(Content {
+        role: Role::Model,
+        parts,
     })
 }
 
@@ -164,6 +243,9 @@ impl Chat {
                         return act.fail(format!("Model call blocked by hook: {reason}"));
                     }
                     let mut request = request;
+                    if let Some(changed) = &before.llm_request {
+                        apply_llm_request(&mut request, changed);
+                    }
                     apply_tool_config(&mut request, selection.tool_config.as_ref());
                     act.send_request(request, ctx);
                 }),
@@ -206,6 +288,20 @@ impl Chat {
                 if verdict.denied() {
                     let reason = verdict.reason_text();
                     return act.fail(format!("Model response blocked by hook: {reason}"));
+                }
+                if let Some(content) = verdict.llm_response.as_ref().and_then(replacement) {
+                    // The hook's answer stands for the model's: its text is shown and
+                    // recorded, and the original's calls do not run.
+                    act.emit(UiEvent::Notice(
+                        "An AfterModel hook replaced the model's answer.".into(),
+                    ));
+                    let text = content.text();
+                    act.emit(UiEvent::TextDelta(text.clone()));
+                    let mut replaced = TurnAssembler::default();
+                    replaced.finish_reason = assembled.finish_reason.clone();
+                    replaced.usage = assembled.usage;
+                    replaced.push(&ModelEvent::Text(text));
+                    return act.on_model_done(Ok((replaced, None)), ctx);
                 }
                 act.on_model_done(Ok((assembled, None)), ctx);
             }),

@@ -17,7 +17,7 @@ mod hooks_cmd;
 mod input;
 mod mcp_prompt;
 mod render;
-mod saved_rules;
+pub mod saved_rules;
 mod session_commands;
 mod shell_mode;
 mod status;
