@@ -24,7 +24,8 @@ fi
 export RUSTC_BOOTSTRAP=1
 # Its own target directory (the instrumented build shares nothing with the main one).
 export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$here/target}"
-build_flags=(--debug-assertions)
+# Unoptimised, debug assertions on (see Cargo.toml).
+build_flags=(--dev)
 
 dict_of() {
     case "$1" in
@@ -56,6 +57,11 @@ for target in "${targets[@]}"; do
     cp -R "$here/corpus/$target/." "$work/corpus/$target/"
     args=(-max_total_time="$seconds" -rss_limit_mb="${FUZZ_RSS_MB:-2048}"
         -timeout="${FUZZ_TIMEOUT:-20}" -print_final_stats=1)
+    case "$target" in
+        edit_matcher) args+=(-max_len=1024) ;;
+        sse_gemini | openai_stream | fake_responses) args+=(-max_len=2048) ;;
+        *) args+=(-max_len=4096) ;;
+    esac
     dict="$(dict_of "$target" || true)"
     [ -n "$dict" ] && args+=(-dict="$dict")
     log="$work/$target.log"
