@@ -1,9 +1,10 @@
-//! Property tests (proptest; the machine's toolchain is stable, so no cargo-fuzz in
-//! CI) of everything that parses what a model, a server, a script or a user hands in:
-//! the edit matcher, the SSE framing, the Gemini and OpenAI stream decoders, the
-//! fake-responses parser, the shell-command parser and path resolution. Each starts
-//! with the checked-in seed corpus (`tests/corpus/<target>/`), then random cases:
-//! `PROPTEST_CASES` sets how many (CI: the default below; a long run: thousands).
+//! Property tests (proptest; they run with the suite on any toolchain — the
+//! coverage-guided cargo-fuzz targets of the same parsers are in `fuzz/`) of everything
+//! that parses what a model, a server, a script or a user hands in: the edit matcher,
+//! the SSE framing, the Gemini and OpenAI stream decoders, the fake-responses parser,
+//! the shell-command parser and path resolution. Each starts with the checked-in seed
+//! corpus (`tests/corpus/<target>/`), then random cases: `PROPTEST_CASES` sets how many
+//! (CI: the default below; a long run: thousands).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
