@@ -5,11 +5,13 @@
 mod cancel;
 mod commands;
 mod confirm;
+mod directory_add;
 mod features;
 mod mcp;
 mod reapproval;
 mod sessions;
 mod signals;
+mod status_line;
 pub(crate) mod term;
 mod trust_prompt;
 
