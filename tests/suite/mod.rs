@@ -7,6 +7,7 @@ mod faults;
 mod fidelity;
 mod gemini_wire;
 mod history_rules;
+mod honest_display;
 mod hooks;
 mod local_llm;
 pub mod mcp;
