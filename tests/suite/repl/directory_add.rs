@@ -28,6 +28,20 @@ fn directory_add_widens_the_workspace_for_the_next_calls() {
             ),
         ]),
         turn(vec![text("Read it.")]),
+        turn(vec![
+            call(
+                "write_file",
+                json!({"file_path": "../sib/new.txt", "content": "written\n"}),
+            ),
+            call("list_directory", json!({"dir_path": "../sib"})),
+            call("glob", json!({"pattern": "**/note.txt"})),
+            call(
+                "grep_search",
+                json!({"pattern": "sibling", "dir_path": "../sib"}),
+            ),
+            call("read_many_files", json!({"include": ["**/note.txt"]})),
+        ]),
+        turn(vec![text("All done.")]),
     ];
     let t = Term::start(&s, &turns, &[], &[]);
     t.line("read the sibling note");
@@ -75,7 +89,12 @@ fn directory_add_widens_the_workspace_for_the_next_calls() {
         told.contains(&format!("  - {}", root.join("sib").display())),
         "the model is told the new directory list: {told}"
     );
-    let answers = requests[3].to_string();
+    let answers = requests[3]["contents"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
     assert_eq!(answers.matches("sibling text").count(), 2, "{answers}");
     assert!(
         answers.contains(&format!(
@@ -86,6 +105,32 @@ fn directory_add_widens_the_workspace_for_the_next_calls() {
         "{answers}"
     );
     assert!(!answers.contains("not added"), "{answers}");
+
+    // Every file tool works in the added directory.
+    t.line("/approval-mode yolo");
+    t.line("use the sibling directory");
+    t.wait_for("All done.");
+    assert_eq!(
+        std::fs::read_to_string(root.join("sib/new.txt")).unwrap(),
+        "written\n"
+    );
+    let answers = s.requests()[5]["contents"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(!answers.contains("Path not in workspace"), "{answers}");
+    assert!(
+        answers.contains(&root.join("sib/note.txt").display().to_string()),
+        "glob finds the file in the added root: {answers}"
+    );
+    assert!(answers.contains("note.txt"), "{answers}");
+    assert_eq!(
+        answers.matches("sibling text").count(),
+        2,
+        "grep_search and read_many_files read it: {answers}"
+    );
     t.line("/quit");
     t.wait_for("[troupe exited 0]");
 }

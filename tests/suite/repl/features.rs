@@ -38,6 +38,11 @@ fn at_references_tab_completion_and_the_status_line() {
     t.keys(&["Tab"]);
     t.wait_for("> /help");
     t.keys(&["C-u"]);
+    // ... and a command's argument.
+    t.tmux_literal("/approval-mode y");
+    t.keys(&["Tab"]);
+    t.wait_for("> /approval-mode yolo");
+    t.keys(&["C-u"]);
     t.tmux_literal("read @no");
     t.keys(&["Tab"]);
     t.wait_for("read @notes/");
