@@ -1,6 +1,7 @@
 //! `/directory add PATH[,PATH…]`: a directory the user adds in the REPL becomes a
 //! workspace root for every tool call after it (gemini-cli 0.61's command and
-//! messages).
+//! messages). Each line is typed once the prompt is drawn: rustyline asks the terminal
+//! where the cursor is when a prompt starts and drops keys typed before its answer.
 
 use serde_json::json;
 
@@ -50,8 +51,10 @@ fn directory_add_widens_the_workspace_for_the_next_calls() {
     assert!(refused.contains("Path not in workspace"), "{refused}");
     assert!(!refused.contains("sibling text"), "{refused}");
 
+    t.wait_prompt();
     t.line("/directory add");
     t.wait_for("Please provide at least one path to add.");
+    t.wait_prompt();
     t.line("/directory add ../missing, ../afile");
     t.wait_for(&format!(
         "Error adding '../missing': Directory does not exist: {}",
@@ -62,16 +65,19 @@ fn directory_add_widens_the_workspace_for_the_next_calls() {
         root.join("afile").display()
     ));
     // Tab completes directories (not files) after `/directory add`.
+    t.wait_prompt();
     t.tmux_literal("/directory add ../si");
     t.keys(&["Tab"]);
     t.wait_for("> /directory add ../sib/");
     t.keys(&["Enter"]);
     t.wait_for("Successfully added directories:\n- ../sib/");
+    t.wait_prompt();
     t.line(&format!("/dir add {},.", root.join("sib").display()));
     t.wait_for(&format!(
         "The following directories are already in the workspace:\n- {}\n- .",
         root.join("sib").display()
     ));
+    t.wait_prompt();
     t.line("/directory show");
     t.wait_for(&format!(
         "Current workspace directories:\n- {}\n- {}",
@@ -81,6 +87,7 @@ fn directory_add_widens_the_workspace_for_the_next_calls() {
 
     // The same call now succeeds; the shell's read-only check sees the new root (the
     // `cat` runs without asking); the refusal of a path still outside lists it.
+    t.wait_prompt();
     t.line("read it again");
     t.wait_for("Read it.");
     let requests = s.requests();
@@ -107,7 +114,10 @@ fn directory_add_widens_the_workspace_for_the_next_calls() {
     assert!(!answers.contains("not added"), "{answers}");
 
     // Every file tool works in the added directory.
+    t.wait_prompt();
     t.line("/approval-mode yolo");
+    // The status line under the next prompt shows once the line editor reads keys.
+    t.wait_for("gemini-2.5-flash · yolo · ");
     t.line("use the sibling directory");
     t.wait_for("All done.");
     assert_eq!(
@@ -131,6 +141,7 @@ fn directory_add_widens_the_workspace_for_the_next_calls() {
         2,
         "grep_search and read_many_files read it: {answers}"
     );
+    t.wait_prompt();
     t.line("/quit");
     t.wait_for("[troupe exited 0]");
 }
