@@ -176,9 +176,10 @@ pub struct BenchArgs {
     /// Parallel calls in the model turn.
     #[arg(long, default_value_t = 1000)]
     pub calls: usize,
-    /// Which tool the calls use.
-    #[arg(long, value_enum, default_value_t = BenchTool::ReadFile)]
-    pub tool: BenchTool,
+    /// Which tool the calls use: read-file, list-directory, glob, or
+    /// `mcp:SERVER/TOOL` (an MCP server's echo-like tool, as --mcp).
+    #[arg(long, value_parser = parse_bench_tool, default_value = "read-file", value_name = "TOOL")]
+    pub tool: BenchToolArg,
     /// Files in the generated workspace (default: as many as calls, at most 10000).
     #[arg(long)]
     pub files: Option<usize>,
@@ -194,7 +195,8 @@ pub struct BenchArgs {
     pub record_session: bool,
 
     /// Call an MCP server's tool instead: SERVER/TOOL, the server configured in the
-    /// user's config; each call gets `{"text": "call <i>"}` (an echo tool).
+    /// user's config; each call gets `{"text": "call <i>"}` (an echo tool). The same
+    /// as `--tool mcp:SERVER/TOOL`.
     #[arg(long, value_name = "SERVER/TOOL")]
     pub mcp: Option<String>,
     /// Calls in flight at once (tools.max_in_flight).
@@ -240,6 +242,47 @@ pub struct BenchArgs {
     /// Adds every call's latency to the JSON (used by --sweep for --plot).
     #[arg(long, hide = true)]
     pub emit_latencies: bool,
+}
+
+impl BenchArgs {
+    /// The MCP tool to call, from `--mcp SERVER/TOOL` or `--tool mcp:SERVER/TOOL`.
+    pub fn mcp_spec(&self) -> Option<&str> {
+        self.mcp.as_deref().or(match &self.tool {
+            BenchToolArg::Mcp(spec) => Some(spec.as_str()),
+            BenchToolArg::Builtin(_) => None,
+        })
+    }
+}
+
+/// `troupe bench --tool`: a built-in tool or an MCP server's tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BenchToolArg {
+    Builtin(BenchTool),
+    /// `mcp:SERVER/TOOL` (kept without the `mcp:` prefix).
+    Mcp(String),
+}
+
+impl BenchToolArg {
+    /// The built-in tool (read_file when the calls go to an MCP tool).
+    pub fn builtin(&self) -> BenchTool {
+        match self {
+            Self::Builtin(tool) => *tool,
+            Self::Mcp(_) => BenchTool::ReadFile,
+        }
+    }
+}
+
+fn parse_bench_tool(text: &str) -> Result<BenchToolArg, String> {
+    match text.strip_prefix("mcp:") {
+        Some(spec) => Ok(BenchToolArg::Mcp(spec.to_string())),
+        None => BenchTool::from_str(text, true)
+            .map(BenchToolArg::Builtin)
+            .map_err(|_| {
+                format!(
+                    "unknown tool `{text}`: use read-file, list-directory, glob or mcp:SERVER/TOOL"
+                )
+            }),
+    }
 }
 
 /// Tools `troupe bench` can exercise.

@@ -50,9 +50,10 @@ pub struct AddArgs {
     /// Which settings file: the project's `.troupe/config.toml` or the user's.
     #[arg(short = 's', long = "scope", value_enum, default_value_t = ScopeArg::Project)]
     pub scope: ScopeArg,
-    /// How to reach the server.
-    #[arg(short = 't', long = "transport", visible_alias = "type", value_enum, default_value_t = TransportArg::Stdio)]
-    pub transport: TransportArg,
+    /// How to reach the server (default: stdio; for an http(s):// target, Streamable
+    /// HTTP then SSE).
+    #[arg(short = 't', long = "transport", visible_alias = "type", value_enum)]
+    pub transport: Option<TransportArg>,
     /// Environment variable for a stdio server: -e KEY=value (repeatable).
     #[arg(short = 'e', long = "env", value_name = "KEY=VALUE")]
     pub env: Vec<String>,
@@ -152,21 +153,31 @@ fn entry_of(args: &AddArgs) -> Result<ServerEntry, McpCliError> {
             .headers
             .insert(k.trim().to_string(), v.trim().to_string());
     }
+    let is_url = args.target.starts_with("http://") || args.target.starts_with("https://");
     match args.transport {
-        TransportArg::Stdio => {
+        Some(TransportArg::Stdio) => {
             entry.command = Some(args.target.clone());
             entry.args = args.args.clone();
         }
-        TransportArg::Sse | TransportArg::Http => {
+        None if !is_url => {
+            entry.command = Some(args.target.clone());
+            entry.args = args.args.clone();
+        }
+        remote => {
+            if !args.args.is_empty() {
+                return Err(McpCliError::Usage(format!(
+                    "{}: a URL takes no arguments (got {})",
+                    args.target,
+                    args.args.join(" ")
+                )));
+            }
             entry.url = Some(args.target.clone());
-            entry.transport = Some(
-                if args.transport == TransportArg::Sse {
-                    "sse"
-                } else {
-                    "http"
-                }
-                .into(),
-            );
+            // No type for a URL: Streamable HTTP, then SSE, when connecting.
+            entry.transport = match remote {
+                Some(TransportArg::Sse) => Some("sse".into()),
+                Some(TransportArg::Http) => Some("http".into()),
+                _ => None,
+            };
         }
     }
     Ok(entry)
@@ -239,10 +250,10 @@ fn add(args: AddArgs, cwd: &Path) -> Result<i32, McpCliError> {
         eprintln!("MCP server \"{name}\" is already configured within {scope} settings.");
         eprintln!("MCP server \"{name}\" updated in {scope} settings.");
     } else {
-        let transport = match args.transport {
-            TransportArg::Stdio => "stdio",
-            TransportArg::Sse => "sse",
-            TransportArg::Http => "http",
+        let transport = match (&entry.command, entry.transport.as_deref()) {
+            (Some(_), _) => "stdio",
+            (None, Some(t)) => t,
+            (None, None) => "http+sse",
         };
         eprintln!("MCP server \"{name}\" added to {scope} settings. ({transport})");
     }
@@ -267,7 +278,7 @@ fn remove(scope: ScopeArg, name: &str, cwd: &Path) -> Result<i32, McpCliError> {
 }
 
 /// Connects to `config` (5 s at most, as gemini-cli's list) and says how it went.
-async fn probe(config: &McpServerConfig, cwd: &Path) -> Result<Vec<String>, String> {
+async fn probe(config: &McpServerConfig, cwd: &Path) -> Result<Probed, String> {
     if let Some(reason) = &config.blocked {
         return Err(reason.clone());
     }
@@ -276,16 +287,30 @@ async fn probe(config: &McpServerConfig, cwd: &Path) -> Result<Vec<String>, Stri
     let connected = tokio::time::timeout(limit, open(config, client, Some(cwd.to_path_buf())))
         .await
         .map_err(|_| format!("no answer to initialize within {} ms", limit.as_millis()))??;
-    let tools = tokio::time::timeout(limit, connected.service.peer().list_all_tools())
+    let listing = tokio::time::timeout(limit, super::listing::list_tools(connected.service.peer()))
         .await
-        .map_err(|_| "tools/list timed out".to_string())?
-        .map_err(|e| format!("tools/list failed: {e}"))?;
+        .map_err(|_| "tools/list timed out".to_string())??;
     let _ = connected.service.cancel().await;
-    Ok(tools
+    let tools = listing
+        .tools
         .iter()
         .filter(|t| config.keeps_tool(&t.name))
         .map(|t| super::convert::tool_name(&config.name, &t.name))
-        .collect())
+        .collect();
+    Ok((tools, listing.skipped))
+}
+
+/// The tools a probe found (model-facing names), and the tools it skipped.
+type Probed = (Vec<String>, Vec<super::listing::SkippedTool>);
+
+fn skipped_lines(result: &Result<Probed, String>) -> Vec<String> {
+    match result {
+        Ok((_, skipped)) => skipped
+            .iter()
+            .map(|t| format!("    Skipped tool {}: {}", t.name, t.reason))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, McpCliError> {
@@ -295,7 +320,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, McpCliError> {
         .map_err(|e| McpCliError::Usage(e.to_string()))
 }
 
-fn line(config: &McpServerConfig, result: &Result<Vec<String>, String>) -> String {
+fn line(config: &McpServerConfig, result: &Result<Probed, String>) -> String {
     let (symbol, state) = match result {
         _ if config.blocked.is_some() => ("⛔", "Blocked"),
         _ if !config.enabled() => ("○", "Disabled"),
@@ -331,6 +356,9 @@ fn list(cwd: &Path) -> Result<i32, McpCliError> {
         if let (Err(e), true) = (result, server.enabled()) {
             eprintln!("    Error: {e}");
         }
+        for skipped in skipped_lines(result) {
+            eprintln!("{skipped}");
+        }
     }
     Ok(0)
 }
@@ -355,8 +383,11 @@ fn get(name: &str, cwd: &Path) -> Result<i32, McpCliError> {
     print!("{}", toml::to_string(&server.entry).unwrap_or_default());
     println!("{}", line(&server, &result));
     match &result {
-        Ok(tools) => tools.iter().for_each(|t| println!("  - {t}")),
+        Ok((tools, _)) => tools.iter().for_each(|t| println!("  - {t}")),
         Err(e) => println!("    Error: {e}"),
+    }
+    for skipped in skipped_lines(&result) {
+        println!("{skipped}");
     }
     Ok(0)
 }

@@ -84,6 +84,8 @@ pub struct ServerStatus {
     pub instructions: Option<String>,
     /// Restarts after the process died.
     pub restarts: u32,
+    /// Tools the server offered that were not registered, with the reason.
+    pub skipped: Vec<super::listing::SkippedTool>,
 }
 
 /// The servers of a session and their shared status.
@@ -96,6 +98,8 @@ pub struct McpHub {
     changed: tokio::sync::watch::Sender<u64>,
     /// Instructions were already put into a user turn.
     instructions_sent: std::sync::atomic::AtomicBool,
+    /// Where work for a front end without a runtime of its own runs (prompts/get).
+    runtime: ArbiterHandle,
 }
 
 impl McpHub {
@@ -115,6 +119,7 @@ impl McpHub {
             conns: Mutex::new(BTreeMap::new()),
             changed,
             instructions_sent: Default::default(),
+            runtime: Arbiter::current(),
         });
         for config in servers {
             hub.set_status(ServerStatus {
@@ -126,6 +131,7 @@ impl McpHub {
                 resources: Vec::new(),
                 instructions: None,
                 restarts: 0,
+                skipped: Vec::new(),
             });
             let (c, h) = (config.clone(), hub.clone());
             let addr = McpServer::start_in_arbiter(&Arbiter::new().handle(), move |_| {
@@ -253,6 +259,26 @@ impl McpHub {
         }
         parts.push("\n--- End of content ---".to_string());
         Ok(parts)
+    }
+
+    pub(super) fn connection(&self, name: &str) -> Option<Arc<super::server::Connection>> {
+        self.conns.lock().ok()?.get(name).cloned()
+    }
+
+    /// Runs `future` on the session's runtime and waits for it from a thread outside
+    /// it (the REPL's); `None` if the runtime is gone.
+    pub fn block_on<T: Send + 'static>(
+        &self,
+        future: impl std::future::Future<Output = T> + Send + 'static,
+    ) -> Option<T> {
+        let (tx, rx) = futures::channel::oneshot::channel();
+        let sent = self.runtime.spawn(async move {
+            let _ = tx.send(future.await);
+        });
+        if !sent {
+            return None;
+        }
+        futures::executor::block_on(rx).ok()
     }
 
     pub fn addr(&self, name: &str) -> Option<Addr<McpServer>> {

@@ -6,9 +6,12 @@ pub mod cli;
 pub mod config;
 pub mod convert;
 pub mod hub;
+pub mod listing;
+pub mod prompts;
 pub mod remote;
 pub mod serve;
 pub mod server;
+pub mod sse;
 pub mod status;
 pub mod tool;
 

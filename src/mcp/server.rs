@@ -266,7 +266,7 @@ impl McpServer {
             if generation != act.generation {
                 return;
             }
-            let (tools, prompts, resources) = match listed {
+            let (listing, prompts, resources) = match listed {
                 Ok(l) => l,
                 Err(e) => {
                     act.hub.registry.dynamic().remove(&config.name);
@@ -277,7 +277,12 @@ impl McpServer {
                     return;
                 }
             };
-            let kept: Vec<rmcp::model::Tool> = tools
+            for skipped in &listing.skipped {
+                tracing::warn!(server = %config.name, tool = %skipped.name, reason = %skipped.reason, "MCP tool skipped");
+            }
+            let skipped = listing.skipped;
+            let kept: Vec<rmcp::model::Tool> = listing
+                .tools
                 .into_iter()
                 .filter(|t| config.keeps_tool(&t.name))
                 .collect();
@@ -307,6 +312,7 @@ impl McpServer {
                 s.tools = infos;
                 s.prompts = prompts;
                 s.resources = resources;
+                s.skipped = skipped;
             });
         }));
     }
@@ -361,18 +367,20 @@ impl Handler<Reload> for McpServer {
     }
 }
 
-type Listed = (Vec<rmcp::model::Tool>, Vec<PromptInfo>, Vec<ResourceInfo>);
+type Listed = (
+    super::listing::ToolListing,
+    Vec<PromptInfo>,
+    Vec<ResourceInfo>,
+);
 
 /// `tools/list`, `prompts/list` and `resources/list` for what the server declared.
 async fn list_everything(peer: &Peer<RoleClient>) -> Result<Listed, String> {
     let caps = peer.peer_info().map(|i| i.capabilities.clone());
     let has = |f: fn(&rmcp::model::ServerCapabilities) -> bool| caps.as_ref().is_none_or(f);
     let tools = if has(|c| c.tools.is_some()) {
-        peer.list_all_tools()
-            .await
-            .map_err(|e| format!("tools/list failed: {e}"))?
+        super::listing::list_tools(peer).await?
     } else {
-        Vec::new()
+        super::listing::ToolListing::default()
     };
     let prompts = if has(|c| c.prompts.is_some()) {
         peer.list_all_prompts()

@@ -60,6 +60,14 @@ pub fn command(hub: Option<&McpHub>, args: &[&str]) -> Vec<String> {
                 }
             }
         }
+        if !s.skipped.is_empty() {
+            out.push("  Skipped tools:".into());
+            out.extend(
+                s.skipped
+                    .iter()
+                    .map(|t| format!("  - {}: {}", t.name, t.reason)),
+            );
+        }
         if !s.prompts.is_empty() {
             out.push("  Prompts:".into());
             out.extend(s.prompts.iter().map(|p| format!("  - {}", p.name)));

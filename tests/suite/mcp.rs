@@ -382,6 +382,8 @@ fn broken_servers_never_stop_the_session_and_say_what_is_wrong() {
         turn(vec![
             call("mcp_fx_echo", json!({"text": "still here"})),
             call("mcp_quits_echo", json!({"text": "x"})),
+            call("mcp_odd_fine", json!({})),
+            call("mcp_odd_odd", json!({})),
         ]),
         turn(vec![text("ok")]),
     ];
@@ -399,6 +401,27 @@ fn broken_servers_never_stop_the_session_and_say_what_is_wrong() {
             .unwrap()
             .contains("not found")
     );
+    // One tool with a schema that is not an object: that tool only is left out.
+    let declared: Vec<String> = declarations(&s.requests()[0])
+        .iter()
+        .map(|d| d["name"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert!(
+        declared.contains(&"mcp_odd_fine".to_string()),
+        "{declared:?}"
+    );
+    assert!(
+        !declared.contains(&"mcp_odd_odd".to_string()),
+        "{declared:?}"
+    );
+    assert_eq!(
+        response_of(&responses, "mcp_odd_fine")["response"]["output"],
+        "<untrusted_context>\nfine ran\n</untrusted_context>"
+    );
+    assert!(response_of(&responses, "mcp_odd_odd")["response"]["error"]
+        .as_str()
+        .unwrap()
+        .contains("not found"));
 
     let list = s.bare_command().args(["mcp", "list"]).output().unwrap();
     assert!(list.status.success());
@@ -421,7 +444,11 @@ fn broken_servers_never_stop_the_session_and_say_what_is_wrong() {
     assert!(block("mute").contains("no answer to initialize"), "{text}");
     // A line of garbage before the protocol is skipped, or reported; never a hang.
     assert!(block("garbage").contains("- Connected"), "{text}");
-    assert!(block("odd").contains("tools/list failed"), "{text}");
+    assert!(block("odd").contains("- Connected"), "{text}");
+    assert!(
+        text.contains("    Skipped tool odd: its inputSchema is not an object (it is a string)"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -654,4 +681,54 @@ fn tools_list_changed_adds_the_new_tool_between_rounds() {
         function_responses(&requests[3])[0]["response"]["output"],
         "<untrusted_context>\nextra ran\n</untrusted_context>"
     );
+}
+
+#[test]
+fn bench_calls_an_mcp_tool_and_every_call_succeeds() {
+    let s = Scratch::new();
+    let log = s.root().join("fx.log");
+    let log_arg = log.display().to_string();
+    configure(&s, &server("fx", &["--log", &log_arg], "trust = true"));
+    let bench = |args: &[&str]| -> Value {
+        let out = s.bare_command().arg("bench").args(args).output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("bench prints JSON ({e}): {}", stdout(&out)))
+    };
+    let mcp = bench(&["--calls", "30", "--tool", "mcp:fx/echo"]);
+    let builtin = bench(&["--calls", "30"]);
+    let alias = bench(&["--calls", "5", "--mcp", "fx/echo"]);
+    assert_eq!(mcp["succeeded"], 30, "{mcp}");
+    assert_eq!(alias["succeeded"], 5, "{alias}");
+    assert_eq!(mcp["workload"], "mcp fx/echo", "{mcp}");
+    assert_eq!(alias["workload"], "mcp fx/echo", "{alias}");
+    // The same figures as the built-in run, so the two compare.
+    for key in [
+        "turn_wall_ms",
+        "turn_calls_per_s",
+        "p50_us",
+        "p99_us",
+        "session_start_ms",
+    ] {
+        assert!(mcp[key].as_f64().is_some_and(|v| v > 0.0), "{key}: {mcp}");
+        assert!(
+            builtin[key].as_f64().is_some_and(|v| v > 0.0),
+            "{key}: {builtin}"
+        );
+    }
+    // Every call reached the server.
+    let calls = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| *l == "start echo")
+        .count();
+    assert_eq!(calls, 35);
+    // A tool name that is no MCP spec is refused with the accepted forms.
+    let out = s
+        .bare_command()
+        .args(["bench", "--calls", "1", "--tool", "echo"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("mcp:SERVER/TOOL"), "{}", stderr(&out));
 }

@@ -11,6 +11,7 @@ mod honest_display;
 mod hooks;
 mod local_llm;
 pub mod mcp;
+mod mcp_remote;
 mod openai_wire;
 mod properties;
 mod read_search;

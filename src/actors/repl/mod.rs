@@ -15,6 +15,7 @@ mod editor;
 mod extra_commands;
 mod hooks_cmd;
 mod input;
+mod mcp_prompt;
 mod render;
 mod saved_rules;
 mod session_commands;
@@ -412,6 +413,18 @@ impl Repl {
                 }
                 return After::Continue;
             }
+        }
+        let custom_names: Vec<&str> = self.custom.iter().map(|c| c.name.as_str()).collect();
+        match mcp_prompt::run(&self.link, &custom_names, name, args, self.palette) {
+            Some(mcp_prompt::PromptOutcome::Submit(prompt)) => {
+                self.turn(prompt);
+                return After::Continue;
+            }
+            Some(mcp_prompt::PromptOutcome::Lines(lines)) => {
+                println!("{}", lines.join("\n"));
+                return After::Continue;
+            }
+            None => {}
         }
         if name.is_empty() || name == "help" || name == "?" {
             let (mut lines, after) = commands::run(line, &self.link, self.palette);

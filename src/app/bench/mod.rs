@@ -137,12 +137,12 @@ fn merge(into: &mut Value, from: Value) {
 fn describe(args: &BenchArgs) -> String {
     let mut parts = Vec::new();
     match (&args.mix, &args.latency) {
-        _ if args.mcp.is_some() => {
-            parts.push(format!("mcp {}", args.mcp.as_deref().unwrap_or_default()))
+        _ if args.mcp_spec().is_some() => {
+            parts.push(format!("mcp {}", args.mcp_spec().unwrap_or_default()))
         }
         (Some(mix), _) => parts.push(format!("mix {mix}")),
         (None, Some(_)) => parts.push("synthetic".into()),
-        (None, None) => parts.push(format!("{:?}", args.tool)),
+        (None, None) => parts.push(format!("{:?}", args.tool.builtin())),
     }
     if let Some(l) = &args.latency {
         parts.push(format!("latency {l}"));
@@ -291,7 +291,7 @@ fn child_run(
         .args(["--tool-threads", &cell.tool_threads.to_string()])
         .args(["--seed", &args.seed.to_string()])
         .arg("--emit-latencies");
-    let tool = format!("{:?}", args.tool);
+    let tool = format!("{:?}", args.tool.builtin());
     let tool = match tool.as_str() {
         "ListDirectory" => "list-directory",
         "Glob" => "glob",
@@ -310,7 +310,7 @@ fn child_run(
     if let Some(dir) = &args.workspace {
         cmd.arg("--workspace").arg(dir);
     }
-    if let Some(mcp) = &args.mcp {
+    if let Some(mcp) = args.mcp_spec() {
         cmd.args(["--mcp", mcp]);
     }
     if args.record_session {

@@ -72,8 +72,7 @@ impl Workload {
     pub fn from_args(args: &BenchArgs) -> Result<Self, BenchError> {
         let latency = args.latency.as_deref().map(parse_latency).transpose()?;
         let mcp_tool = args
-            .mcp
-            .as_deref()
+            .mcp_spec()
             .map(crate::mcp::bench_call_name)
             .transpose()
             .map_err(BenchError::Usage)?;
@@ -87,7 +86,7 @@ impl Workload {
             (Some(text), _) => parse_mix(text)?,
             (None, Some(_)) => vec![(Kind::Synthetic, 1)],
             (None, None) => vec![(
-                match args.tool {
+                match args.tool.builtin() {
                     BenchTool::ReadFile => Kind::ReadFile,
                     BenchTool::ListDirectory => Kind::ListDirectory,
                     BenchTool::Glob => Kind::Glob,

@@ -1,0 +1,52 @@
+//! MCP prompts typed as slash commands (`/<prompt> [args]`, `/<prompt> help`): the
+//! prompt is fetched from its server and its text submitted as the user's prompt.
+
+use crate::mcp::prompts::{help, parse_arguments};
+
+use super::commands::COMMANDS;
+use super::terminal::Palette;
+use super::SessionLink;
+
+/// What a prompt command leads to.
+pub enum PromptOutcome {
+    /// Submit this text as the user's prompt.
+    Submit(String),
+    /// Print these lines (help, or what went wrong).
+    Lines(Vec<String>),
+}
+
+/// `None` when `name` is no MCP prompt; `custom` are the custom commands' names.
+pub fn run(
+    link: &SessionLink,
+    custom: &[&str],
+    name: &str,
+    args: &str,
+    p: Palette,
+) -> Option<PromptOutcome> {
+    let hub = link.mcp.clone()?;
+    let taken = |n: &str| {
+        COMMANDS
+            .iter()
+            .any(|(c, _, _)| c.split_whitespace().next() == Some(n))
+            || ["exit", "?"].contains(&n)
+            || custom.contains(&n)
+    };
+    let found = hub
+        .prompt_commands(&taken)
+        .into_iter()
+        .find(|c| c.command == name)?;
+    if args.trim() == "help" {
+        return Some(PromptOutcome::Lines(help(&found)));
+    }
+    let arguments = match parse_arguments(&found.prompt, args) {
+        Ok(a) => a,
+        Err(e) => return Some(PromptOutcome::Lines(vec![p.red(&e)])),
+    };
+    let (h, server, prompt) = (hub.clone(), found.server, found.prompt.name);
+    let fetched = hub.block_on(async move { h.get_prompt(&server, &prompt, arguments).await });
+    Some(match fetched {
+        Some(Ok(text)) => PromptOutcome::Submit(text),
+        Some(Err(e)) => PromptOutcome::Lines(vec![p.red(&e)]),
+        None => PromptOutcome::Lines(vec![p.red("the session has ended")]),
+    })
+}
