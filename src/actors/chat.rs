@@ -172,8 +172,7 @@ impl Chat {
 
     fn request(&self) -> ModelRequest {
         let window = (self.config.tuning.context_window as f64 * self.window_scale) as u64;
-        let (contents, dropped) =
-            fit_history(&curated(&self.history), self.prefix_tokens(), window);
+        let (contents, dropped) = fit_history(curated(&self.history), self.prefix_tokens(), window);
         if dropped > 0 {
             self.emit(UiEvent::Notice(format!(
                 "The conversation does not fit the model's context window ({} tokens): its {dropped} oldest entries are left out of the request.",
@@ -268,7 +267,7 @@ impl Chat {
             .unwrap_or(0);
         // Ids are given in the history's own parts; the Scheduler gets the one copy.
         for part in content.parts.iter_mut() {
-            if let Some(call) = part.function_call.as_mut() {
+            if let Some(call) = part.function_call.as_mut().map(Arc::make_mut) {
                 assign_call_ids(std::slice::from_mut(call), millis, &mut self.call_counter);
             }
         }

@@ -316,7 +316,7 @@ fn output_summary(call: &CompletedCall) -> String {
     let output = call
         .response_parts
         .first()
-        .and_then(|p| p.function_response.as_ref())
+        .and_then(|p| p.function_response.as_deref())
         .and_then(|fr| fr.response.get("output"))
         .and_then(Value::as_str)
         .unwrap_or("");

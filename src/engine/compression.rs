@@ -36,9 +36,31 @@ pub enum CompressionError {
 
 /// Size of a content the way gemini-cli counts it: its JSON, in UTF-16 units.
 pub fn json_len(content: &Content) -> usize {
-    serde_json::to_string(content)
-        .map(|s| s.encode_utf16().count())
-        .unwrap_or(0)
+    let mut counter = Utf16Counter(0);
+    match serde_json::to_writer(&mut counter, content) {
+        Ok(()) => counter.0,
+        Err(_) => 0,
+    }
+}
+
+/// Counts the UTF-16 code units of the UTF-8 written to it, without keeping the text
+/// (a history of 100,000 tool results is not serialised into one string to be measured).
+struct Utf16Counter(usize);
+
+impl std::io::Write for Utf16Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // One unit per character (every byte but continuation bytes), two for the
+        // characters of four UTF-8 bytes (lead byte 0xF0 and above).
+        self.0 += buf
+            .iter()
+            .map(|&b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0))
+            .sum::<usize>();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A rough token count: four characters of JSON per token.
@@ -85,7 +107,11 @@ pub fn truncate_function_responses(contents: &mut [Content], budget: u64) {
     let mut used = 0u64;
     for content in contents.iter_mut().rev() {
         for part in content.parts.iter_mut().rev() {
-            let Some(fr) = part.function_response.as_mut() else {
+            let Some(fr) = part
+                .function_response
+                .as_mut()
+                .map(std::sync::Arc::make_mut)
+            else {
                 continue;
             };
             let tokens = fr.response.to_string().len() as u64 / 4;
@@ -231,7 +257,7 @@ mod tests {
         ];
         truncate_function_responses(&mut history, 2_500);
         let out = |c: &Content| {
-            c.parts[0].function_response.as_ref().unwrap().response["output"]
+            c.parts[0].function_response.as_deref().unwrap().response["output"]
                 .as_str()
                 .unwrap()
                 .to_string()

@@ -46,27 +46,31 @@ fn is_plain_user(content: &Content) -> bool {
 /// oldest call/response pairs after its user message. Roles keep alternating and every
 /// function call keeps its response. Returns the kept history and how many contents
 /// were dropped; the newest user message and everything after the last pair stay.
-pub fn fit_history(contents: &[Content], prefix: u64, window: u64) -> (Vec<Content>, usize) {
-    let mut kept: Vec<Content> = contents.to_vec();
-    let size = |c: &[Content]| prefix + c.iter().map(|x| json_len(x) as u64).sum::<u64>() / 4;
+pub fn fit_history(contents: Vec<Content>, prefix: u64, window: u64) -> (Vec<Content>, usize) {
+    let mut kept = contents;
+    // Each content is measured once (serialising the whole history per step was
+    // quadratic in a long turn); the sum is kept as contents are dropped.
+    let mut sizes: Vec<u64> = kept.iter().map(|c| json_len(c) as u64).collect();
+    let mut total: u64 = sizes.iter().sum();
     let mut dropped = 0;
-    while size(&kept) > window {
+    while prefix + total / 4 > window {
         let next_turn = kept.iter().skip(1).position(is_plain_user).map(|i| i + 1);
-        if let Some(next) = next_turn.filter(|_| is_plain_user(&kept[0])) {
-            kept.drain(..next);
-            dropped += next;
-            continue;
-        }
-        // One turn left: drop its oldest call + response pair (never the last content).
-        let pair = kept.len() > 3
-            && kept[1].role == Role::Model
-            && kept[1].function_calls().next().is_some()
-            && kept[2].has_function_response();
-        if !pair {
-            break;
-        }
-        kept.drain(1..3);
-        dropped += 2;
+        let range = if let Some(next) = next_turn.filter(|_| is_plain_user(&kept[0])) {
+            0..next
+        } else {
+            // One turn left: drop its oldest call + response pair (never the last content).
+            let pair = kept.len() > 3
+                && kept[1].role == Role::Model
+                && kept[1].function_calls().next().is_some()
+                && kept[2].has_function_response();
+            if !pair {
+                break;
+            }
+            1..3
+        };
+        dropped += range.len();
+        total -= sizes.drain(range.clone()).sum::<u64>();
+        kept.drain(range);
     }
     (kept, dropped)
 }
@@ -92,12 +96,12 @@ mod tests {
         Content {
             role: Role::User,
             parts: vec![Part {
-                function_response: Some(FunctionResponse {
+                function_response: Some(std::sync::Arc::new(FunctionResponse {
                     id: Some(id.into()),
                     name: "read_file".into(),
                     response: json!({"output": "x".repeat(size)}),
                     parts: None,
-                }),
+                })),
                 ..Part::default()
             }],
         }
@@ -124,12 +128,12 @@ mod tests {
             call("c"),
             response("c", 400),
         ];
-        let (kept, dropped) = fit_history(&history, 100, 1000);
+        let (kept, dropped) = fit_history(history.clone(), 100, 1000);
         assert_eq!(dropped, 6);
         assert_eq!(kept[0], Content::user_text("new question"));
         assert_eq!(kept.len(), 3);
         assert_eq!(kept[1], call("c"));
-        let (same, none) = fit_history(&history, 100, 1_000_000);
+        let (same, none) = fit_history(history.clone(), 100, 1_000_000);
         assert_eq!((same.len(), none), (history.len(), 0));
     }
 }

@@ -225,10 +225,86 @@ pub fn gemini_chunk_events(chunk: &Value) -> Result<Vec<ModelEvent>, String> {
     Ok(events)
 }
 
+/// Like [`gemini_chunk_events`], but takes the chunk: each functionCall's arguments move
+/// into its event instead of being copied, and each part is freed as soon as it is read,
+/// so a scripted turn of 100,000 calls is not held twice (as JSON and as events).
+pub fn gemini_chunk_events_owned(mut chunk: Value) -> Result<Vec<ModelEvent>, String> {
+    if !chunk.is_object() || chunk.get("error").is_some() {
+        return gemini_chunk_events(&chunk);
+    }
+    let parts = chunk
+        .pointer_mut("/candidates/0/content/parts")
+        .and_then(Value::as_array_mut)
+        .map(std::mem::take)
+        .unwrap_or_default();
+    let mut events = Vec::with_capacity(parts.len() + 2);
+    for part in parts {
+        owned_part_events(part, &mut events)?;
+    }
+    // The parts are gone from the chunk: what is left gives the finish reason and usage.
+    events.extend(gemini_chunk_events(&chunk)?);
+    Ok(events)
+}
+
+fn owned_part_events(mut part: Value, events: &mut Vec<ModelEvent>) -> Result<(), String> {
+    let signature = part
+        .get("thoughtSignature")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    if let Some(raw) = part.get_mut("functionCall").map(Value::take) {
+        let plainly_valid = raw.get("name").is_some_and(Value::is_string)
+            && raw
+                .get("id")
+                .is_none_or(|id| id.is_string() || id.is_null());
+        if !plainly_valid {
+            // The borrowed reading words the error, with the call in it.
+            <FunctionCall as serde::Deserialize>::deserialize(&raw)
+                .map_err(|e| format!("malformed functionCall {raw}: {e}"))?;
+        }
+        let call = serde_json::from_value::<FunctionCall>(raw)
+            .map_err(|e| format!("malformed functionCall: {e}"))?;
+        events.push(ModelEvent::FunctionCall {
+            call,
+            thought_signature: signature,
+        });
+        return Ok(());
+    }
+    let thought = part.get("thought").and_then(Value::as_bool) == Some(true);
+    if let Some(Value::String(text)) = part.get_mut("text").map(Value::take) {
+        if thought {
+            events.push(ModelEvent::Thought(text));
+        } else if !text.is_empty() {
+            events.push(ModelEvent::Text(text));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn owned_reading_gives_the_borrowed_events() {
+        let chunk = json!({"candidates": [{"content": {"role": "model", "parts": [
+            {"text": "a"}, {"text": "think", "thought": true}, {"text": ""},
+            {"functionCall": {"name": "read_file", "args": {"file_path": "x"}}, "thoughtSignature": "s"},
+            {"functionCall": {"id": "c1", "name": "glob"}}
+        ]}, "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 3}});
+        assert_eq!(
+            gemini_chunk_events_owned(chunk.clone()),
+            gemini_chunk_events(&chunk)
+        );
+        let bad = json!({"candidates": [{"content": {"parts": [{"functionCall": {"args": {}}}]}}]});
+        assert_eq!(
+            gemini_chunk_events_owned(bad.clone()),
+            gemini_chunk_events(&bad)
+        );
+        assert!(gemini_chunk_events_owned(bad).is_err());
+        let error = json!({"error": {"message": "quota"}});
+        assert_eq!(gemini_chunk_events_owned(error), Err("quota".to_string()));
+    }
 
     #[test]
     fn chunk_with_calls_text_and_finish() {

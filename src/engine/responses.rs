@@ -71,7 +71,7 @@ pub fn cancelled_parts(
         let parts = success_parts(name, id, content.clone(), "");
         if let Some(out) = parts
             .first()
-            .and_then(|p| p.function_response.as_ref())
+            .and_then(|p| p.function_response.as_deref())
             .and_then(|fr| fr.response.get("output"))
             .cloned()
         {
@@ -107,7 +107,7 @@ mod tests {
         let parts = success_parts("read_file", "c1", img.clone(), "gemini-2.5-pro");
         assert_eq!(parts.len(), 2);
         assert_eq!(
-            parts[0].function_response.as_ref().unwrap().response["output"],
+            parts[0].function_response.as_deref().unwrap().response["output"],
             "Binary content provided (1 item(s))."
         );
         let parts = success_parts("read_file", "c1", img, "gemini-3-pro-preview");
@@ -119,7 +119,7 @@ mod tests {
             "User cancelled tool execution.",
         );
         assert_eq!(
-            c[0].function_response.as_ref().unwrap().response,
+            c[0].function_response.as_deref().unwrap().response,
             json!({"output": "partial", "error": "[Operation Cancelled] User cancelled tool execution."})
         );
     }

@@ -268,7 +268,11 @@ pub fn rebuild(messages: &IndexMap<String, Value>) -> Rebuilt {
                         }
                         pending.retain(|(p, _)| *p != id);
                         let mut part = part.clone();
-                        if let Some(fr) = part.function_response.as_mut() {
+                        if let Some(fr) = part
+                            .function_response
+                            .as_mut()
+                            .map(std::sync::Arc::make_mut)
+                        {
                             fr.id = Some(id);
                         }
                         kept.push(part);
@@ -303,7 +307,9 @@ pub fn rebuild(messages: &IndexMap<String, Value>) -> Rebuilt {
                         Some(parts) if !answered.contains(id) => {
                             answered.insert(id.clone());
                             responses.extend(parts.iter().cloned().map(|mut p| {
-                                if let Some(fr) = p.function_response.as_mut() {
+                                if let Some(fr) =
+                                    p.function_response.as_mut().map(std::sync::Arc::make_mut)
+                                {
                                     fr.id = Some(wire_call_id(
                                         &fr.name,
                                         fr.id.as_deref().unwrap_or(id),
@@ -432,7 +438,7 @@ fn model_turn(message: &Value, synth: &mut usize) -> (Content, Vec<CallResult>) 
             .into_iter()
             .filter(|p| p.thought != Some(true))
             .map(|mut p| {
-                if let Some(fc) = p.function_call.as_mut() {
+                if let Some(fc) = p.function_call.as_mut().map(std::sync::Arc::make_mut) {
                     let id = fc.id.clone().unwrap_or_default();
                     fc.id = Some(wire_call_id(&fc.name, &id));
                 }

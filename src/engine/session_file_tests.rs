@@ -6,7 +6,7 @@ fn responses(history: &[Content]) -> Vec<String> {
     history
         .iter()
         .flat_map(|c| c.parts.iter())
-        .filter_map(|p| p.function_response.as_ref())
+        .filter_map(|p| p.function_response.as_deref())
         .map(|r| r.id.clone().unwrap_or_default())
         .collect()
 }

@@ -138,7 +138,7 @@ fn to_result(call: &crate::protocol::CompletedCall) -> CallToolResult {
     let response = call
         .response_parts
         .first()
-        .and_then(|p| p.function_response.as_ref())
+        .and_then(|p| p.function_response.as_deref())
         .map(|fr| fr.response.clone())
         .unwrap_or(Value::Null);
     let mut content = Vec::new();

@@ -10,7 +10,9 @@ use futures::stream;
 use serde_json::Value;
 
 use super::{ModelClient, ModelError, ModelStream};
-use crate::engine::model::{gemini_chunk_events, ModelEvent, ModelRequest};
+use crate::engine::model::{
+    gemini_chunk_events, gemini_chunk_events_owned, ModelEvent, ModelRequest,
+};
 
 const STREAM: &str = "generateContentStream";
 const GENERATE: &str = "generateContent";
@@ -167,17 +169,21 @@ impl ModelClient for ScriptedModel {
             Ok(line) => line,
             Err(e) => return Box::pin(stream::iter(vec![Err(e)])),
         };
-        let chunks = line
-            .response
-            .as_array()
-            .map(Vec::as_slice)
-            .unwrap_or_default();
+        let line_no = line.line_no;
+        let chunks = match line.response {
+            Value::Array(chunks) => chunks,
+            _ => Vec::new(),
+        };
         let mut items = Vec::new();
+        // Each chunk is read by value: its calls' arguments move into the events.
         for chunk in chunks {
-            match line_events(&self.source, &line, chunk) {
+            match gemini_chunk_events_owned(chunk) {
                 Ok(events) => items.extend(events.into_iter().map(Ok)),
                 Err(e) => {
-                    items.push(Err(e));
+                    items.push(Err(ModelError::Script(format!(
+                        "{}:{line_no}: {e}",
+                        self.source
+                    ))));
                     break;
                 }
             }

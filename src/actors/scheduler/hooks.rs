@@ -107,7 +107,7 @@ impl Inner {
         let response = completed
             .response_parts
             .first()
-            .and_then(|p| p.function_response.as_ref())
+            .and_then(|p| p.function_response.as_deref())
             .map(|fr| fr.response.clone())
             .unwrap_or(Value::Null);
         let llm = response
@@ -197,7 +197,7 @@ fn append_to_response(completed: &mut CompletedCall, text: &str) {
     let Some(fr) = completed
         .response_parts
         .first_mut()
-        .and_then(|p| p.function_response.as_mut())
+        .and_then(|p| p.function_response.as_mut().map(std::sync::Arc::make_mut))
     else {
         return;
     };

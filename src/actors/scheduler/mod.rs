@@ -89,7 +89,13 @@ impl Handler<Schedule> for Scheduler {
 
 enum Slot {
     Done(Arc<CompletedCall>),
-    Running(tokio::task::JoinHandle<Arc<CompletedCall>>, CallInfo),
+    /// The call's task is detached, so its memory goes as soon as it finishes (a
+    /// `JoinHandle` would keep every finished task's cell until the batch ends); the
+    /// answer, or the panic that ended the task, comes back on the channel.
+    Running(
+        tokio::sync::oneshot::Receiver<Result<Arc<CompletedCall>, String>>,
+        CallInfo,
+    ),
 }
 
 /// An approved call: what runs, and the time its confirmation took to prepare.
@@ -285,12 +291,16 @@ impl Inner {
                         cancel.clone(),
                         tx,
                     );
-                    let handle = actix::spawn(async move {
-                        let completed = run.await;
+                    let (answer, answered) = tokio::sync::oneshot::channel();
+                    actix::spawn(async move {
+                        let completed =
+                            futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(run))
+                                .await
+                                .map_err(|payload| panic_text(payload.as_ref()));
                         drop(permit);
-                        completed
+                        let _ = answer.send(completed);
                     });
-                    slots.push(Slot::Running(handle, info));
+                    slots.push(Slot::Running(answered, info));
                     continue;
                 }
                 Approval::Refused(completed) => slots.push(Slot::Done(completed)),
@@ -305,12 +315,17 @@ impl Inner {
         for slot in slots {
             results.push(match slot {
                 Slot::Done(c) => c,
-                Slot::Running(handle, info) => match handle.await {
-                    Ok(c) => c,
-                    Err(e) => self.failed(
+                Slot::Running(answered, info) => match answered.await {
+                    Ok(Ok(c)) => c,
+                    Ok(Err(panic)) => self.failed(
                         &info,
                         ToolErrorKind::UnhandledException,
-                        format!("Internal error while running the tool: {e}"),
+                        format!("Internal error while running the tool: it panicked ({panic})"),
+                    ),
+                    Err(_) => self.failed(
+                        &info,
+                        ToolErrorKind::UnhandledException,
+                        "Internal error while running the tool: its task was dropped".to_string(),
                     ),
                 },
             });

@@ -52,7 +52,7 @@ fn last_outputs(request: &ModelRequest) -> Vec<String> {
         .map(|c| c.parts.as_slice())
         .unwrap_or_default()
         .iter()
-        .filter_map(|p: &Part| p.function_response.as_ref())
+        .filter_map(|p: &Part| p.function_response.as_deref())
         .map(|fr| {
             fr.response["output"]
                 .as_str()
