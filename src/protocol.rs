@@ -562,3 +562,39 @@ pub struct SetHookEnabled {
     pub name: Option<String>,
     pub enabled: bool,
 }
+
+/// Asks the FileSystem actor to add a workspace root during the session
+/// (`/directory add`, typed by the user in the REPL; never sent for a model, a tool or
+/// a project file). `path` is as typed: `~` is expanded and a relative path is taken
+/// from the primary root. The directory is opened as one more confined root (its own
+/// descriptor, paths opened beneath it), then listed by the workspace, so every tool
+/// call after this one may use it.
+#[derive(Message, Debug, Clone)]
+#[rtype(result = "Result<AddedRoot, AddRootError>")]
+pub struct AddWorkspaceRoot {
+    pub path: String,
+}
+
+/// What `AddWorkspaceRoot` did, with the root's real path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AddedRoot {
+    Added(std::path::PathBuf),
+    /// It was a root already (nothing changed).
+    AlreadyThere(std::path::PathBuf),
+}
+
+/// Why a directory was not added (gemini-cli's messages).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AddRootError {
+    #[error("Directory does not exist: {}", .0.display())]
+    Missing(std::path::PathBuf),
+    #[error("Path is not a directory: {}", .0.display())]
+    NotADirectory(std::path::PathBuf),
+    #[error("Please provide a path to add.")]
+    Empty,
+    #[error("{}: {message}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        message: String,
+    },
+}

@@ -103,7 +103,9 @@ fn expand_in(
                 }
             },
         };
-        let root = ws.root_of(&real).unwrap_or(ws.primary()).to_path_buf();
+        let root = ws
+            .root_of(&real)
+            .unwrap_or_else(|| ws.primary().to_path_buf());
         let is_dir = real.is_dir();
         let by_git = git_rules.is_ignored(&root, &real, is_dir);
         let by_own = own_rules.is_ignored(&root, &real, is_dir);
@@ -184,7 +186,7 @@ fn search_by_name(ws: &Workspace, name: &str, cancel: &CancellationToken) -> Opt
     let matcher = glob_matcher(&pattern, false).ok()?;
     let mut rules = IgnoreRules::new(FilterOptions::default());
     let mut found: Vec<(PathBuf, std::time::SystemTime)> = Vec::new();
-    for root in ws.roots() {
+    for root in &ws.roots() {
         for file in walk_files(root, Some(cancel))? {
             if matcher.is_match(&file.rel) && !rules.is_ignored(root, &file.path, false) {
                 if let Ok(real) = ws.check(&file.path) {

@@ -322,6 +322,17 @@ pub fn list_confined(confined: &Confined, path: &Path) -> Result<Vec<DirEntryInf
     Ok(out)
 }
 
+impl Handler<crate::protocol::AddWorkspaceRoot> for FileSystem {
+    type Result = Result<crate::protocol::AddedRoot, crate::protocol::AddRootError>;
+    fn handle(
+        &mut self,
+        msg: crate::protocol::AddWorkspaceRoot,
+        _: &mut Self::Context,
+    ) -> Self::Result {
+        self.confined.add_root(&msg.path)
+    }
+}
+
 impl Handler<WriteAtomic> for FileSystem {
     type Result = Result<WriteOutcome, FsError>;
     fn handle(&mut self, msg: WriteAtomic, _: &mut Self::Context) -> Self::Result {
@@ -379,6 +390,22 @@ impl FsClient {
     pub fn with_editor(mut self, editor: Option<super::editor_files::SharedEditor>) -> Self {
         self.editor = editor;
         self
+    }
+
+    /// Adds a workspace root (`/directory add`): see [`crate::protocol::AddWorkspaceRoot`].
+    pub async fn add_root(
+        &self,
+        path: String,
+    ) -> Result<crate::protocol::AddedRoot, crate::protocol::AddRootError> {
+        self.addr
+            .send(crate::protocol::AddWorkspaceRoot { path: path.clone() })
+            .await
+            .unwrap_or_else(|e| {
+                Err(crate::protocol::AddRootError::Io {
+                    path: PathBuf::from(path),
+                    message: mailbox(e).to_string(),
+                })
+            })
     }
 
     pub async fn read(&self, path: PathBuf) -> Result<FileRead, FsError> {

@@ -65,7 +65,7 @@ pub fn correct_path(ws: &Workspace, raw: &str) -> Result<PathBuf, PathCorrection
     };
     let suffix = cleaned.replace('\\', "/");
     let mut matches: Vec<PathBuf> = Vec::new();
-    for root in ws.roots() {
+    for root in &ws.roots() {
         for found in bfs_find(root, &name, MAX_SEARCH_DIRS) {
             if found
                 .to_string_lossy()

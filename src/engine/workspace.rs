@@ -4,6 +4,7 @@
 
 use std::io;
 use std::path::{Component, Path, PathBuf};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 
 pub use super::path_correction::correct_path;
 
@@ -25,13 +26,29 @@ pub enum PathError {
     Unresolvable(String),
 }
 
-/// The directories a session may touch, stored as real (canonical) paths.
-#[derive(Debug, Clone)]
+/// The directories a session may touch, stored as real (canonical) paths. The list
+/// only grows: `/directory add` appends a root during a session (through the
+/// FileSystem actor, which opens its descriptor first), and every caller sees it from
+/// its next call on.
+#[derive(Debug)]
 pub struct Workspace {
-    roots: Vec<PathBuf>,
+    /// The primary root (`roots[0]`, never changes).
+    primary: PathBuf,
+    roots: RwLock<Vec<PathBuf>>,
     /// The project's temp directory (`<troupe home>/tmp/<project id>`), readable and
     /// writable like gemini-cli's `~/.gemini/tmp/<project>`; not a workspace root.
     temp_dir: Option<PathBuf>,
+}
+
+impl Clone for Workspace {
+    /// A copy with the roots as they are now (later additions are not shared).
+    fn clone(&self) -> Self {
+        Self {
+            primary: self.primary.clone(),
+            roots: RwLock::new(self.roots()),
+            temp_dir: self.temp_dir.clone(),
+        }
+    }
 }
 
 /// Path segments that are never part of the workspace, whatever the root.
@@ -59,9 +76,26 @@ impl Workspace {
             }
         }
         Ok(Self {
-            roots,
+            primary: roots[0].clone(),
+            roots: RwLock::new(roots),
             temp_dir: None,
         })
+    }
+
+    fn read_roots(&self) -> RwLockReadGuard<'_, Vec<PathBuf>> {
+        self.roots.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Appends a root (a real, canonical directory path) unless it is already one.
+    /// Returns false when it was already there. Only the FileSystem actor calls this,
+    /// after it has opened the root's descriptor ([`crate::actors::filesystem`]).
+    pub fn push_root(&self, real: PathBuf) -> bool {
+        let mut roots = self.roots.write().unwrap_or_else(PoisonError::into_inner);
+        if roots.contains(&real) {
+            return false;
+        }
+        roots.push(real);
+        true
     }
 
     /// Adds the project temp directory (created when missing): paths inside it are
@@ -78,11 +112,13 @@ impl Workspace {
     }
 
     pub fn primary(&self) -> &Path {
-        &self.roots[0]
+        &self.primary
     }
 
-    pub fn roots(&self) -> &[PathBuf] {
-        &self.roots
+    /// The roots as they are now (the primary first, then include directories and
+    /// directories added during the session).
+    pub fn roots(&self) -> Vec<PathBuf> {
+        self.read_roots().clone()
     }
 
     /// Joins a model-supplied path onto the primary root and normalises `.` and `..`
@@ -105,7 +141,8 @@ impl Workspace {
     /// Checks an already-resolved real path (e.g. the path of an open file descriptor);
     /// `attempted` is what the caller asked for, for the message.
     pub fn check_real(&self, attempted: &Path, real: PathBuf) -> Result<PathBuf, PathError> {
-        for root in self.roots.iter().chain(self.temp_dir.as_ref()) {
+        let roots = self.read_roots();
+        for root in roots.iter().chain(self.temp_dir.as_ref()) {
             if let Ok(rel) = real.strip_prefix(root) {
                 if rel.components().any(|c| is_blocked(c.as_os_str())) {
                     break;
@@ -130,12 +167,12 @@ impl Workspace {
     }
 
     /// The root a real path lies under (the deepest, when roots nest).
-    pub fn root_of(&self, real: &Path) -> Option<&Path> {
-        self.roots
+    pub fn root_of(&self, real: &Path) -> Option<PathBuf> {
+        self.read_roots()
             .iter()
             .filter(|r| real.starts_with(r))
             .max_by_key(|r| r.components().count())
-            .map(PathBuf::as_path)
+            .cloned()
     }
 
     /// Like [`Workspace::resolve`], after gemini-cli's defensive clean-up of stray NULs
@@ -150,7 +187,7 @@ impl Workspace {
     }
 
     pub fn roots_text(&self) -> String {
-        self.roots
+        self.read_roots()
             .iter()
             .map(|r| r.display().to_string())
             .collect::<Vec<_>>()
@@ -160,7 +197,7 @@ impl Workspace {
     /// The path relative to the primary root with `/` separators, or the absolute path
     /// when it lies elsewhere.
     pub fn display_relative(&self, path: &Path) -> String {
-        for root in &self.roots {
+        for root in self.read_roots().iter() {
             if let Ok(rel) = path.strip_prefix(root) {
                 let text = rel
                     .components()
@@ -312,7 +349,7 @@ mod tests {
         let ws = Workspace::new(&first, std::slice::from_ref(&second)).unwrap();
         let second = second.canonicalize().unwrap();
         let file = ws.check(&second.join("sub/f.txt")).unwrap();
-        assert_eq!(ws.root_of(&file), Some(second.as_path()));
+        assert_eq!(ws.root_of(&file), Some(second.clone()));
         assert_eq!(ws.display_relative(&file), "sub/f.txt");
         assert!(ws.check(&ws.resolve("../elsewhere.txt")).is_err());
         assert!(ws.check(&ws.resolve("../two/sub/f.txt")).is_ok());

@@ -130,7 +130,7 @@ fn search(ws: &Confined, p: &Params, cancel: &CancellationToken) -> ToolOutput {
         let Some(files) = walk_files(dir, Some(cancel)) else {
             return unexpected("the search was cancelled");
         };
-        let root = ws.root_of(dir).unwrap_or(dir).to_path_buf();
+        let root = ws.root_of(dir).unwrap_or_else(|| dir.clone());
         for file in files {
             if !matcher.is_match(&file.rel) {
                 continue;

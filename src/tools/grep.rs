@@ -236,7 +236,7 @@ pub fn run(ws: &Confined, p: &Params, cancel: &CancellationToken) -> ToolOutput 
     if !p.no_ignore {
         if let Some(root) = ws.root_of(&base) {
             let mut rules = IgnoreRules::new(FilterOptions::default());
-            hits.retain(|h| !rules.is_ignored(root, &h.path, false));
+            hits.retain(|h| !rules.is_ignored(&root, &h.path, false));
         }
     }
     let wants_auto_context =

@@ -151,7 +151,7 @@ fn list(ws: &Confined, dir: &Path, ignore: &[String], options: FilterOptions) ->
         );
     }
     let patterns: Vec<regex::Regex> = ignore.iter().filter_map(|g| glob_to_regex(g)).collect();
-    let root = ws.root_of(&real).map(Path::to_path_buf);
+    let root = ws.root_of(&real);
     let mut rules = IgnoreRules::new(options);
     let mut ignored = 0usize;
     let mut kept = Vec::new();

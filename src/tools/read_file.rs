@@ -162,7 +162,7 @@ pub fn read_for_model(confined: &Confined, raw: &str, window: LineWindow) -> Too
     let real = opened.real_path;
     let is_dir = opened.file.metadata().map(|m| m.is_dir()).unwrap_or(false);
     if let Some(root) = confined.root_of(&real) {
-        if is_ignored_cached(root, &real, is_dir) {
+        if is_ignored_cached(&root, &real, is_dir) {
             let msg = format!(
                 "File path '{}' is ignored by configured ignore patterns.",
                 real.display()

@@ -282,7 +282,7 @@ fn gather(ws: &Confined, p: &Params, cancel: &CancellationToken) -> Result<Gathe
     let mut skipped: Vec<Skipped> = Vec::new();
     let mut files: BTreeSet<PathBuf> = BTreeSet::new();
     let mut ignored = 0usize;
-    for root in ws.roots() {
+    for root in &ws.roots() {
         let matchers = include_matchers(root, &p.include)?;
         let Some(walked) = walk_files(root, Some(cancel)) else {
             return Err("the search was cancelled".into());

@@ -12,6 +12,12 @@
 //! against the roots *without being opened*; only a path found inside is then opened,
 //! again beneath the root it lies in. Include-directories are further roots, nothing
 //! more. Requires Linux 5.6 or later (`openat2`).
+//!
+//! Roots only grow: `/directory add` opens one more root ([`add_root`]); its
+//! descriptor is in place before the [`Workspace`] lists it, so a path the workspace
+//! accepts always has a root to open beneath.
+
+mod add_root;
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -20,7 +26,7 @@ use std::ops::Deref;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 
@@ -33,17 +39,23 @@ const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGIC
 /// The workspace with an open descriptor per root; dereferences to the [`Workspace`].
 pub struct Confined {
     workspace: Arc<Workspace>,
-    /// The workspace roots, then the project temp directory (when there is one): the
-    /// only places a path may open beneath.
-    root_paths: Vec<PathBuf>,
-    /// `roots[i]` is an `O_PATH` descriptor of `root_paths[i]`.
-    roots: Vec<OwnedFd>,
+    /// The only places a path may open beneath.
+    roots: RwLock<Roots>,
+}
+
+/// The workspace roots at start, then the project temp directory (when there is one),
+/// then the roots added during the session; indices never change.
+#[derive(Default)]
+struct Roots {
+    paths: Vec<PathBuf>,
+    /// `fds[i]` is an `O_PATH` descriptor of `paths[i]`.
+    fds: Vec<Arc<OwnedFd>>,
 }
 
 impl std::fmt::Debug for Confined {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Confined")
-            .field("roots", &self.root_paths)
+            .field("roots", &self.read_roots().paths)
             .finish()
     }
 }
@@ -100,22 +112,21 @@ impl Confined {
             .cloned()
             .chain(workspace.temp_dir().map(Path::to_path_buf))
             .collect();
-        let roots = root_paths
+        let fds = root_paths
             .iter()
-            .map(|root| {
-                rustix::fs::open(
-                    root,
-                    OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                    Mode::empty(),
-                )
-                .map_err(io::Error::from)
-            })
+            .map(|root| open_root(root).map(Arc::new))
             .collect::<io::Result<Vec<_>>>()?;
         Ok(Self {
             workspace,
-            root_paths,
-            roots,
+            roots: RwLock::new(Roots {
+                paths: root_paths,
+                fds,
+            }),
         })
+    }
+
+    fn read_roots(&self) -> RwLockReadGuard<'_, Roots> {
+        self.roots.read().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The workspace this guards.
@@ -124,8 +135,12 @@ impl Confined {
     }
 
     /// The descriptor of root `index`.
-    pub fn root_fd(&self, index: usize) -> Option<BorrowedFd<'_>> {
-        self.roots.get(index).map(AsFd::as_fd)
+    fn root_fd(&self, index: usize) -> io::Result<Arc<OwnedFd>> {
+        self.read_roots()
+            .fds
+            .get(index)
+            .cloned()
+            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))
     }
 
     /// The absolute, lexically normalised form of `path` (relative paths are taken
@@ -140,7 +155,9 @@ impl Confined {
 
     /// The deepest root `path` (absolute, normalised) lies under by its text.
     pub fn locate_lexically(&self, path: &Path) -> Option<Located> {
-        self.root_paths
+        let roots = self.read_roots();
+        roots
+            .paths
             .iter()
             .enumerate()
             .filter_map(|(i, root)| {
@@ -149,15 +166,12 @@ impl Confined {
                     rel: rel.to_path_buf(),
                 })
             })
-            .max_by_key(|l| self.root_paths[l.root].components().count())
+            .max_by_key(|l| roots.paths[l.root].components().count())
     }
 
     /// Opens `rel` beneath root `root` with `mode`.
     pub fn open_located(&self, at: &Located, mode: OpenMode) -> io::Result<OwnedFd> {
-        let fd = self
-            .roots
-            .get(at.root)
-            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        let fd = self.root_fd(at.root)?;
         open_beneath(fd.as_fd(), &at.rel, mode.flags())
     }
 
@@ -212,8 +226,8 @@ impl Confined {
     /// Refuses blocked segments (`.git`, `.env`, ...) by the text of the path.
     fn refuse_blocked(&self, attempted: &Path, abs: &Path) -> Result<(), PathError> {
         if let Some(at) = self.locate_lexically(abs) {
-            let root = &self.root_paths[at.root];
-            self.workspace.check_real(attempted, root.join(&at.rel))?;
+            let root = self.read_roots().paths[at.root].join(&at.rel);
+            self.workspace.check_real(attempted, root)?;
         }
         Ok(())
     }
@@ -235,10 +249,7 @@ impl Confined {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             other => return other,
         }
-        let root = self
-            .roots
-            .get(at.root)
-            .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+        let root = self.root_fd(at.root)?;
         let mut prefix = PathBuf::new();
         for component in at.rel.components() {
             let Component::Normal(name) = component else {
@@ -257,6 +268,16 @@ impl Confined {
         }
         open_beneath(root.as_fd(), &prefix, OpenMode::Directory.flags())
     }
+}
+
+/// An `O_PATH` descriptor of a root directory (symlinks in `path` followed).
+fn open_root(path: &Path) -> io::Result<OwnedFd> {
+    rustix::fs::open(
+        path,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(io::Error::from)
 }
 
 /// `openat2(dir, rel, flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`; an empty `rel`

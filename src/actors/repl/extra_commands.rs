@@ -8,7 +8,7 @@ use futures::executor::block_on;
 
 use crate::actors::chat::GetHistory;
 use crate::engine::content::Role;
-use crate::protocol::{Memory, SetModelName};
+use crate::protocol::{AddedRoot, Memory, SetModelName};
 use crate::tools::save_memory::{add_fact, memory_file, sanitize_fact};
 
 use super::terminal::Palette;
@@ -81,13 +81,53 @@ fn directory(link: &SessionLink, args: &str, p: Palette) -> Vec<String> {
             );
             out
         }
-        Some("add") => vec![p.yellow(
-            "Directories are fixed for a session: restart with --include-directories DIR to add one.",
-        )],
+        Some("add") => directory_add(link, args.trim_start()[3..].trim(), p),
         Some(other) => vec![p.yellow(&format!(
-            "Usage: /directory show|add (not `{other}`)"
+            "Usage: /directory show|add PATH[,PATH…] (not `{other}`)"
         ))],
     }
+}
+
+/// `/directory add PATH[,PATH…]`: each path becomes a workspace root through the
+/// FileSystem actor; gemini-cli's messages. The model is told the new list, as
+/// gemini-cli adds its directory context to the history.
+fn directory_add(link: &SessionLink, list: &str, p: Palette) -> Vec<String> {
+    let typed: Vec<&str> = list
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    if typed.is_empty() {
+        return vec![p.red("Please provide at least one path to add.")];
+    }
+    let (mut added, mut already, mut errors) = (Vec::new(), Vec::new(), Vec::new());
+    for path in typed {
+        match block_on(link.services.fs.add_root(path.to_string())) {
+            Ok(AddedRoot::Added(_)) => added.push(path),
+            Ok(AddedRoot::AlreadyThere(_)) => already.push(path),
+            Err(e) => errors.push(format!("Error adding '{path}': {e}")),
+        }
+    }
+    let mut out = Vec::new();
+    if !already.is_empty() {
+        out.push("The following directories are already in the workspace:".to_string());
+        out.extend(already.iter().map(|d| format!("- {d}")));
+    }
+    if !added.is_empty() {
+        let roots = link.services.workspace.roots();
+        let list: Vec<String> = roots
+            .iter()
+            .map(|r| format!("  - {}", r.display()))
+            .collect();
+        super::shell_mode::add_to_history(
+            link,
+            format!("- **Workspace Directories:**\n{}", list.join("\n")),
+        );
+        out.push(p.green("Successfully added directories:"));
+        out.extend(added.iter().map(|d| format!("- {d}")));
+    }
+    out.extend(errors.iter().map(|e| p.red(e)));
+    out
 }
 
 fn model(link: &mut SessionLink, name: &str, p: Palette) -> Vec<String> {

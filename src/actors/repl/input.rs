@@ -18,6 +18,8 @@ use crate::actors::scheduler::SharedPolicy;
 use crate::protocol::ApprovalMode;
 
 use super::commands::COMMANDS;
+use super::status::{status_hint, StatusHint, StatusSlot};
+use super::terminal::Palette;
 
 /// The REPL's line editor.
 pub type LineEditor = Editor<InputHelper, FileHistory>;
@@ -31,9 +33,12 @@ pub struct Completion {
     pub custom: Vec<(String, String)>,
 }
 
-/// Completion and multi-line validation for the prompt.
+/// Completion and multi-line validation for the prompt, and the status line under it.
 pub struct InputHelper {
     completion: Completion,
+    status: StatusSlot,
+    policy: SharedPolicy,
+    palette: Palette,
 }
 
 /// The arguments Tab offers after a command.
@@ -60,6 +65,18 @@ impl Completer for InputHelper {
         }
         if !head.starts_with('/') {
             return Ok((0, Vec::new()));
+        }
+        if let Some(list) = ["/directory add ", "/dir add "]
+            .iter()
+            .find_map(|c| head.strip_prefix(c))
+        {
+            // `/directory add a,b`: directories for the part after the last comma.
+            let last = list.rsplit(',').next().unwrap_or("").trim_start();
+            let dirs = complete_path(&self.completion.workspace, last)
+                .into_iter()
+                .filter(|c| c.ends_with('/'))
+                .collect();
+            return Ok((head.len() - last.len(), dirs));
         }
         if let Some((command, rest)) = head[1..].split_once(' ') {
             if rest.contains(' ') {
@@ -115,10 +132,20 @@ fn complete_path(workspace: &std::path::Path, typed: &str) -> Vec<String> {
 }
 
 impl Hinter for InputHelper {
-    type Hint = String;
+    type Hint = StatusHint;
+    fn hint(&self, _: &str, _: usize, _: &rustyline::Context<'_>) -> Option<StatusHint> {
+        let mode = self.policy.lock().map(|s| s.mode).unwrap_or_default();
+        status_hint(&self.status, mode)
+    }
 }
 
-impl Highlighter for InputHelper {}
+impl Highlighter for InputHelper {
+    /// The status line is dimmed (rustyline lays out the plain text; only this output
+    /// carries the escapes).
+    fn highlight_hint<'h>(&self, hint: &'h str) -> std::borrow::Cow<'h, str> {
+        std::borrow::Cow::Owned(self.palette.dim(hint))
+    }
+}
 
 impl Validator for InputHelper {
     fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
@@ -165,7 +192,8 @@ impl ConditionalEventHandler for ModeChord {
         let _ = self
             .notices
             .send(format!("Approval mode: {}", mode.as_str()));
-        Some(Cmd::Noop)
+        // Redraws the line: the status line under it shows the new mode.
+        Some(Cmd::Repaint)
     }
 }
 
@@ -192,13 +220,19 @@ pub fn line_editor(
     policy: &SharedPolicy,
     notices: Sender<String>,
     completion: Completion,
+    status: StatusSlot,
 ) -> rustyline::Result<LineEditor> {
     let config = Config::builder()
         .auto_add_history(false)
         .max_history_size(2000)?
         .build();
     let mut editor = LineEditor::with_config(config)?;
-    editor.set_helper(Some(InputHelper { completion }));
+    editor.set_helper(Some(InputHelper {
+        completion,
+        status,
+        policy: policy.clone(),
+        palette: Palette::detect(),
+    }));
     editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
     editor.bind_sequence(
         KeyEvent(KeyCode::BackTab, Modifiers::NONE),

@@ -239,6 +239,8 @@ pub struct Repl {
     shell_mode: bool,
     /// Custom commands from `.toml` files.
     custom: Vec<custom_commands::CustomCommand>,
+    /// The status line the line editor draws under the prompt.
+    status: status::StatusSlot,
 }
 
 impl Repl {
@@ -265,7 +267,8 @@ impl Repl {
                 .map(|c| (c.name.clone(), c.description.clone()))
                 .collect(),
         };
-        let mut editor = line_editor(&link.policy, notice_tx, completion)
+        let status = status::StatusSlot::default();
+        let mut editor = line_editor(&link.policy, notice_tx, completion, status.clone())
             .map_err(|e| format!("cannot start the line editor: {e}"))?;
         if let Some(dir) = history.parent() {
             let _ = std::fs::create_dir_all(dir);
@@ -286,6 +289,7 @@ impl Repl {
             history,
             shell_mode: false,
             custom,
+            status,
         })
     }
 
@@ -308,7 +312,10 @@ impl Repl {
         }
         let mut interrupted = false;
         let mut code = 0;
-        println!("{}", status::status_line(&self.link, p));
+        let under_prompt = std::io::stdout().is_terminal();
+        if !under_prompt {
+            println!("{}", status::status_line(&self.link, p));
+        }
         loop {
             if !self.link.chat.connected() {
                 println!(
@@ -326,7 +333,14 @@ impl Repl {
             } else {
                 format!("[{}] > ", mode.as_str())
             };
-            match self.read_line(&prompt) {
+            let shown = under_prompt.then(|| status::status_parts(&self.link));
+            self.show_status(shown.clone());
+            let read = self.read_line(&prompt);
+            self.show_status(None);
+            if let (Some(parts), Err(e)) = (&shown, &read) {
+                status::erase_after_abandoned_prompt(parts, self.link.mode(), e);
+            }
+            match read {
                 Ok(line) => {
                     interrupted = false;
                     let text = prompt_text(&line);
@@ -533,7 +547,16 @@ impl Repl {
         {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        println!("{}", status::status_line(&self.link, self.palette));
+        if !std::io::stdout().is_terminal() {
+            println!("{}", status::status_line(&self.link, self.palette));
+        }
+    }
+
+    /// Sets (or removes) the status line under the prompt.
+    fn show_status(&self, parts: Option<status::StatusParts>) {
+        if let Ok(mut slot) = self.status.lock() {
+            *slot = parts;
+        }
     }
 
     /// Reads the prompt's `@path` references; prints what was read or skipped.

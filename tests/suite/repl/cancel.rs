@@ -80,6 +80,8 @@ fn ctrl_c_cancels_a_hundred_running_calls_and_every_call_is_answered() {
 fn two_ctrl_c_at_an_empty_prompt_leave() {
     let s = Scratch::new();
     let t = Term::start(&s, &[], &[], &[]);
+    // The status line under the prompt shows once the line editor reads keys.
+    t.wait_for("% context left");
     t.keys(&["C-c"]);
     t.wait_for("Press Ctrl+C again");
     t.keys(&["C-c"]);

@@ -38,6 +38,11 @@ fn at_references_tab_completion_and_the_status_line() {
     t.keys(&["Tab"]);
     t.wait_for("> /help");
     t.keys(&["C-u"]);
+    // ... and a command's argument.
+    t.tmux_literal("/approval-mode y");
+    t.keys(&["Tab"]);
+    t.wait_for("> /approval-mode yolo");
+    t.keys(&["C-u"]);
     t.tmux_literal("read @no");
     t.keys(&["Tab"]);
     t.wait_for("read @notes/");
@@ -81,12 +86,14 @@ fn shell_mode_runs_commands_and_the_model_sees_them() {
     t.wait_for("Shell mode on");
     t.wait_for("[shell] >");
     t.line("printf 'in shell mode\\n'; exit 3");
-    t.wait_for("Allow? [y/N]");
+    // The second question (the first is still in the scrollback).
+    t.wait_for_count("Allow? [y/N]", 2);
     t.line("y");
     t.wait_for("(exit code 3)");
     // A known read-only command runs without asking; a refused one does not run.
     t.line("touch refused.txt");
     t.wait_for("wants to run a shell command: touch refused.txt");
+    t.wait_for_count("Allow? [y/N]", 3);
     t.line("n");
     t.wait_for("Not run; the command was cancelled.");
     assert!(!s.ws().join("refused.txt").exists());

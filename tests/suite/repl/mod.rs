@@ -5,12 +5,14 @@
 mod cancel;
 mod commands;
 mod confirm;
+mod directory_add;
 mod faults;
 mod features;
 mod mcp;
 mod reapproval;
 mod sessions;
 mod signals;
+mod status_line;
 pub(crate) mod term;
 mod trust_prompt;
 

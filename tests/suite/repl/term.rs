@@ -151,7 +151,27 @@ impl Term {
         self.wait_until(needle, |t| t.matches(needle).count() >= n)
     }
 
-    /// Waits for an empty prompt on the last line of the screen.
+    /// The cursor's column and row on the visible screen.
+    pub fn cursor(&self) -> (usize, usize) {
+        let out = self.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            "t",
+            "#{cursor_x} #{cursor_y}",
+        ]);
+        let mut numbers = out.split_whitespace().map(|n| n.parse().unwrap());
+        (numbers.next().unwrap(), numbers.next().unwrap())
+    }
+
+    /// Resizes the terminal to `columns` × 50.
+    pub fn resize(&self, columns: usize) {
+        let columns = columns.to_string();
+        self.tmux(&["resize-window", "-t", "t", "-x", &columns, "-y", "50"]);
+    }
+
+    /// Waits for an empty prompt on the last line of the screen (the status line
+    /// drawn under the prompt does not count).
     pub fn wait_prompt(&self) -> String {
         let started = Instant::now();
         loop {
@@ -159,7 +179,7 @@ impl Term {
             let last = screen
                 .lines()
                 .rev()
-                .find(|l| !l.trim().is_empty())
+                .find(|l| !l.trim().is_empty() && !l.contains("% context left · "))
                 .unwrap_or("");
             if last.trim_end().ends_with('>') {
                 return self.text();
