@@ -24,8 +24,10 @@ fi
 export RUSTC_BOOTSTRAP=1
 # Its own target directory (the instrumented build shares nothing with the main one).
 export CARGO_TARGET_DIR="${FUZZ_TARGET_DIR:-$here/target}"
-# Unoptimised, debug assertions on (see Cargo.toml).
-build_flags=(--dev)
+# Unoptimised, debug assertions on (see Cargo.toml): quick to build, for CI. A long run
+# should set FUZZ_RELEASE=1 (optimised, debug assertions still on: many times the
+# executions per second, after a longer build).
+if [ "${FUZZ_RELEASE:-0}" = 1 ]; then build_flags=(-O -a); else build_flags=(--dev); fi
 
 dict_of() {
     case "$1" in

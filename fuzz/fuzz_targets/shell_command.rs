@@ -84,6 +84,8 @@ fuzz_target!(|data: &[u8]| {
         cwd: PathBuf::from("/ws/sub"),
         home: PathBuf::from("/home/u"),
         inside: &inside,
+        // A glob counts as inside when its pattern does, as the lexical check above.
+        glob_inside: &inside,
     };
     if classify(&command, &scope) != Verdict::ReadOnly {
         return;
