@@ -52,6 +52,22 @@ impl OpenAiClient {
             builder.bearer_auth(&self.config.api_key)
         }
     }
+
+    /// `GET <base>/models`: its address, and the parsed listing it answers.
+    fn get_models(&self) -> (String, BoxFuture<'static, Result<Value, ModelError>>) {
+        let url = format!("{}/models", self.config.base_url.trim_end_matches('/'));
+        let mut builder = self.http.get(&url);
+        if !self.config.api_key.is_empty() {
+            builder = builder.bearer_auth(&self.config.api_key);
+        }
+        let timeouts = self.config.timeouts;
+        let listing = Box::pin(async move {
+            let response = http::send(PROVIDER, builder, timeouts).await?;
+            let body = http::read_body(PROVIDER, response, timeouts).await?;
+            parse_json(&body)
+        });
+        (url, listing)
+    }
 }
 
 fn wire_error(error: WireError) -> ModelError {
@@ -174,31 +190,15 @@ impl ModelClient for OpenAiClient {
     }
 
     fn list_models(&self) -> BoxFuture<'static, Result<Vec<String>, ModelError>> {
-        let url = format!("{}/models", self.config.base_url.trim_end_matches('/'));
-        let mut builder = self.http.get(&url);
-        if !self.config.api_key.is_empty() {
-            builder = builder.bearer_auth(&self.config.api_key);
-        }
-        let timeouts = self.config.timeouts;
-        Box::pin(async move {
-            let response = http::send(PROVIDER, builder, timeouts).await?;
-            let body = http::read_body(PROVIDER, response, timeouts).await?;
-            Ok(model_ids(&parse_json(&body)?))
-        })
+        let (_, listing) = self.get_models();
+        Box::pin(async move { Ok(model_ids(&listing.await?)) })
     }
 
     fn default_model(&self) -> BoxFuture<'static, Result<String, ModelError>> {
-        let url = format!("{}/models", self.config.base_url.trim_end_matches('/'));
-        let mut builder = self.http.get(&url);
-        if !self.config.api_key.is_empty() {
-            builder = builder.bearer_auth(&self.config.api_key);
-        }
-        let timeouts = self.config.timeouts;
+        let (url, listing) = self.get_models();
         Box::pin(async move {
             let asked = async {
-                let response = http::send(PROVIDER, builder, timeouts).await?;
-                let body = http::read_body(PROVIDER, response, timeouts).await?;
-                first_model_id(&parse_json(&body)?).ok_or_else(|| ModelError::Malformed {
+                first_model_id(&listing.await?).ok_or_else(|| ModelError::Malformed {
                     provider: PROVIDER.into(),
                     message: "the server lists no model".into(),
                 })

@@ -1,37 +1,14 @@
 //! What the user is shown about a call is true of it: a failed `replace` whose
-//! correction asks the model reports a duration that includes that request, and the
-//! wait for a slow model is announced on stderr as what it is.
+//! correction asks the model reports a duration that includes that request.
 
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::gemini_wire::run_against;
-use crate::common::loopback::{Loopback, Reply};
+use super::real_use::{openai_answer, tool_call};
+use crate::common::loopback::Loopback;
 use crate::common::*;
-
-fn chunk(delta: Value, finish: Option<&str>) -> Value {
-    json!({"choices": [{"finish_reason": finish, "index": 0, "delta": delta}],
-           "object": "chat.completion.chunk"})
-}
-
-fn replace_call(args: &str) -> Reply {
-    Reply::openai_sse(&[
-        chunk(
-            json!({"tool_calls": [{"index": 0, "id": "call-1", "type": "function",
-                   "function": {"name": "replace", "arguments": args}}]}),
-            None,
-        ),
-        chunk(json!({}), Some("tool_calls")),
-    ])
-}
-
-fn answer(text: &str) -> Reply {
-    Reply::openai_sse(&[
-        chunk(json!({"content": text}), None),
-        chunk(json!({}), Some("stop")),
-    ])
-}
 
 /// The model asks for a `replace` that matches nothing; every later request (the
 /// Corrector's and the final turn's) is answered only after `pause`.
@@ -39,10 +16,12 @@ fn run_failing_replace(use_model: bool, pause: Duration) -> (Value, Vec<Value>, 
     let s = Scratch::new();
     s.write("a.txt", "alpha\nbeta\n");
     let server = Loopback::then_always(
-        vec![replace_call(
+        vec![tool_call(
+            "replace",
             r#"{"file_path": "a.txt", "old_string": "gamma", "new_string": "delta"}"#,
+            "tool_calls",
         )],
-        answer("done").delayed(pause),
+        openai_answer("done").delayed(pause),
     );
     let out = run_against(
         &s,

@@ -16,12 +16,12 @@ fn openai_env(server: &Loopback) -> String {
     format!("{}/v1", server.url)
 }
 
-fn chunk(delta: Value, finish: Option<&str>) -> Value {
+pub(super) fn chunk(delta: Value, finish: Option<&str>) -> Value {
     json!({"choices": [{"finish_reason": finish, "index": 0, "delta": delta}],
            "object": "chat.completion.chunk"})
 }
 
-fn tool_call(name: &str, args: &str, finish: &str) -> Reply {
+pub(super) fn tool_call(name: &str, args: &str, finish: &str) -> Reply {
     Reply::openai_sse(&[
         chunk(
             json!({"tool_calls": [{"index": 0, "id": "call-1", "type": "function",
@@ -32,7 +32,7 @@ fn tool_call(name: &str, args: &str, finish: &str) -> Reply {
     ])
 }
 
-fn openai_answer(text: &str) -> Reply {
+pub(super) fn openai_answer(text: &str) -> Reply {
     Reply::openai_sse(&[
         chunk(json!({"content": text}), None),
         chunk(json!({}), Some("stop")),
