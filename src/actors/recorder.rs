@@ -34,6 +34,38 @@ pub struct RecorderSetup {
     pub lock: Option<File>,
 }
 
+/// The most of one record line held before it is written out.
+const LINE_PIECE_BYTES: usize = 1024 * 1024;
+
+/// A record line on its way to the file: collected in `piece`, written when the piece
+/// would pass [`LINE_PIECE_BYTES`] (and at the end).
+struct PiecewiseLine<'a> {
+    piece: &'a mut Vec<u8>,
+    file: &'a mut File,
+}
+
+impl Write for PiecewiseLine<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self.piece.len() + data.len() > LINE_PIECE_BYTES {
+            self.flush()?;
+            if data.len() > LINE_PIECE_BYTES {
+                self.file.write_all(data)?;
+                return Ok(data.len());
+            }
+        }
+        self.piece.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.piece.is_empty() {
+            self.file.write_all(self.piece)?;
+            self.piece.clear();
+        }
+        Ok(())
+    }
+}
+
 /// Records one session to its file.
 pub struct SessionRecorder {
     setup: RecorderSetup,
@@ -98,18 +130,31 @@ impl SessionRecorder {
         self.file.as_mut()
     }
 
-    /// One record, one `write` of one line.
+    /// One record, one line: one `write` for a line up to [`LINE_PIECE_BYTES`]; a
+    /// longer one (a batch of calls whose arguments are megabytes) goes out in pieces
+    /// as it is serialised, so it is never held whole.
     fn append<T: Serialize>(&mut self, record: &T) {
         let mut line = std::mem::take(&mut self.buffer);
         line.clear();
-        if serde_json::to_writer(&mut line, record).is_ok() {
-            line.push(b'\n');
-            if let Some(file) = self.open() {
-                if let Err(e) = file.write_all(&line) {
-                    tracing::warn!(error = %e, "session recording is off");
-                    self.failed = true;
-                }
-            }
+        let Some(file) = self.open() else {
+            self.buffer = line;
+            return;
+        };
+        let mut out = PiecewiseLine {
+            piece: &mut line,
+            file,
+        };
+        let written = serde_json::to_writer(&mut out, record)
+            .map_err(std::io::Error::from)
+            .and_then(|()| out.write_all(b"\n"))
+            .and_then(|()| out.flush());
+        if let Err(e) = written {
+            tracing::warn!(error = %e, "session recording is off");
+            self.failed = true;
+        }
+        line.clear();
+        if line.capacity() > LINE_PIECE_BYTES {
+            line = Vec::new();
         }
         self.buffer = line;
     }

@@ -35,9 +35,17 @@ pub fn line_diff<'a>(old: &'a str, new: &'a str) -> TextDiff<'a, 'a, 'a, str> {
 
 /// `text` cut to at most `max` bytes (at a line end when there is one), with a last
 /// line saying how much was left out.
-pub fn cap_text(mut text: String, max: usize, what: &str) -> String {
+pub fn cap_text(text: String, max: usize, what: &str) -> String {
     if text.len() <= max {
         return text;
+    }
+    cap_str(&text, max, what)
+}
+
+/// [`cap_text`] of borrowed text: only what is kept is copied.
+pub fn cap_str(text: &str, max: usize, what: &str) -> String {
+    if text.len() <= max {
+        return text.to_string();
     }
     let mut cut = max;
     while !text.is_char_boundary(cut) {
@@ -47,12 +55,11 @@ pub fn cap_text(mut text: String, max: usize, what: &str) -> String {
         cut = nl + 1;
     }
     let left_out = text[cut..].lines().count();
-    text.truncate(cut);
-    text.push_str(&format!(
-        "... [{what} cut at {} KiB: {left_out} more lines not shown]\n",
+    format!(
+        "{}... [{what} cut at {} KiB: {left_out} more lines not shown]\n",
+        &text[..cut],
         max / 1024
-    ));
-    text
+    )
 }
 
 /// A unified diff and its counts.

@@ -75,7 +75,7 @@ pub enum Existing {
 /// Reads the file an edit starts from (a missing file is not an error).
 pub async fn read_existing(services: &Services, path: PathBuf) -> Result<Existing, ReadFailure> {
     match services.fs.read(path.clone()).await {
-        Ok(read) => match FileSnapshot::from_bytes(&read.bytes) {
+        Ok(read) => match FileSnapshot::from_vec(read.bytes) {
             Ok(snapshot) => Ok(Existing::Text {
                 path: read.real_path,
                 snapshot,
@@ -223,5 +223,65 @@ pub fn edit_confirmation(
         proposed: proposed.to_string(),
         lines_added: d.lines_added,
         lines_removed: d.lines_removed,
+    }
+}
+
+/// The bytes of file text that edits in flight may hold at once (old text, new text,
+/// the diff's line tables), summed over all running `write_file`/`replace` calls. A
+/// batch of 200 rewrites of 5 MB files waits its turn here instead of holding 200 old
+/// and new texts at once. One call bigger than the whole budget still runs (alone).
+pub const EDIT_MEMORY_BUDGET_BYTES: usize = 128 * 1024 * 1024;
+
+/// Budget units are KiB, so the count fits a semaphore's `u32` permits.
+const BUDGET_UNIT: usize = 1024;
+
+static EDIT_MEMORY: tokio::sync::Semaphore =
+    tokio::sync::Semaphore::const_new(EDIT_MEMORY_BUDGET_BYTES / BUDGET_UNIT);
+
+/// What an edit may hold at once for a file of `old_len` bytes and new content of
+/// `new_len` bytes: both texts, a copy of each for the diff's tables and the write,
+/// capped at the whole budget.
+pub fn edit_memory_weight(old_len: usize, new_len: usize) -> u32 {
+    let bytes = old_len.saturating_add(new_len).saturating_mul(2);
+    let units = bytes.div_ceil(BUDGET_UNIT).max(1);
+    u32::try_from(units.min(EDIT_MEMORY_BUDGET_BYTES / BUDGET_UNIT)).unwrap_or(u32::MAX)
+}
+
+/// Waits until the edit of `file_path` with `new_len` bytes of new content fits in
+/// [`EDIT_MEMORY_BUDGET_BYTES`]; the permit returns its share when dropped. The old
+/// file's size comes from a stat (a missing file counts as empty; a failed stat lets
+/// the read that follows report the error).
+pub async fn reserve_edit_memory(
+    services: &Services,
+    file_path: &str,
+    new_len: usize,
+) -> Option<tokio::sync::SemaphorePermit<'static>> {
+    let old_len = match services
+        .fs
+        .stat(services.workspace.resolve(file_path))
+        .await
+    {
+        Ok(meta) if meta.exists => usize::try_from(meta.size).unwrap_or(usize::MAX),
+        _ => 0,
+    };
+    EDIT_MEMORY
+        .acquire_many(edit_memory_weight(old_len, new_len))
+        .await
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edit_weighs_both_texts_twice_and_never_more_than_the_budget() {
+        let mib = 1024 * 1024;
+        assert_eq!(edit_memory_weight(5 * mib, 5 * mib), 20 * 1024);
+        assert_eq!(edit_memory_weight(0, 0), 1);
+        assert_eq!(
+            edit_memory_weight(usize::MAX, 1),
+            u32::try_from(EDIT_MEMORY_BUDGET_BYTES / BUDGET_UNIT).unwrap()
+        );
     }
 }

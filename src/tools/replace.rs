@@ -319,6 +319,13 @@ impl Tool for Replace {
 
     fn execute(&self, p: Params, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
+            // Its share of the bytes edits may hold at once (see write_file).
+            let _held = file_edit::reserve_edit_memory(
+                &ctx.services,
+                &p.file_path,
+                p.old_string.len().max(p.new_string.len()),
+            )
+            .await;
             let computed = match compute(&p, &ctx).await {
                 Ok(c) => c,
                 Err(out) => return out,

@@ -2,6 +2,7 @@
 //! directories, keeping the file's CRLF line endings, shown first as a unified diff, and
 //! written atomically only if the file still holds what the diff was computed from.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use futures::future::BoxFuture;
@@ -34,8 +35,6 @@ pub struct Params {
 struct Planned {
     path: PathBuf,
     existing: Option<FileSnapshot>,
-    /// The content to write, LF-normalised for the diff.
-    proposed: String,
     /// The content as it will be written (before CRLF restoration).
     content: String,
     corrected: bool,
@@ -45,11 +44,28 @@ impl Planned {
     fn original(&self) -> &str {
         self.existing.as_ref().map_or("", |s| s.text.as_str())
     }
+
+    /// The content LF-normalised for the diff (borrowed when it has no `\r\n`, so a
+    /// big rewrite is not copied for its diff).
+    fn proposed(&self) -> Cow<'_, str> {
+        if self.content.contains("\r\n") {
+            Cow::Owned(self.content.replace("\r\n", "\n"))
+        } else {
+            Cow::Borrowed(&self.content)
+        }
+    }
 }
 
-async fn plan(p: &Params, ctx: &ToolContext) -> Result<Planned, ToolOutput> {
+/// Reads the file and prepares `content` for it (taken, not copied: a call's content
+/// may be megabytes).
+async fn plan(
+    file_path: &str,
+    content: String,
+    modified_by_user: bool,
+    ctx: &ToolContext,
+) -> Result<Planned, ToolOutput> {
     let services = &ctx.services;
-    let requested = services.workspace.resolve(&p.file_path);
+    let requested = services.workspace.resolve(file_path);
     let (path, existing) = match file_edit::read_existing(services, requested).await {
         Ok(Existing::Text { path, snapshot }) => (path, Some(snapshot)),
         Ok(Existing::Missing { path }) => (path, None),
@@ -87,17 +103,16 @@ async fn plan(p: &Params, ctx: &ToolContext) -> Result<Planned, ToolOutput> {
     };
     let corrected = services.corrector.is_some()
         && !is_json_like(&path)
-        && !p.modified_by_user
-        && unescape::looks_over_escaped(&p.content);
+        && !modified_by_user
+        && unescape::looks_over_escaped(&content);
     let content = if corrected {
-        unescape::unescape(&p.content)
+        unescape::unescape(&content)
     } else {
-        p.content.clone()
+        content
     };
     Ok(Planned {
         path,
         existing,
-        proposed: content.replace("\r\n", "\n"),
         content,
         corrected,
     })
@@ -162,13 +177,15 @@ impl Tool for WriteFile {
     ) -> BoxFuture<'static, Option<ConfirmationDetails>> {
         let (p, ctx) = (p.clone(), ctx.clone());
         Box::pin(async move {
-            let planned = plan(&p, &ctx).await.ok()?;
+            let planned = plan(&p.file_path, p.content, p.modified_by_user, &ctx)
+                .await
+                .ok()?;
             Some(file_edit::edit_confirmation(
                 &ctx.services,
                 "Confirm Write:",
                 &planned.path,
                 planned.original(),
-                &planned.proposed,
+                &planned.proposed(),
             ))
         })
     }
@@ -184,7 +201,17 @@ impl Tool for WriteFile {
 
     fn execute(&self, p: Params, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
-            let planned = match plan(&p, &ctx).await {
+            let Params {
+                file_path,
+                content,
+                modified_by_user,
+                ..
+            } = p;
+            // The call's share of the bytes edits may hold at once, for as long as it
+            // holds the old and new texts.
+            let _held =
+                file_edit::reserve_edit_memory(&ctx.services, &file_path, content.len()).await;
+            let planned = match plan(&file_path, content, modified_by_user, &ctx).await {
                 Ok(planned) => planned,
                 Err(out) => return out,
             };
@@ -192,24 +219,41 @@ impl Tool for WriteFile {
                 return *out;
             }
             file_edit::pause_before_write().await;
-            write(p, ctx, planned).await
+            write(modified_by_user, ctx, planned).await
         })
     }
 }
 
-async fn write(p: Params, ctx: ToolContext, planned: Planned) -> ToolOutput {
-    let (bytes, expect) = match &planned.existing {
-        Some(s) => (
-            s.encode(&planned.content),
-            WriteExpect::Unchanged(Some(s.hash)),
-        ),
-        None => (
-            planned.content.clone().into_bytes(),
-            WriteExpect::Unchanged(None),
-        ),
-    };
+async fn write(modified_by_user: bool, ctx: ToolContext, planned: Planned) -> ToolOutput {
     let correction = planned.corrected.then_some("success");
     let method = planned.corrected.then_some("unescape");
+    let is_new = planned.existing.is_none();
+    // What the result says is computed before the write, so the old and new texts can
+    // go as soon as the bytes are handed over: the diff and the snippet are capped and
+    // need neither afterwards.
+    let (d, snippet) = {
+        let proposed = planned.proposed();
+        let d = diff::unified(
+            &file_edit::file_name(&planned.path),
+            planned.original(),
+            &proposed,
+        );
+        let snippet = diff_context_snippet(planned.original(), &proposed, 5);
+        (d, snippet)
+    };
+    let user_modified =
+        modified_by_user.then(|| format!("User modified the `content` to be: {}", planned.content));
+    let Planned {
+        path,
+        existing,
+        content,
+        ..
+    } = planned;
+    let (bytes, expect) = match existing {
+        Some(s) if s.crlf || s.bom => (s.encode(&content), WriteExpect::Unchanged(Some(s.hash))),
+        Some(s) => (content.into_bytes(), WriteExpect::Unchanged(Some(s.hash))),
+        None => (content.into_bytes(), WriteExpect::Unchanged(None)),
+    };
     // Past this point the write is what happened, whatever a cancellation says.
     if ctx.cancel.is_cancelled() {
         return ToolOutput::text("Cancelled before writing.", "Cancelled before writing.");
@@ -219,38 +263,24 @@ async fn write(p: Params, ctx: ToolContext, planned: Planned) -> ToolOutput {
     let outcome = match ctx
         .services
         .fs
-        .write_atomic(planned.path.clone(), bytes, expect)
+        .write_atomic(path.clone(), bytes, expect)
         .await
     {
         Ok(outcome) => outcome,
         Err(e) => {
-            let path = planned.path.display().to_string();
+            let path = path.display().to_string();
             return file_edit::write_error(e, |m| format!("Error writing to file '{path}': {m}"))
                 .with_data(edit_data(None, None, correction, method));
         }
     };
     let real = outcome.real_path.display().to_string();
-    let is_new = planned.existing.is_none();
-    let d = diff::unified(
-        &file_edit::file_name(&outcome.real_path),
-        planned.original(),
-        &planned.proposed,
-    );
     let mut parts = vec![if is_new {
         format!("Successfully created and wrote to new file: {real}.")
     } else {
         format!("Successfully overwrote file: {real}.")
     }];
-    if p.modified_by_user {
-        parts.push(format!(
-            "User modified the `content` to be: {}",
-            planned.content
-        ));
-    }
-    parts.push(format!(
-        "Here is the updated code:\n{}",
-        diff_context_snippet(planned.original(), &planned.proposed, 5)
-    ));
+    parts.extend(user_modified);
+    parts.push(format!("Here is the updated code:\n{snippet}"));
     let rel = ctx.services.workspace.display_relative(&outcome.real_path);
     let display = if is_new {
         format!("Created {rel}")

@@ -379,11 +379,19 @@ fn parallel_rewrites_of_5_mb_files_whose_every_line_changes_stay_bounded() {
         // What goes back to the model is capped too.
         assert!(out.len() < 1024 * 1024, "{} bytes", out.len());
     }
-    // What stays is the content itself (the script, the calls' arguments in the
-    // history, the next request: ~45 MB per 5 MB file measured with 40 files); the
-    // diffs are bounded. An unbounded diff of 100k changed lines each ran to
-    // gigabytes per file.
-    assert!(peak_kib < 1_000_000, "peak RSS {peak_kib} KiB");
+    // What must stay is the content the model sent: the call's arguments (held by the
+    // Scheduler, the history, the tool's parameters) and the next request built from
+    // the history. Everything else — the old file, the new bytes, the diff, the
+    // session record, the logged request — is transient and bounded (the edits share a
+    // budget of bytes in flight), so the peak is a small multiple of the content plus
+    // a constant, whatever the batch size. Before, it was ~7 times the content in a
+    // release build (36 MB per 5 MB file) and ~9 times in this debug one.
+    let content_kib = (files * new.len() / 1024) as i64;
+    let bound_kib = 6 * content_kib + 64 * 1024;
+    assert!(
+        peak_kib < bound_kib,
+        "peak RSS {peak_kib} KiB for {content_kib} KiB of content (bound {bound_kib} KiB)"
+    );
 }
 
 #[test]

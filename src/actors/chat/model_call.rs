@@ -186,7 +186,10 @@ async fn consume(
 
 /// Appends a request body (Gemini JSON) to the request log.
 pub async fn log_request(path: &Path, request: &ModelRequest) {
-    let line = format!("{}\n", request.gemini_body());
+    // Serialised straight to bytes: a request carrying megabytes of arguments is not
+    // copied once more into a formatted line.
+    let mut line = serde_json::to_vec(&request.gemini_body()).unwrap_or_default();
+    line.push(b'\n');
     let file = tokio::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -196,7 +199,7 @@ pub async fn log_request(path: &Path, request: &ModelRequest) {
         Ok(mut f) => {
             // tokio writes in the background: flush so the line is there when we go on.
             if let Err(e) = async {
-                f.write_all(line.as_bytes()).await?;
+                f.write_all(&line).await?;
                 f.flush().await
             }
             .await

@@ -1,9 +1,11 @@
 //! `!` shell mode: a line starting with `!` (or any line while shell mode is on) runs
-//! with `bash -c` in a process group of its own, its output printed as it comes;
+//! with `bash -c` in a process group of its own, its output printed as it comes
+//! (bounded as `run_shell_command`'s: the first 64 KiB, then the newest 16 KiB after a
+//! line saying how much was left out);
 //! Ctrl+C ends the whole group. The command and its output are then added to the
 //! conversation as gemini-cli does, so the model sees what the user ran.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -17,6 +19,7 @@ use crate::engine::content::Content;
 use crate::engine::policy::{decide, PolicyDecision};
 use crate::engine::shell_syntax;
 use crate::protocol::ToolKind;
+use crate::tools::shell::live::LiveOutput;
 use crate::tools::shell::process::kill_group;
 
 use super::terminal::Palette;
@@ -56,7 +59,7 @@ pub struct ShellRun {
     pub cancelled: bool,
 }
 
-/// Runs `command` in the workspace, printing its output live.
+/// Runs `command` in the workspace, printing its output live (bounded, see the module).
 pub fn run_command(
     command: &str,
     link: &SessionLink,
@@ -88,27 +91,45 @@ pub fn run_command(
     // The parent's copies of the write end must go, or the reader never sees the end.
     drop(command_line);
     let pgid = i32::try_from(child.id()).unwrap_or(0);
-    let (lines_tx, lines) = crossbeam_channel::unbounded::<String>();
+    // Chunks, not lines: a command that writes one endless line is still bounded. The
+    // channel is bounded too, so a fast command waits for the screen.
+    let (chunks_tx, chunks) = crossbeam_channel::bounded::<Vec<u8>>(16);
     let reader_thread = std::thread::spawn(move || {
-        for line in BufReader::new(reader).lines() {
-            match line {
-                Ok(line) => {
-                    let _ = lines_tx.send(line);
+        let mut reader = reader;
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    if chunks_tx.send(buf[..n].to_vec()).is_err() {
+                        break;
+                    }
                 }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => break,
             }
         }
     });
-    let mut output = Vec::new();
+    let mut shown = LiveOutput::raw();
+    let mut kept = HistoryHead::default();
+    let mut ends_in_newline = true;
     let mut cancelled = false;
     let mut out = std::io::stdout();
+    let mut show = |text: &str| {
+        if !text.is_empty() {
+            ends_in_newline = text.ends_with('\n');
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+        }
+    };
     loop {
         select! {
-            recv(lines) -> line => match line {
-                Ok(line) => {
-                    let _ = writeln!(out, "{line}");
-                    let _ = out.flush();
-                    output.push(line);
+            recv(chunks) -> chunk => match chunk {
+                Ok(chunk) => {
+                    kept.push(&chunk);
+                    if let Some(text) = shown.push(&chunk) {
+                        show(&text);
+                    }
                 }
                 Err(_) => break,
             },
@@ -120,16 +141,51 @@ pub fn run_command(
             }
         }
     }
+    if let Some(rest) = shown.finish() {
+        show(&rest);
+    }
+    if !ends_in_newline {
+        println!();
+    }
     let _ = reader_thread.join();
     let status = child.wait().map_err(|e| e.to_string())?;
     if cancelled {
         println!("{}", p.yellow("Command cancelled."));
     }
     Ok(ShellRun {
-        output: output.join("\n"),
+        output: kept.text(),
         exit_code: status.code(),
         cancelled,
     })
+}
+
+/// The start of a command's output, as much as the history entry can use
+/// ([`MAX_OUTPUT_LENGTH`] characters): the rest is shown (bounded) but not kept.
+#[derive(Default)]
+struct HistoryHead {
+    bytes: Vec<u8>,
+}
+
+/// Enough bytes for [`MAX_OUTPUT_LENGTH`] characters and one more (so the entry still
+/// says it was truncated).
+const HISTORY_HEAD_BYTES: usize = 4 * (MAX_OUTPUT_LENGTH + 1) + 2;
+
+impl HistoryHead {
+    fn push(&mut self, chunk: &[u8]) {
+        let room = HISTORY_HEAD_BYTES.saturating_sub(self.bytes.len());
+        self.bytes
+            .extend_from_slice(&chunk[..room.min(chunk.len())]);
+    }
+
+    /// The output as its lines joined by `\n` (`\r\n` ends a line too), as the
+    /// line-by-line reading before gave it.
+    fn text(&self) -> String {
+        let text = String::from_utf8_lossy(&self.bytes).replace("\r\n", "\n");
+        match text.strip_suffix('\n') {
+            Some(body) => body.to_string(),
+            None => text,
+        }
+    }
 }
 
 /// The text gemini-cli's `addShellCommandToGeminiHistory` adds for a command.

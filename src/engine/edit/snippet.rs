@@ -7,6 +7,14 @@ use similar::DiffOp;
 /// An empty `original` (a new file) gives the whole new text.
 /// Capped at [`crate::engine::diff::MAX_DIFF_TEXT_BYTES`] (a line says what was cut).
 pub fn diff_context_snippet(original: &str, new: &str, context: usize) -> String {
+    if original.is_empty() {
+        // A new file: the capped text itself, without a whole copy first.
+        return crate::engine::diff::cap_str(
+            new,
+            crate::engine::diff::MAX_DIFF_TEXT_BYTES,
+            "snippet",
+        );
+    }
     crate::engine::diff::cap_text(
         snippet(original, new, context),
         crate::engine::diff::MAX_DIFF_TEXT_BYTES,
@@ -82,6 +90,19 @@ fn split_lines(text: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_big_new_file_gives_the_capped_text_with_every_left_out_line_counted() {
+        let text: String = (0..100_000).map(|i| format!("line {i}\n")).collect();
+        let max = crate::engine::diff::MAX_DIFF_TEXT_BYTES;
+        let got = diff_context_snippet("", &text, 5);
+        assert_eq!(
+            got,
+            crate::engine::diff::cap_text(text.clone(), max, "snippet")
+        );
+        let kept = got.lines().count() - 1;
+        assert!(got.ends_with(&format!("{} more lines not shown]\n", 100_000 - kept)));
+    }
 
     #[test]
     fn new_file_is_shown_whole() {

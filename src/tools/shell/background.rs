@@ -211,3 +211,68 @@ impl Drop for BackgroundProcesses {
         self.kill_all_now();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::process::{ShellSpec, MAX_BUFFER_BYTES};
+    use super::*;
+
+    /// What the table holds of `pid`: (exited, bytes held by its output buffer).
+    fn held(table: &BackgroundProcesses, pid: i32) -> Option<(bool, usize)> {
+        let entries = table.entries();
+        let entry = entries.iter().find(|e| e.pid == pid)?;
+        let state = entry.state();
+        Some((
+            matches!(state.status, ProcessStatus::Exited { .. }),
+            state.output.held_bytes(),
+        ))
+    }
+
+    #[tokio::test]
+    async fn a_background_process_output_is_bounded_while_it_runs_and_released_when_it_exits() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let table = Arc::new(BackgroundProcesses::new());
+        // 40 MB of output, then a pause in which the process is still running.
+        let spec = ShellSpec {
+            script: "head -c 40000000 /dev/zero | tr '\\0' x; sleep 1".into(),
+            cwd: dir.path().to_path_buf(),
+            env: Vec::new(),
+            env_remove: Vec::new(),
+        };
+        let run = RunningCommand::spawn(&spec).expect("spawn");
+        let pid = table.adopt(run, "big".into());
+        let bound_running = 2 * MAX_BUFFER_BYTES;
+        let started = std::time::Instant::now();
+        let mut peak = 0;
+        loop {
+            let (exited, bytes) = held(&table, pid).expect("the process is in the table");
+            if exited {
+                assert!(
+                    bytes <= MAX_EXITED_OUTPUT_BYTES,
+                    "{bytes} bytes kept after the exit"
+                );
+                break;
+            }
+            peak = peak.max(bytes);
+            assert!(bytes <= bound_running, "{bytes} bytes held while running");
+            assert!(started.elapsed() < std::time::Duration::from_secs(60));
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert!(
+            peak > MAX_EXITED_OUTPUT_BYTES,
+            "the output was seen running: {peak}"
+        );
+        let text = table
+            .entries()
+            .iter()
+            .find(|e| e.pid == pid)
+            .map(|e| e.state().output.text())
+            .expect("entry");
+        assert!(
+            text.starts_with("[TROUPE_WARNING: Output truncated."),
+            "{}",
+            &text[..80]
+        );
+        assert!(text.ends_with('x'));
+    }
+}

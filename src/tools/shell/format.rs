@@ -85,13 +85,20 @@ pub fn locale_number(n: usize) -> String {
 /// The excerpt sent instead of `content` when it has more than `max` characters: the
 /// first 20 % and the last 80 % of the budget, and where the whole text was saved.
 pub fn head_tail_excerpt(content: &str, max: usize, saved_to: &Path) -> String {
-    let chars: Vec<char> = content.chars().collect();
+    // Byte offsets of character positions, without a copy of the (megabytes of) text.
+    let count = content.chars().count();
+    let at = |chars: usize| {
+        content
+            .char_indices()
+            .nth(chars)
+            .map_or(content.len(), |(i, _)| i)
+    };
     let head_len = max / 5;
     let tail_len = max - head_len;
-    let head: String = chars[..head_len.min(chars.len())].iter().collect();
-    let tail_start = chars.len().saturating_sub(tail_len).max(head_len);
-    let tail: String = chars[tail_start..].iter().collect();
-    let omitted = chars.len().saturating_sub(head_len + tail_len);
+    let head = &content[..at(head_len.min(count))];
+    let tail_start = count.saturating_sub(tail_len).max(head_len);
+    let tail = &content[at(tail_start.min(count))..];
+    let omitted = count.saturating_sub(head_len + tail_len);
     format!(
         "Output too large. Showing first {} and last {} characters. For full output see: {}\n{head}\n\n... [{} characters omitted] ...\n\n{tail}",
         locale_number(head_len),

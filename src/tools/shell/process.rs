@@ -95,6 +95,11 @@ impl OutputBuffer {
         self.bytes.is_empty()
     }
 
+    /// The memory the buffer holds (its capacity), in bytes.
+    pub fn held_bytes(&self) -> usize {
+        self.bytes.capacity()
+    }
+
     /// Keeps only the newest `max` bytes and gives the rest of the memory back (for a
     /// process that has exited: its output no longer grows).
     pub fn shrink_to_newest(&mut self, max: usize) {

@@ -8,6 +8,7 @@ mod confirm;
 mod directory_add;
 mod faults;
 mod features;
+mod live_output;
 mod mcp;
 mod reapproval;
 mod sessions;

@@ -102,6 +102,33 @@ impl Term {
         self.tmux(&["capture-pane", "-p", "-e", "-J", "-t", "t", "-S", "-"])
     }
 
+    /// From now on, appends every byte the terminal receives to `file` (`None`: stop).
+    pub fn record_output(&self, file: Option<&std::path::Path>) {
+        match file {
+            Some(f) => self.tmux(&[
+                "pipe-pane",
+                "-o",
+                "-t",
+                "t",
+                &format!("cat >> {}", shell_quote(&f.display().to_string())),
+            ]),
+            None => self.tmux(&["pipe-pane", "-t", "t"]),
+        };
+    }
+
+    /// The pid of `troupe` (the child of the pane's shell).
+    pub fn troupe_pid(&self) -> u32 {
+        let shell = self.tmux(&["list-panes", "-t", "t", "-F", "#{pane_pid}"]);
+        let shell = shell.trim();
+        let children = std::fs::read_to_string(format!("/proc/{shell}/task/{shell}/children"))
+            .expect("children of the pane's shell");
+        children
+            .split_whitespace()
+            .next()
+            .and_then(|p| p.parse().ok())
+            .expect("troupe runs under the pane's shell")
+    }
+
     /// The visible screen.
     pub fn screen(&self) -> String {
         self.tmux(&["capture-pane", "-p", "-t", "t"])
