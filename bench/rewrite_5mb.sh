@@ -2,7 +2,8 @@
 # The issue-10 measurement: N parallel write_file calls (default 200), each rewriting
 # a 5 MB file whose every line changes, in one batch. Prints the wall time and the
 # peak resident memory of troupe. Usage: bench/rewrite_5mb.sh [N] [troupe binary]
-# (default target/release/troupe; build it with `cargo build --release`).
+# (default target/release/troupe; build it with `cargo build --release`). TROUPE_ARGS adds
+# arguments (e.g. "--log-requests FILE", as the black-box test runs it).
 set -euo pipefail
 n="${1:-200}"
 bin="${2:-${CARGO_TARGET_DIR:-target}/release/troupe}"
@@ -29,7 +30,7 @@ cd "$work/ws"
 start=$(date +%s.%N)
 env -i PATH="$PATH" HOME="$work/home" TROUPE_HOME="$work/home/.troupe" \
   /usr/bin/time -f "%M" -o "$work/rss" \
-  "$bin" --fake-responses "$work/script.jsonl" -p go --approval-mode yolo -o json >"$work/out.json"
+  "$bin" --fake-responses "$work/script.jsonl" -p go --approval-mode yolo -o json ${TROUPE_ARGS:-} >"$work/out.json"
 end=$(date +%s.%N)
 changed=$(grep -l '^b000000000' "$work"/ws/big*.txt | wc -l)
 echo "files: $n, rewritten: $changed"
