@@ -3,6 +3,7 @@ mod acp_session;
 mod append_race;
 mod at_refs;
 mod bench;
+mod bounded_work;
 mod confinement;
 mod edit;
 mod faults;
