@@ -270,7 +270,10 @@ fn an_untrusted_project_cannot_move_the_memory_file_or_the_log() {
     let out = s.run(&turns, &["-p", "go", "--approval-mode", "yolo"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("not trusted"), "{}", stderr(&out));
-    assert!(!stolen_memory.exists(), "the memory went where the project said");
+    assert!(
+        !stolen_memory.exists(),
+        "the memory went where the project said"
+    );
     assert!(!stolen_log.exists(), "the log went where the project said");
     let home_memory = s.home().join(".troupe/AGENTS.md");
     assert!(

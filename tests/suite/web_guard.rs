@@ -129,5 +129,9 @@ fn every_spelling_of_a_special_address_is_refused_before_connecting() {
             "{url} was not refused: {text}"
         );
     }
-    assert_eq!(hits.load(Ordering::SeqCst), 0, "a refused address was connected to");
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        0,
+        "a refused address was connected to"
+    );
 }
