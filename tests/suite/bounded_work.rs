@@ -21,6 +21,11 @@ fn run_measured(s: &Scratch, turns: &[Value]) -> (i32, i64) {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn troupe");
+    wait_with_peak_rss(child)
+}
+
+/// Waits for `child`; returns (exit status, peak RSS in KiB) through `wait4`.
+fn wait_with_peak_rss(child: std::process::Child) -> (i32, i64) {
     let mut status = 0;
     // SAFETY: a zeroed rusage is a valid out-parameter for wait4.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
