@@ -17,6 +17,7 @@ mod local_llm;
 pub mod mcp;
 mod mcp_remote;
 mod openai_wire;
+mod owned_files;
 mod properties;
 mod read_search;
 mod real_use;
