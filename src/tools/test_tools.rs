@@ -104,7 +104,8 @@ pub struct PanicParams {
     #[serde(default)]
     pub in_future: bool,
     /// `"validate"` panics while the call is validated (in `prepare`),
-    /// `"confirmation"` asks for approval and panics while building the confirmation.
+    /// `"confirmation"` asks for approval and panics while building the confirmation,
+    /// `"fs_job"` panics inside a job on a FileSystem thread.
     #[serde(default)]
     pub panic_in: Option<String>,
 }
@@ -148,8 +149,25 @@ impl Tool for TestPanic {
         Box::pin(async { None })
     }
     #[allow(clippy::panic)]
-    fn execute(&self, p: PanicParams, _ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+    fn execute(&self, p: PanicParams, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         let message = p.message.unwrap_or_else(|| "test panic".into());
+        if p.panic_in.as_deref() == Some("fs_job") {
+            return Box::pin(async move {
+                let answer = ctx
+                    .services
+                    .fs
+                    .run(move |_| -> String { panic!("{message}") })
+                    .await;
+                match answer {
+                    Ok(text) => ToolOutput::text(text.clone(), text),
+                    Err(e) => ToolOutput::error(
+                        ToolErrorKind::ExecutionFailed,
+                        format!("file system job failed: {e}"),
+                        format!("file system job failed: {e}"),
+                    ),
+                }
+            });
+        }
         if !p.panic {
             return Box::pin(async { ToolOutput::text("no panic this time", "ok") });
         }
