@@ -58,8 +58,9 @@ if ! perf probe -q -l >/dev/null 2>&1; then
 fi
 [ -e /sys/kernel/tracing/uprobe_events ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
 PROBES=()
+SYMBOLS=$(nm "$TROUPE" 2>/dev/null || true)
 for f in mi_malloc_aligned mi_zalloc_aligned mi_realloc_aligned; do
-  if nm "$TROUPE" 2>/dev/null | grep -q " T $f\$"; then
+  if grep -q " T $f\$" <<< "$SYMBOLS"; then
     perf probe -q -x "$TROUPE" --add "probe_troupe_prof:$f=$f" && PROBES+=("probe_troupe_prof:$f")
   fi
 done

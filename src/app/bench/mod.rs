@@ -512,7 +512,7 @@ mod tests {
             .split('|')
             .map(str::trim)
             .collect();
-        assert_eq!(cells.len(), 13);
+        assert_eq!(cells.len(), 15);
         assert!(cells.iter().all(|c| !c.is_empty()), "{text}");
         assert!(cells.contains(&"n/a"));
     }
