@@ -1,5 +1,5 @@
-//! The FileSystem actor: every file access of every tool goes through this pool
-//! (`SyncArbiter`), and every path it is given is opened beneath a workspace root's
+//! The FileSystem actor: every file access of every tool goes through its threads
+//! (`tools.fs_threads`, serving one mailbox: [`pool`]), and every path it is given is opened beneath a workspace root's
 //! descriptor ([`confined`]), never by name. Writes are atomic ([`atomic_write`]:
 //! temp file and rename relative to the parent's descriptor, mode and owner kept) and
 //! can require that the file still holds the content an edit was computed from.
@@ -7,6 +7,7 @@
 pub mod atomic_write;
 pub mod confined;
 pub mod path_lookup;
+mod pool;
 pub mod stale_temps;
 pub mod test_pause;
 
@@ -16,10 +17,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use actix::prelude::*;
 use sha2::{Digest, Sha256};
 
 pub use confined::{Confined, OpenMode, Opened};
+pub use pool::{FileSystem, FsJob, FsMailbox};
 
 use crate::engine::workspace::{PathError, Workspace};
 
@@ -129,68 +130,20 @@ pub fn content_hash(bytes: &[u8]) -> [u8; 32] {
     Sha256::digest(bytes).into()
 }
 
-/// The actor; one instance per pool thread.
-pub struct FileSystem {
-    confined: Arc<Confined>,
-}
-
-impl Actor for FileSystem {
-    type Context = SyncContext<Self>;
-}
-
 impl FileSystem {
-    /// Opens the workspace roots and starts a pool of `threads` FileSystem actors.
-    pub fn start_pool(workspace: Arc<Workspace>, threads: usize) -> io::Result<Addr<Self>> {
+    /// Opens the workspace roots and starts `threads` FileSystem threads.
+    pub fn start_pool(workspace: Arc<Workspace>, threads: usize) -> io::Result<FsMailbox> {
         let confined = Arc::new(Confined::new(workspace)?);
         Ok(Self::start_confined(confined, threads))
     }
 
-    /// Starts a pool on already opened roots.
-    pub fn start_confined(confined: Arc<Confined>, threads: usize) -> Addr<Self> {
-        SyncArbiter::start(threads.max(1), move || FileSystem {
-            confined: confined.clone(),
-        })
+    /// Starts `threads` FileSystem threads on already opened roots.
+    pub fn start_confined(confined: Arc<Confined>, threads: usize) -> FsMailbox {
+        FsMailbox::start(confined, threads)
     }
 }
 
-/// Read a whole file.
-#[derive(Message)]
-#[rtype(result = "Result<FileRead, FsError>")]
-pub struct ReadFile(pub PathBuf);
-
-/// Stat a path (a missing path is `exists: false`, not an error).
-#[derive(Message)]
-#[rtype(result = "Result<FileMeta, FsError>")]
-pub struct Stat(pub PathBuf);
-
-/// List a directory (unsorted).
-#[derive(Message)]
-#[rtype(result = "Result<Vec<DirEntryInfo>, FsError>")]
-pub struct ListDir(pub PathBuf);
-
-/// Write a file atomically.
-#[derive(Message)]
-#[rtype(result = "Result<WriteOutcome, FsError>")]
-pub struct WriteAtomic {
-    pub path: PathBuf,
-    pub bytes: Vec<u8>,
-    pub expect: WriteExpect,
-}
-
-/// Runs blocking work (a walk, a search) on the pool with the confined workspace at
-/// hand (it dereferences to the [`Workspace`]).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Job(pub Box<dyn FnOnce(&Confined) + Send>);
-
-impl Handler<ReadFile> for FileSystem {
-    type Result = Result<FileRead, FsError>;
-    fn handle(&mut self, msg: ReadFile, _: &mut Self::Context) -> Self::Result {
-        read_checked(&self.confined, &msg.0)
-    }
-}
-
-/// Reads a regular file of the workspace (also used inside [`Job`]s).
+/// Reads a regular file of the workspace (also used inside jobs, [`FsClient::run`]).
 ///
 /// The file is opened beneath a root descriptor ([`Confined::open`]), non-blocking so
 /// a FIFO cannot hang the pool, and its kind and size are checked on the open
@@ -221,7 +174,7 @@ pub fn read_checked(confined: &Confined, path: &Path) -> Result<FileRead, FsErro
     })
 }
 
-/// Files above this size are not read whole by [`ReadFile`] (20 MiB, read_file's
+/// Files above this size are not read whole by [`read_checked`] (20 MiB, read_file's
 /// limit).
 pub const MAX_READ_BYTES: u64 = 20 * 1024 * 1024;
 
@@ -235,13 +188,6 @@ pub fn regular_file_meta(file: &std::fs::File, real: &Path) -> Result<std::fs::M
         return Err(FsError::NotRegularFile(real.to_path_buf()));
     }
     Ok(meta)
-}
-
-impl Handler<Stat> for FileSystem {
-    type Result = Result<FileMeta, FsError>;
-    fn handle(&mut self, msg: Stat, _: &mut Self::Context) -> Self::Result {
-        stat_confined(&self.confined, &msg.0)
-    }
 }
 
 /// Stats a path of the workspace through a descriptor opened beneath its root.
@@ -268,13 +214,6 @@ pub fn stat_confined(confined: &Confined, path: &Path) -> Result<FileMeta, FsErr
             modified: None,
         }),
         Err(e) => Err(e),
-    }
-}
-
-impl Handler<ListDir> for FileSystem {
-    type Result = Result<Vec<DirEntryInfo>, FsError>;
-    fn handle(&mut self, msg: ListDir, _: &mut Self::Context) -> Self::Result {
-        list_confined(&self.confined, &msg.0)
     }
 }
 
@@ -324,37 +263,6 @@ pub fn list_confined(confined: &Confined, path: &Path) -> Result<Vec<DirEntryInf
     Ok(out)
 }
 
-impl Handler<crate::protocol::AddWorkspaceRoot> for FileSystem {
-    type Result = Result<crate::protocol::AddedRoot, crate::protocol::AddRootError>;
-    fn handle(
-        &mut self,
-        msg: crate::protocol::AddWorkspaceRoot,
-        _: &mut Self::Context,
-    ) -> Self::Result {
-        self.confined.add_root(&msg.path)
-    }
-}
-
-impl Handler<WriteAtomic> for FileSystem {
-    type Result = Result<WriteOutcome, FsError>;
-    fn handle(&mut self, msg: WriteAtomic, _: &mut Self::Context) -> Self::Result {
-        write_atomic(&self.confined, &msg.path, &msg.bytes, &msg.expect)
-    }
-}
-
-impl Handler<Job> for FileSystem {
-    type Result = ();
-    fn handle(&mut self, msg: Job, _: &mut Self::Context) {
-        // A panicking job must not take its pool thread with it: the caller sees its
-        // result channel dropped (an error), the thread serves the next job.
-        let confined = &self.confined;
-        let job = msg.0;
-        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || job(confined))).is_err() {
-            tracing::error!("a file system job panicked; its call fails, the pool goes on");
-        }
-    }
-}
-
 /// Checks, compares against `expect`, then writes atomically beneath the workspace
 /// root (see [`atomic_write`]).
 pub fn write_atomic(
@@ -366,21 +274,20 @@ pub fn write_atomic(
     atomic_write::write_confined(confined, path, bytes, expect)
 }
 
-/// A cheap handle on the pool with async methods.
+/// A cheap handle on the FileSystem actor with async methods.
 #[derive(Clone)]
 pub struct FsClient {
-    addr: Addr<FileSystem>,
+    mailbox: FsMailbox,
     /// A client editor that serves text files (ACP); see `editor_files`.
     editor: Option<super::editor_files::SharedEditor>,
 }
 
-fn mailbox(e: MailboxError) -> FsError {
-    FsError::Unavailable(e.to_string())
-}
-
 impl FsClient {
-    pub fn new(addr: Addr<FileSystem>) -> Self {
-        Self { addr, editor: None }
+    pub fn new(mailbox: FsMailbox) -> Self {
+        Self {
+            mailbox,
+            editor: None,
+        }
     }
 
     /// The client editor serving reads, if any.
@@ -399,13 +306,13 @@ impl FsClient {
         &self,
         path: String,
     ) -> Result<crate::protocol::AddedRoot, crate::protocol::AddRootError> {
-        self.addr
-            .send(crate::protocol::AddWorkspaceRoot { path: path.clone() })
+        let asked = PathBuf::from(&path);
+        self.run(move |confined| confined.add_root(&path))
             .await
             .unwrap_or_else(|e| {
                 Err(crate::protocol::AddRootError::Io {
-                    path: PathBuf::from(path),
-                    message: mailbox(e).to_string(),
+                    path: asked,
+                    message: e.to_string(),
                 })
             })
     }
@@ -416,15 +323,18 @@ impl FsClient {
                 return result;
             }
         }
-        self.addr.send(ReadFile(path)).await.map_err(mailbox)?
+        self.run(move |confined| read_checked(confined, &path))
+            .await?
     }
 
     pub async fn stat(&self, path: PathBuf) -> Result<FileMeta, FsError> {
-        self.addr.send(Stat(path)).await.map_err(mailbox)?
+        self.run(move |confined| stat_confined(confined, &path))
+            .await?
     }
 
     pub async fn list_dir(&self, path: PathBuf) -> Result<Vec<DirEntryInfo>, FsError> {
-        self.addr.send(ListDir(path)).await.map_err(mailbox)?
+        self.run(move |confined| list_confined(confined, &path))
+            .await?
     }
 
     pub async fn write_atomic(
@@ -440,27 +350,23 @@ impl FsClient {
                 return result;
             }
         }
-        self.addr
-            .send(WriteAtomic {
-                path,
-                bytes,
-                expect,
-            })
-            .await
-            .map_err(mailbox)?
+        self.run(move |confined| write_atomic(confined, &path, &bytes, &expect))
+            .await?
     }
 
-    /// Runs `work` on the pool and returns its result.
+    /// Runs `work` on a FileSystem thread and returns its result. The job goes
+    /// straight into the actor's mailbox and answers on its own channel: one hand-off
+    /// there, one back. A job that panics is an error for this caller only.
     pub async fn run<R: Send + 'static>(
         &self,
         work: impl FnOnce(&Confined) -> R + Send + 'static,
     ) -> Result<R, FsError> {
-        // The job answers through its own channel: one hand-off back, not two (a
-        // `send` would also wait for the pool to acknowledge the job).
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.addr.do_send(Job(Box::new(move |ws| {
-            let _ = tx.send(work(ws));
-        })));
-        rx.await.map_err(|e| FsError::Unavailable(e.to_string()))
+        self.mailbox.post(Box::new(move |confined| {
+            let _ = tx.send(work(confined));
+        }))?;
+        rx.await.map_err(|_| {
+            FsError::Unavailable("the file system job ended without an answer (it panicked)".into())
+        })
     }
 }

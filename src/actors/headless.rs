@@ -42,6 +42,9 @@ pub struct RunSummary {
     pub elapsed: std::time::Duration,
     /// From the Chat taking the prompt (`TurnStarted`) to the end of the turn.
     pub turn_elapsed: std::time::Duration,
+    /// CPU time of the whole process (every thread) over the same span as
+    /// `turn_elapsed`: what the runtime spent, whatever the machine's load.
+    pub turn_cpu: std::time::Duration,
     /// The signal (SIGINT, SIGTERM, SIGHUP) that ended the run, if one did.
     pub interrupted_by: Option<i32>,
 }
@@ -81,6 +84,8 @@ pub struct HeadlessFront {
     keep_calls: bool,
     started: Instant,
     turn_started: Option<Instant>,
+    /// The process's CPU clock when the turn started.
+    turn_cpu_started: Option<std::time::Duration>,
     done: Option<oneshot::Sender<RunSummary>>,
     mode_name: String,
     /// Length of `response` when the current model request began (a retry drops the
@@ -109,6 +114,7 @@ impl HeadlessFront {
             keep_calls,
             started: Instant::now(),
             turn_started: None,
+            turn_cpu_started: None,
             done: Some(done),
             mode_name: mode_name.to_string(),
             request_start: 0,
@@ -159,6 +165,7 @@ impl Handler<UiEvent> for HeadlessFront {
         self.stats.record(&event);
         if matches!(event, UiEvent::TurnStarted { .. }) && self.turn_started.is_none() {
             self.turn_started = Some(Instant::now());
+            self.turn_cpu_started = Some(process_cpu_time());
         }
         let stream = self.format == OutputFormat::StreamJson;
         match &event {
@@ -281,6 +288,10 @@ impl Handler<UiEvent> for HeadlessFront {
                         calls: std::mem::take(&mut self.calls),
                         elapsed: self.started.elapsed(),
                         turn_elapsed: self.turn_started.map(|t| t.elapsed()).unwrap_or_default(),
+                        turn_cpu: self
+                            .turn_cpu_started
+                            .map(|t| process_cpu_time().saturating_sub(t))
+                            .unwrap_or_default(),
                         interrupted_by: None,
                     });
                 }
@@ -398,4 +409,28 @@ pub fn stream_result(summary: &RunSummary) -> Value {
         ev["error"] = err.clone();
     }
     ev
+}
+
+/// CPU time this process has used so far, all threads (`CLOCK_PROCESS_CPUTIME_ID`).
+pub fn process_cpu_time() -> std::time::Duration {
+    cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID)
+}
+
+/// CPU time the calling thread has used so far (`CLOCK_THREAD_CPUTIME_ID`).
+pub fn thread_cpu_time() -> std::time::Duration {
+    cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+fn cpu_clock(clock: libc::clockid_t) -> std::time::Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock ids are the process's and
+    // the thread's own, which always exist.
+    let ok = unsafe { libc::clock_gettime(clock, &mut ts) } == 0;
+    match ok {
+        true => std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32),
+        false => std::time::Duration::ZERO,
+    }
 }

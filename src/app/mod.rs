@@ -334,6 +334,7 @@ pub fn run_turn_with(
                         calls: Vec::new(),
                         elapsed: std::time::Duration::ZERO,
                         turn_elapsed: std::time::Duration::ZERO,
+                        turn_cpu: std::time::Duration::ZERO,
                         interrupted_by: None,
                     },
                 };

@@ -160,3 +160,43 @@ fn the_file_system_pool_survives_panicking_jobs() {
         assert!(r.to_string().contains("alpha"), "{r}");
     }
 }
+
+#[test]
+fn a_panicking_file_system_job_fails_its_call_only_and_the_thread_serves_on() {
+    // One FileSystem thread: the next turn's reads can only succeed if the thread
+    // that ran the panicking jobs is still serving.
+    let s = Scratch::new();
+    s.write("a.txt", "alpha\n");
+    let turns = [
+        turn(vec![
+            call(
+                "test_panic",
+                json!({"panic_in": "fs_job", "message": "boom in fs"}),
+            ),
+            call("test_panic", json!({"panic": false})),
+            call("test_panic", json!({"panic_in": "fs_job"})),
+        ]),
+        turn(vec![call("read_file", json!({"file_path": "a.txt"}))]),
+        turn(vec![text("done")]),
+    ];
+    let (out, proc) = s.run_json(&turns, &["-p", "go", "--yolo", "-c", "tools.fs_threads=1"]);
+    assert!(proc.status.success(), "stderr: {}", stderr(&proc));
+    assert_eq!(out["response"], "done");
+    let requests = s.requests();
+    let first = function_responses(&requests[1]);
+    assert_eq!(first.len(), 3, "{first:?}");
+    let text_of = |i: usize| first[i]["response"].to_string();
+    for i in [0, 2] {
+        assert!(
+            text_of(i).contains("file system job failed"),
+            "{}",
+            text_of(i)
+        );
+    }
+    assert!(text_of(1).contains("no panic this time"), "{}", text_of(1));
+    let read = function_responses(&requests[2]);
+    assert!(
+        read[0]["response"].to_string().contains("alpha"),
+        "{read:?}"
+    );
+}

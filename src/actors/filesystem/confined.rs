@@ -171,8 +171,19 @@ impl Confined {
 
     /// Opens `rel` beneath root `root` with `mode`.
     pub fn open_located(&self, at: &Located, mode: OpenMode) -> io::Result<OwnedFd> {
+        self.open_located_with(at, mode, RESOLVE)
+    }
+
+    /// Opens `rel` beneath root `root` with `mode` and `resolve` (which always holds
+    /// [`RESOLVE`]'s flags).
+    fn open_located_with(
+        &self,
+        at: &Located,
+        mode: OpenMode,
+        resolve: ResolveFlags,
+    ) -> io::Result<OwnedFd> {
         let fd = self.root_fd(at.root)?;
-        open_beneath(fd.as_fd(), &at.rel, mode.flags())
+        open_beneath_with(fd.as_fd(), &at.rel, mode.flags(), resolve.union(RESOLVE))
     }
 
     /// Resolves `path` to a root and a relative path, refusing (without opening
@@ -181,8 +192,28 @@ impl Confined {
     pub fn open(&self, path: &Path, mode: OpenMode) -> Result<Opened, FsError> {
         validate_path_text(&path.to_string_lossy())?;
         let abs = self.absolute(path);
-        self.refuse_blocked(path, &abs)?;
-        if let Some(at) = self.locate_lexically(&abs) {
+        let lexical = self.locate_lexically(&abs);
+        if let Some(at) = &lexical {
+            // Blocked segments (`.git`, `.env`, ...) by the text of the path.
+            let named = self.read_roots().paths[at.root].join(&at.rel);
+            let named = self.workspace.check_real(path, named)?;
+            // No symlink on the way (`RESOLVE_NO_SYMLINKS`): the file's real path is
+            // its root's (canonical) path joined with `rel`, already checked above, so
+            // it is not read back from `/proc/self/fd` (a system call and a path per
+            // open). A path through a symlink fails with ELOOP and takes the general
+            // way below.
+            match self.open_located_with(at, mode, RESOLVE.union(ResolveFlags::NO_SYMLINKS)) {
+                Ok(fd) => {
+                    return Ok(Opened {
+                        file: File::from(fd),
+                        real_path: named,
+                    })
+                }
+                Err(e) if e.raw_os_error() == Some(libc::ELOOP) || needs_real_path(&e) => {}
+                Err(e) => return Err(FsError::from_io(&abs, e)),
+            }
+        }
+        if let Some(at) = lexical {
             match self.open_located(&at, mode) {
                 Ok(fd) => return self.finish(path, fd),
                 Err(e) if needs_real_path(&e) => {}
@@ -221,15 +252,6 @@ impl Confined {
 
     fn outside(&self, attempted: &Path) -> PathError {
         self.workspace.outside_error(attempted)
-    }
-
-    /// Refuses blocked segments (`.git`, `.env`, ...) by the text of the path.
-    fn refuse_blocked(&self, attempted: &Path, abs: &Path) -> Result<(), PathError> {
-        if let Some(at) = self.locate_lexically(abs) {
-            let root = self.read_roots().paths[at.root].join(&at.rel);
-            self.workspace.check_real(attempted, root)?;
-        }
-        Ok(())
     }
 
     /// Checks the real path of an open descriptor (blocked segments) and wraps it.
@@ -283,12 +305,21 @@ fn open_root(path: &Path) -> io::Result<OwnedFd> {
 /// `openat2(dir, rel, flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`; an empty `rel`
 /// is the directory itself.
 pub fn open_beneath(dir: BorrowedFd<'_>, rel: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+    open_beneath_with(dir, rel, flags, RESOLVE)
+}
+
+fn open_beneath_with(
+    dir: BorrowedFd<'_>,
+    rel: &Path,
+    flags: OFlags,
+    resolve: ResolveFlags,
+) -> io::Result<OwnedFd> {
     let rel: &OsStr = if rel.as_os_str().is_empty() {
         OsStr::new(".")
     } else {
         rel.as_os_str()
     };
-    rustix::fs::openat2(dir, rel, flags, Mode::empty(), RESOLVE).map_err(io::Error::from)
+    rustix::fs::openat2(dir, rel, flags, Mode::empty(), resolve).map_err(io::Error::from)
 }
 
 /// Reads the regular file `path` (absolute) as text, opened beneath whichever of

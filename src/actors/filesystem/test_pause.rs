@@ -2,8 +2,8 @@
 //! file in the exact window it means to test.
 //!
 //! Active only when `TROUPE_TEST_TOOLS=1` and the point's variable names a flag file:
-//! the write creates `<flag>.paused`, then waits (on its FileSystem pool thread, which
-//! is a `SyncArbiter` thread, at most 30 s) until `<flag>` exists. A test waits for
+//! the write creates `<flag>.paused`, then waits (on its FileSystem thread, which
+//! only this job holds, at most 30 s) until `<flag>` exists. A test waits for
 //! `<flag>.paused`, changes the file, then creates `<flag>`.
 //!
 //! - [`BEFORE_RENAME_ENV`]: after the last check of the replaced file (same inode,

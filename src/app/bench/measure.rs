@@ -14,7 +14,9 @@ use tokio::sync::oneshot;
 
 use super::workload::{BenchWorkspace, Workload};
 use super::BenchError;
-use crate::actors::headless::{CallRecord, HeadlessFront, OutputFormat, RunSummary};
+use crate::actors::headless::{
+    thread_cpu_time, CallRecord, HeadlessFront, OutputFormat, RunSummary,
+};
 use crate::actors::session::{start_session_with, SessionOptions};
 use crate::engine::workspace::Workspace;
 use crate::protocol::{ApprovalMode, UserInput};
@@ -44,6 +46,15 @@ pub struct Metrics {
     /// The same reads by a bare loop (read-only single-tool workloads only).
     pub floor_bare_loop_ms: Option<f64>,
     pub overhead_per_call_us: Option<f64>,
+    /// CPU time of the whole process (all threads) during the turn: unlike the wall
+    /// time, a loaded machine barely changes it.
+    pub turn_cpu_ms: f64,
+    /// CPU time of the bare loop (run on a thread of its own, `bench-bare-loop`).
+    pub floor_cpu_ms: Option<f64>,
+    /// (turn CPU − bare-loop CPU) / calls.
+    pub cpu_overhead_per_call_us: Option<f64>,
+    /// Turn CPU / bare-loop CPU for the same reads.
+    pub cpu_ratio: Option<f64>,
     pub peak_rss_mb: f64,
     /// From the front end's creation to the Chat taking the prompt: start-up of all the
     /// session's actors (threads, tool actors, FileSystem pool, system prompt).
@@ -68,10 +79,11 @@ pub fn run_once(
     );
     drop(calls);
 
-    let floor_started = Instant::now();
-    let floor = match workload.floor_kind() {
-        Some(kind) => ws.floor(n, kind)?.map(|_| floor_started.elapsed()),
-        None => None,
+    // The bare loop runs on a thread of its own, so its CPU time is its own and a
+    // profiler can tell its samples from the runtime's (`bench/profile.sh`).
+    let (floor, floor_cpu) = match workload.floor_kind() {
+        Some(kind) => bare_loop(ws, n, kind)?,
+        None => (None, None),
     };
 
     let overrides = vec![
@@ -145,6 +157,8 @@ pub fn run_once(
     };
     let wall_ms = wall.as_secs_f64() * 1e3;
     let floor_ms = floor.map(|f| f.as_secs_f64() * 1e3);
+    let floor_cpu_ms = floor_cpu.map(|f| f.as_secs_f64() * 1e3);
+    let turn_cpu_ms = summary.turn_cpu.as_secs_f64() * 1e3;
     let metrics = Metrics {
         succeeded: ok,
         turn_wall_ms: round(wall_ms),
@@ -155,6 +169,10 @@ pub fn run_once(
         max_us: round(pct(100.0)),
         floor_bare_loop_ms: floor_ms.map(round),
         overhead_per_call_us: floor_ms.map(|f| round((wall_ms - f) * 1e3 / n as f64)),
+        turn_cpu_ms: round(turn_cpu_ms),
+        floor_cpu_ms: floor_cpu_ms.map(round),
+        cpu_overhead_per_call_us: floor_cpu_ms.map(|f| round((turn_cpu_ms - f) * 1e3 / n as f64)),
+        cpu_ratio: floor_cpu_ms.map(|f| round(turn_cpu_ms / f.max(1e-6))),
         peak_rss_mb: peak_rss_mb(),
         session_start_ms: round(
             summary
@@ -166,6 +184,30 @@ pub fn run_once(
         session_file_bytes,
     };
     Ok((metrics, summary.calls))
+}
+
+/// The bare loop's wall and CPU time (`None` when the workload has no bare loop).
+fn bare_loop(
+    ws: &BenchWorkspace,
+    n: usize,
+    kind: super::workload::Kind,
+) -> Result<(Option<Duration>, Option<Duration>), BenchError> {
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("bench-bare-loop".into())
+            .spawn_scoped(scope, || {
+                let cpu = thread_cpu_time();
+                let started = Instant::now();
+                let done = ws.floor(n, kind)?;
+                let wall = started.elapsed();
+                let cpu = thread_cpu_time().saturating_sub(cpu);
+                Ok(done.map(|_| (wall, cpu)))
+            })?;
+        match worker.join() {
+            Ok(result) => result.map(|r| (r.map(|r| r.0), r.map(|r| r.1))),
+            Err(_) => Err(BenchError::Run("the bare loop panicked".into())),
+        }
+    })
 }
 
 /// A session with a silent headless front that keeps each call's record.

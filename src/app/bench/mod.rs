@@ -393,7 +393,7 @@ fn label_of(cell: &Cell, sweep: &[String]) -> String {
 /// The table of medians: one row per cell, every column filled (`n/a` where a figure
 /// does not apply, e.g. the bare-loop overhead of a mixed workload).
 fn table(results: &[CellResult]) -> String {
-    const COLUMNS: [(&str, &str); 13] = [
+    const COLUMNS: [(&str, &str); 15] = [
         ("calls", "calls"),
         ("actors/tool", "actors_per_tool"),
         ("fs thr", "fs_threads"),
@@ -405,6 +405,8 @@ fn table(results: &[CellResult]) -> String {
         ("p50 µs", "p50_us"),
         ("p99 µs", "p99_us"),
         ("overhead µs/call", "overhead_per_call_us"),
+        ("CPU overhead µs/call", "cpu_overhead_per_call_us"),
+        ("CPU ×bare", "cpu_ratio"),
         ("RSS MB", "peak_rss_mb"),
         ("start ms", "session_start_ms"),
     ];
@@ -510,7 +512,7 @@ mod tests {
             .split('|')
             .map(str::trim)
             .collect();
-        assert_eq!(cells.len(), 13);
+        assert_eq!(cells.len(), 15);
         assert!(cells.iter().all(|c| !c.is_empty()), "{text}");
         assert!(cells.contains(&"n/a"));
     }
