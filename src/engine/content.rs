@@ -168,6 +168,50 @@ fn empty_object() -> Value {
     Value::Object(serde_json::Map::new())
 }
 
+/// A call's arguments as the runtime passes them around: the model turn's own
+/// `Arc<FunctionCall>` from the history, shared (the Scheduler, the events and the
+/// finished call read the arguments through it; nothing copies them). Arguments a hook
+/// replaced get a call of their own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallArgs(Arc<FunctionCall>);
+
+impl CallArgs {
+    /// The arguments of `call`, shared with it.
+    pub fn of(call: Arc<FunctionCall>) -> Self {
+        Self(call)
+    }
+
+    /// Arguments that belong to no call of the history (a hook's replacement, a call
+    /// the runtime answers itself).
+    pub fn new(args: Value) -> Self {
+        Self(Arc::new(FunctionCall {
+            id: None,
+            name: String::new(),
+            args,
+        }))
+    }
+}
+
+impl std::ops::Deref for CallArgs {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        &self.0.args
+    }
+}
+
+impl AsRef<Value> for CallArgs {
+    fn as_ref(&self) -> &Value {
+        &self.0.args
+    }
+}
+
+impl Serialize for CallArgs {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.args.serialize(serializer)
+    }
+}
+
 /// The answer to one function call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FunctionResponse {
