@@ -270,6 +270,8 @@ impl Chat {
         for part in content.parts.iter_mut() {
             if let Some(call) = part.function_call.as_mut().map(Arc::make_mut) {
                 assign_call_ids(std::slice::from_mut(call), millis, &mut self.call_counter);
+                // The history keeps the arguments all session: no spare room.
+                crate::engine::content::compact(&mut call.args);
             }
         }
         self.model_usage = assembled.usage;

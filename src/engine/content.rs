@@ -168,6 +168,28 @@ fn empty_object() -> Value {
     Value::Object(serde_json::Map::new())
 }
 
+/// Gives every object and array in `value` exactly the room its entries take. An
+/// object parsed from JSON keeps room for 3 entries (~310 bytes) even when it has one;
+/// the history keeps each call's arguments for the whole session, so a turn of
+/// 100,000 one-argument calls saves ~20 MB. Key order is kept.
+pub fn compact(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let mut exact = serde_json::Map::with_capacity(map.len());
+            for (key, mut entry) in std::mem::take(map) {
+                compact(&mut entry);
+                exact.insert(key, entry);
+            }
+            *map = exact;
+        }
+        Value::Array(items) => {
+            items.iter_mut().for_each(compact);
+            items.shrink_to_fit();
+        }
+        _ => {}
+    }
+}
+
 /// A call's arguments as the runtime passes them around: the model turn's own
 /// `Arc<FunctionCall>` from the history, shared (the Scheduler, the events and the
 /// finished call read the arguments through it; nothing copies them). Arguments a hook
@@ -275,5 +297,15 @@ mod tests {
     fn empty_part_is_detected() {
         let part: Part = serde_json::from_str("{}").unwrap();
         assert!(part.is_empty());
+    }
+
+    #[test]
+    fn compacting_keeps_every_value_and_its_order() {
+        let text = r#"{"z": 1, "a": {"y": [1, {"k": "v", "b": null}], "c": "s"}, "m": []}"#;
+        let mut value: Value = serde_json::from_str(text).unwrap();
+        let before = value.clone();
+        compact(&mut value);
+        assert_eq!(value, before);
+        assert_eq!(value.to_string(), before.to_string(), "key order is kept");
     }
 }
