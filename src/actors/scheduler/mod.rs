@@ -420,17 +420,21 @@ impl Inner {
             let _ = done.send(());
             return self.cancelled(&call, "Operation cancelled");
         }
+        // The rare steps (an approved edit checked again, AfterTool hooks) run boxed:
+        // inline, their state would be reserved in every call's task while it is in
+        // flight.
         let (invocation, approved) = match original_hash {
-            Some(hash) => match self
-                .recheck_approval(&tool, invocation, hash, &mut call, &cancel)
-                .await
-            {
-                Ok(rechecked) => rechecked,
-                Err(completed) => {
-                    let _ = done.send(());
-                    return completed;
+            Some(hash) => {
+                match Box::pin(self.recheck_approval(&tool, invocation, hash, &mut call, &cancel))
+                    .await
+                {
+                    Ok(rechecked) => rechecked,
+                    Err(completed) => {
+                        let _ = done.send(());
+                        return completed;
+                    }
                 }
-            },
+            }
             None => (invocation, None),
         };
         self.status(&call, CallStatus::Executing);
@@ -526,9 +530,10 @@ impl Inner {
             data,
             timeline: call.timeline,
         };
-        let completed = self
-            .after_tool(completed, call.hook_modified, &cancel)
-            .await;
+        let completed = match call.hook_modified || self.services.hooks.is_active() {
+            true => Box::pin(self.after_tool(completed, call.hook_modified, &cancel)).await,
+            false => completed,
+        };
         self.finish(completed)
     }
 }
