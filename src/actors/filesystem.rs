@@ -6,7 +6,9 @@
 
 pub mod atomic_write;
 pub mod confined;
+pub mod path_lookup;
 pub mod stale_temps;
+pub mod test_pause;
 
 use std::io;
 use std::os::unix::ffi::OsStrExt;

@@ -2,8 +2,13 @@
 //! `resolveDefensiveToolPath` (stray NULs and `@` prefixes) and `correctPath`, which
 //! turns a relative path that does not exist into the one file of the workspace that
 //! ends with it, found by a bounded breadth-first search.
+//!
+//! The search does no I/O itself: it asks a [`DirectoryLister`], which the FileSystem
+//! actor implements with descriptors opened beneath the workspace roots
+//! (`actors::filesystem::path_lookup`).
 
 use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use super::ignore_rules::{FilterOptions, IgnoreRules};
@@ -15,25 +20,54 @@ pub const MAX_SEARCH_DIRS: usize = 50;
 /// Directories the search never enters.
 const SKIPPED_DIRS: [&str; 2] = [".git", "node_modules"];
 
+/// One entry of a listed directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedEntry {
+    pub name: OsString,
+    /// A directory itself, not a link to one (links are not followed).
+    pub is_dir: bool,
+}
+
+/// What the path search needs from the file system. Implemented by the FileSystem
+/// actor (confined opens); tests may implement it over a plain directory.
+pub trait DirectoryLister {
+    /// Whether `path` (absolute) exists and may be opened.
+    fn exists(&mut self, path: &Path) -> bool;
+    /// The entries of the directory `dir` (absolute), or `None` when it cannot be
+    /// listed.
+    fn entries(&mut self, dir: &Path) -> Option<Vec<ListedEntry>>;
+}
+
 /// Strips NULs; `@/x` and `@\x` become `x`, and `@seg/…` loses its `@` unless a
-/// literal `@seg` exists under `base`. A path that exists as written is kept.
-pub fn defensive_path(raw: &str, base: &Path) -> String {
+/// literal `@seg` exists under `base` (`exists` answers). A path that exists as
+/// written is kept.
+pub fn defensive_path_with(
+    raw: &str,
+    base: &Path,
+    exists: &mut dyn FnMut(&Path) -> bool,
+) -> String {
     let cleaned = raw.replace('\0', "");
     // Only an `@` prefix can change the path; anything else is kept without a stat.
     let Some(rest) = cleaned.strip_prefix('@') else {
         return cleaned;
     };
-    if base.join(&cleaned).exists() {
+    if exists(&base.join(&cleaned)) {
         return cleaned;
     }
     if let Some(after) = rest.strip_prefix('/').or_else(|| rest.strip_prefix('\\')) {
         return after.to_string();
     }
     let first = rest.split(['/', '\\']).next().unwrap_or("");
-    if !first.is_empty() && base.join(format!("@{first}")).exists() {
+    if !first.is_empty() && exists(&base.join(format!("@{first}"))) {
         return cleaned;
     }
     rest.to_string()
+}
+
+/// [`defensive_path_with`], asking the file system by name (used by
+/// `Workspace::resolve_defensive`, whose result is then opened confined).
+pub fn defensive_path(raw: &str, base: &Path) -> String {
+    defensive_path_with(raw, base, &mut |p: &Path| p.exists())
 }
 
 /// Why a relative path could not be corrected.
@@ -49,11 +83,15 @@ pub enum PathCorrectionError {
 
 /// The file a relative `raw` path most likely means: the path under the primary root
 /// if it exists, else the single file of any root whose path ends with `raw`.
-pub fn correct_path(ws: &Workspace, raw: &str) -> Result<PathBuf, PathCorrectionError> {
-    let cleaned = defensive_path(raw, ws.primary());
-    let direct = ws.primary().join(&cleaned);
-    if direct.exists() {
-        return Ok(normalize_lexically(&direct));
+pub fn correct_path(
+    ws: &Workspace,
+    raw: &str,
+    fs: &mut dyn DirectoryLister,
+) -> Result<PathBuf, PathCorrectionError> {
+    let cleaned = defensive_path_with(raw, ws.primary(), &mut |p: &Path| fs.exists(p));
+    let direct = normalize_lexically(&ws.primary().join(&cleaned));
+    if fs.exists(&direct) {
+        return Ok(direct);
     }
     let not_found = || {
         PathCorrectionError::NotFound(format!(
@@ -66,7 +104,7 @@ pub fn correct_path(ws: &Workspace, raw: &str) -> Result<PathBuf, PathCorrection
     let suffix = cleaned.replace('\\', "/");
     let mut matches: Vec<PathBuf> = Vec::new();
     for root in &ws.roots() {
-        for found in bfs_find(root, &name, MAX_SEARCH_DIRS) {
+        for found in bfs_find(fs, root, &name, MAX_SEARCH_DIRS) {
             if found
                 .to_string_lossy()
                 .replace('\\', "/")
@@ -92,7 +130,12 @@ pub fn correct_path(ws: &Workspace, raw: &str) -> Result<PathBuf, PathCorrection
 
 /// Files named `name` under `root`, visiting at most `max_dirs` directories in
 /// breadth-first order and skipping ignored ones.
-pub fn bfs_find(root: &Path, name: &std::ffi::OsStr, max_dirs: usize) -> Vec<PathBuf> {
+pub fn bfs_find(
+    fs: &mut dyn DirectoryLister,
+    root: &Path,
+    name: &OsStr,
+    max_dirs: usize,
+) -> Vec<PathBuf> {
     let mut rules = IgnoreRules::new(FilterOptions::default());
     let mut queue = VecDeque::from([root.to_path_buf()]);
     let mut visited = 0usize;
@@ -102,25 +145,21 @@ pub fn bfs_find(root: &Path, name: &std::ffi::OsStr, max_dirs: usize) -> Vec<Pat
             break;
         }
         visited += 1;
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+        let Some(mut entries) = fs.entries(&dir) else {
             continue;
         };
-        let mut entries: Vec<_> = entries.flatten().collect();
-        entries.sort_by_key(|e| e.file_name());
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
         for entry in entries {
-            let path = entry.path();
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            if kind.is_dir() {
+            let path = dir.join(&entry.name);
+            if entry.is_dir {
                 let skip = entry
-                    .file_name()
+                    .name
                     .to_str()
                     .is_some_and(|n| SKIPPED_DIRS.contains(&n));
                 if !skip && !rules.is_ignored(root, &path, true) {
                     queue.push_back(path);
                 }
-            } else if entry.file_name() == name && !rules.is_ignored(root, &path, false) {
+            } else if entry.name == name && !rules.is_ignored(root, &path, false) {
                 found.push(path);
             }
         }
@@ -131,6 +170,32 @@ pub fn bfs_find(root: &Path, name: &std::ffi::OsStr, max_dirs: usize) -> Vec<Pat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Lists by name with `std::fs` (links not followed), as the confined lister does
+    /// beneath a root.
+    struct Plain;
+
+    impl DirectoryLister for Plain {
+        fn exists(&mut self, path: &Path) -> bool {
+            path.exists()
+        }
+        fn entries(&mut self, dir: &Path) -> Option<Vec<ListedEntry>> {
+            let entries = std::fs::read_dir(dir).ok()?;
+            Some(
+                entries
+                    .flatten()
+                    .map(|e| ListedEntry {
+                        name: e.file_name(),
+                        is_dir: e.file_type().is_ok_and(|t| t.is_dir()),
+                    })
+                    .collect(),
+            )
+        }
+    }
+
+    fn correct_path(ws: &Workspace, raw: &str) -> Result<PathBuf, PathCorrectionError> {
+        super::correct_path(ws, raw, &mut Plain)
+    }
 
     fn tree() -> (tempfile::TempDir, Workspace) {
         let dir = tempfile::tempdir().unwrap();

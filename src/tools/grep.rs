@@ -24,6 +24,12 @@ pub const DEFAULT_TOTAL_MAX_MATCHES: usize = 100;
 /// How long one search may take (gemini-cli's `DEFAULT_SEARCH_TIMEOUT_MS`).
 pub const SEARCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// The longest `pattern` or `exclude_pattern` accepted, in bytes. Longer ones are
+/// refused before anything is compiled: a 10 MB pattern used to take minutes and
+/// gigabytes to compile. gemini-cli hands the pattern to ripgrep as one argument,
+/// which Linux caps at 128 KiB.
+pub const MAX_PATTERN_BYTES: usize = 64 * 1024;
+
 /// The `grep_search` tool.
 pub struct GrepSearch;
 
@@ -108,6 +114,10 @@ impl Tool for GrepSearch {
     }
 
     fn validate(&self, p: &Params, _: &Services) -> Result<(), String> {
+        pattern_within_limit("pattern", &p.pattern)?;
+        if let Some(exclude) = &p.exclude_pattern {
+            pattern_within_limit("exclude_pattern", exclude)?;
+        }
         if !p.fixed_strings {
             build_matcher(&p.pattern, false, p.case_sensitive).map_err(|e| {
                 format!(
@@ -137,9 +147,22 @@ impl Tool for GrepSearch {
     }
 }
 
+/// Refuses a pattern above [`MAX_PATTERN_BYTES`] without echoing it.
+fn pattern_within_limit(what: &str, pattern: &str) -> Result<(), String> {
+    if pattern.len() > MAX_PATTERN_BYTES {
+        return Err(format!(
+            "The {what} is {} bytes long; grep_search accepts at most {MAX_PATTERN_BYTES} bytes. Search for a shorter pattern.",
+            pattern.len()
+        ));
+    }
+    Ok(())
+}
+
 fn exclude_regex(pattern: &str, case_sensitive: bool) -> Result<regex::Regex, String> {
     regex::RegexBuilder::new(pattern)
         .case_insensitive(!case_sensitive)
+        .size_limit(search::MATCHER_SIZE_LIMIT)
+        .dfa_size_limit(search::DFA_SIZE_LIMIT)
         .build()
         .map_err(|e| {
             format!("Invalid exclude regular expression pattern provided: {pattern}. Error: {e}")

@@ -15,12 +15,13 @@ use serde_json::{json, Value};
 use super::file_edit::{self, edit_data, is_json_like, Existing, ReadFailure};
 use super::{PolicyHint, Services, Tool, ToolContext, Touched};
 use crate::actors::corrector::{CorrectEdit, Correction};
+use crate::actors::filesystem::path_lookup::correct_path;
 use crate::actors::filesystem::WriteExpect;
 use crate::engine::diff;
 use crate::engine::edit::snapshot::{encode_text, FileSnapshot};
 use crate::engine::edit::snippet::diff_context_snippet;
 use crate::engine::edit::{self, placeholders, EditError, EditPlan, EditRequest, Occurrences};
-use crate::engine::path_correction::{correct_path, PathCorrectionError};
+use crate::engine::path_correction::PathCorrectionError;
 use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
 
 /// The `replace` tool. Remembers the file content each confirmation showed, so that

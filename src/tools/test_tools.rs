@@ -104,7 +104,8 @@ pub struct PanicParams {
     #[serde(default)]
     pub in_future: bool,
     /// `"validate"` panics while the call is validated (in `prepare`),
-    /// `"confirmation"` asks for approval and panics while building the confirmation.
+    /// `"confirmation"` asks for approval and panics while building the confirmation,
+    /// `"fs_job"` panics inside a job on the FileSystem pool.
     #[serde(default)]
     pub panic_in: Option<String>,
 }
@@ -148,10 +149,25 @@ impl Tool for TestPanic {
         Box::pin(async { None })
     }
     #[allow(clippy::panic)]
-    fn execute(&self, p: PanicParams, _ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
+    fn execute(&self, p: PanicParams, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         let message = p.message.unwrap_or_else(|| "test panic".into());
         if !p.panic {
             return Box::pin(async { ToolOutput::text("no panic this time", "ok") });
+        }
+        if p.panic_in.as_deref() == Some("fs_job") {
+            return Box::pin(async move {
+                // The job's answer channel is dropped by the panic: an error here.
+                let answer = match ctx
+                    .services
+                    .fs
+                    .run::<()>(move |_| panic!("{message}"))
+                    .await
+                {
+                    Ok(()) => "the file system job returned".to_string(),
+                    Err(e) => format!("the file system job failed: {e}"),
+                };
+                ToolOutput::text(answer.clone(), answer)
+            });
         }
         if !p.in_future {
             panic!("{message}");

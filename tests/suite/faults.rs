@@ -108,3 +108,55 @@ fn a_panic_in_chat_ends_the_session_with_an_error_instead_of_a_hang() {
     let message = json["error"]["message"].as_str().expect("error message");
     assert!(message.contains("chat actor stopped"), "{message}");
 }
+
+#[test]
+fn the_file_system_pool_survives_panicking_jobs() {
+    let s = Scratch::new();
+    s.write("a.txt", "alpha\n");
+    // More panicking jobs than the pool has threads, then reads that need the pool.
+    let threads = 2;
+    let panics = (0..threads * 4)
+        .map(|i| {
+            call(
+                "test_panic",
+                json!({"panic_in": "fs_job", "message": format!("job {i}")}),
+            )
+        })
+        .collect();
+    let reads = (0..4)
+        .map(|_| call("read_file", json!({"file_path": "a.txt"})))
+        .collect();
+    let script = s.script(&[turn(panics), turn(reads), turn(vec![text("done")])]);
+    let mut child = s
+        .command()
+        .arg("--fake-responses")
+        .arg(&script)
+        .args(["-p", "go", "--yolo", "-o", "json"])
+        .arg("-c")
+        .arg(format!("tools.fs_threads={threads}"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("try_wait").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("troupe hung: the file system pool did not survive its panicking jobs");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("output");
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let requests = s.requests();
+    let failed = function_responses(&requests[1]);
+    assert_eq!(failed.len(), threads * 4);
+    for r in &failed {
+        assert!(r.to_string().contains("the file system job failed"), "{r}");
+    }
+    let reads = function_responses(&requests[2]);
+    assert_eq!(reads.len(), 4);
+    for r in &reads {
+        assert!(r.to_string().contains("alpha"), "{r}");
+    }
+}

@@ -62,6 +62,15 @@ fn bypasses_need_approval_in_default_mode() {
         "cat ~/.ssh/id_rsa",
         "grep -r secret ..",
         "base64 /proc/self/environ",
+        "cat <(touch m11)",
+        "find . -name README -exec touch m12 ';'",
+        "rg --pre ./m13.sh hello",
+        "sed -n '1w m14' README",
+        "echo `touch m15`",
+        "(touch m16)",
+        "git -c core.pager='touch m17' log",
+        "ls & touch m18",
+        "cat /proc/$PPID/environ",
     ];
     let responses = run_batch(&s, &bypasses, &[]);
     assert_eq!(responses.len(), bypasses.len());
@@ -73,7 +82,10 @@ fn bypasses_need_approval_in_default_mode() {
         );
         assert!(!text.contains("PRIVATE KEY") && !text.contains("outside secret"));
     }
-    for marker in ["m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9", "m10"] {
+    for marker in [
+        "m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9", "m10", "m11", "m12", "m14", "m15",
+        "m16", "m17", "m18",
+    ] {
         assert!(!s.ws().join(marker).exists(), "{marker} was written");
     }
     // Plain read-only commands inside the workspace still run without asking.
@@ -208,6 +220,42 @@ fn writes_into_config_directories_ask_in_auto_edit() {
         &["-p", "go", "--yolo"],
     );
     assert!(s.ws().join(".troupe/notes.txt").exists());
+}
+
+#[test]
+fn writes_into_config_directories_ask_whatever_the_allow_rules_say() {
+    let s = Scratch::new();
+    s.write(".gemini/settings.json", "{}\n");
+    std::fs::create_dir_all(s.home().join(".troupe")).unwrap();
+    std::fs::write(
+        s.home().join(".troupe/config.toml"),
+        "[approval]\nallowed = [\"write_file\", \"replace\"]\n",
+    )
+    .unwrap();
+    let calls = vec![
+        call(
+            "write_file",
+            json!({"file_path": ".troupe/config.toml", "content": "[approval]\nmode = \"yolo\"\n"}),
+        ),
+        call(
+            "replace",
+            json!({"file_path": ".gemini/settings.json", "old_string": "{}", "new_string": "{\"tools\": {}}"}),
+        ),
+        call(
+            "write_file",
+            json!({"file_path": "ok.txt", "content": "fine\n"}),
+        ),
+    ];
+    let out = s.run(&[turn(calls), turn(vec![text("done")])], &["-p", "go"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!s.ws().join(".troupe/config.toml").exists());
+    assert_eq!(s.read(".gemini/settings.json"), "{}\n");
+    // The allow rule itself works.
+    assert_eq!(s.read("ok.txt"), "fine\n");
+    let responses = function_responses(&s.requests()[1]);
+    for response in &responses[..2] {
+        assert!(response.to_string().contains(DENIED), "{response}");
+    }
 }
 
 #[test]

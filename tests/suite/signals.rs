@@ -118,3 +118,24 @@ fn sighup_and_sigint_end_a_stream_json_run_with_a_result_event() {
         assert_eq!(last["error"]["code"], code);
     }
 }
+
+#[test]
+fn sigint_and_sighup_print_the_json_result_too() {
+    for (signal, code, name, sleeps) in [
+        ("INT", 130, "SIGINT", ["1033", "1031", "1032"]),
+        ("HUP", 129, "SIGHUP", ["1043", "1041", "1042"]),
+    ] {
+        let (status, stdout) = signalled_run(signal, "json", sleeps);
+        assert_eq!(status, Some(code), "{stdout}");
+        let report: Value = serde_json::from_str(&stdout).expect("stdout is JSON");
+        assert_eq!(report["error"]["type"], "Interrupted", "{report}");
+        assert_eq!(report["error"]["code"], code);
+        assert!(
+            report["error"]["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(name),
+            "{report}"
+        );
+    }
+}

@@ -91,3 +91,47 @@ fn no_environment_proxy_and_special_ranges_refused_after_redirect() {
         responses[1]
     );
 }
+
+#[test]
+fn every_spelling_of_a_special_address_is_refused_before_connecting() {
+    let s = Scratch::new();
+    let (port, hits) = server();
+    // Every one of these reaches this machine's 127.0.0.1 listener if it is connected
+    // to (so a failure still stays on 127.0.0.1); loopback is not allowed here.
+    let urls = [
+        format!("http://127.0.0.1:{port}/page"),
+        format!("http://127.1:{port}/page"),
+        format!("http://2130706433:{port}/page"),
+        format!("http://0x7f.0.0.1:{port}/page"),
+        format!("http://0.0.0.0:{port}/page"),
+        format!("http://localhost:{port}/page"),
+        format!("http://[::1]:{port}/page"),
+        format!("http://[::ffff:127.0.0.1]:{port}/page"),
+        format!("http://[::127.0.0.1]:{port}/page"),
+        format!("http://[64:ff9b::7f00:1]:{port}/page"),
+        format!("http://[2002:7f00:1::]:{port}/page"),
+    ];
+    let calls = urls
+        .iter()
+        .map(|u| call("web_fetch", json!({"url": u})))
+        .collect();
+    let out = s.run(
+        &[turn(calls), turn(vec![text("done")])],
+        &["-p", "go", "--yolo"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let responses = function_responses(&s.requests()[1]);
+    assert_eq!(responses.len(), urls.len());
+    for (url, response) in urls.iter().zip(&responses) {
+        let text = response.to_string();
+        assert!(
+            text.contains("[Blocked Host]") && !text.contains("direct reply"),
+            "{url} was not refused: {text}"
+        );
+    }
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        0,
+        "a refused address was connected to"
+    );
+}

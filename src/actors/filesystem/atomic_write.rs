@@ -20,7 +20,7 @@ use std::path::Path;
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
 
 use super::confined::{Confined, Located};
-use super::{content_hash, FsError, WriteExpect, WriteOutcome};
+use super::{content_hash, test_pause, FsError, WriteExpect, WriteOutcome};
 
 /// The prefix of Troupe's temp files.
 pub const TEMP_PREFIX: &str = ".troupe-write-";
@@ -201,6 +201,7 @@ fn fill_and_rename(
             if !still_the_same(dir, name, old)? {
                 return Err(Step::Changed);
             }
+            test_pause::pause(test_pause::BEFORE_RENAME_ENV);
             replace_existing(dir, name, temp_name, old, bytes.len() as u64)
         }
         None => {
@@ -264,6 +265,7 @@ fn replace_existing(
         }
         return Err(Step::Changed);
     }
+    test_pause::pause(test_pause::BEFORE_UNLINK_ENV);
     rustix::fs::unlinkat(dir, temp_name, AtFlags::empty())?;
     keep_if_changed(dir, name, old)
 }

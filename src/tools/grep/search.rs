@@ -89,6 +89,14 @@ impl FileHits {
     }
 }
 
+/// The most memory one compiled pattern may take (grep-regex's default is 100 MiB);
+/// a pattern that needs more is refused with the regex engine's error.
+pub const MATCHER_SIZE_LIMIT: usize = 32 * 1024 * 1024;
+
+/// The lazy DFA's cache per search thread (grep-regex's default is 1000 MiB per
+/// thread); past it the engine falls back to a slower one, it does not fail.
+pub const DFA_SIZE_LIMIT: usize = 32 * 1024 * 1024;
+
 /// The matcher for a request; its error text is the one shown to the model.
 pub fn build_matcher(
     pattern: &str,
@@ -99,6 +107,8 @@ pub fn build_matcher(
         .case_insensitive(!case_sensitive)
         .fixed_strings(fixed_strings)
         .line_terminator(Some(b'\n'))
+        .size_limit(MATCHER_SIZE_LIMIT)
+        .dfa_size_limit(DFA_SIZE_LIMIT)
         .build(pattern)
         .map_err(|e| SearchError::Pattern(e.to_string()))
 }

@@ -1,0 +1,45 @@
+//! Test-only pause points inside the atomic write, so a black-box test can change a
+//! file in the exact window it means to test.
+//!
+//! Active only when `TROUPE_TEST_TOOLS=1` and the point's variable names a flag file:
+//! the write creates `<flag>.paused`, then waits (on its FileSystem pool thread, which
+//! is a `SyncArbiter` thread, at most 30 s) until `<flag>` exists. A test waits for
+//! `<flag>.paused`, changes the file, then creates `<flag>`.
+//!
+//! - [`BEFORE_RENAME_ENV`]: after the last check of the replaced file (same inode,
+//!   size and times) and before the rename that puts the new content in place.
+//! - [`BEFORE_UNLINK_ENV`]: after the names were exchanged and the replaced file's
+//!   descriptor was checked again, before the replaced file is unlinked.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Pause between the last check and the rename/exchange.
+pub const BEFORE_RENAME_ENV: &str = "TROUPE_TEST_PAUSE_BEFORE_RENAME";
+/// Pause between the re-check after the exchange and the unlink of the old file.
+pub const BEFORE_UNLINK_ENV: &str = "TROUPE_TEST_PAUSE_BEFORE_UNLINK";
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// Waits for the flag file named by `var`, if the test hook is on.
+pub fn pause(var: &str) {
+    if std::env::var("TROUPE_TEST_TOOLS").as_deref() != Ok("1") {
+        return;
+    }
+    let Some(flag) = std::env::var_os(var).map(PathBuf::from) else {
+        return;
+    };
+    let mut paused = flag.clone().into_os_string();
+    paused.push(".paused");
+    if let Err(e) = std::fs::write(&paused, b"") {
+        tracing::warn!(error = %e, "cannot create the test pause marker");
+    }
+    let started = Instant::now();
+    while !flag.exists() {
+        if started.elapsed() > LIMIT {
+            tracing::warn!(flag = %flag.display(), "test pause flag never appeared");
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
