@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::content::{FunctionCall, Part, Usage};
+use crate::engine::content::{CallArgs, FunctionCall, Part, Usage};
 
 // ---------------------------------------------------------------- tool results
 
@@ -261,8 +261,9 @@ pub struct CallTimeline {
 pub struct CompletedCall {
     pub call_id: String,
     pub name: String,
-    /// The call's arguments, shared with the events that showed them (not copied).
-    pub args: std::sync::Arc<Value>,
+    /// The call's arguments, shared with the model turn that asked for the call and
+    /// the events that showed them (not copied).
+    pub args: CallArgs,
     pub status: CallStatus,
     /// The functionResponse part first, then any sibling parts (images, ...).
     pub response_parts: Vec<Part>,
@@ -273,15 +274,22 @@ pub struct CompletedCall {
     pub timeline: CallTimeline,
 }
 
-/// Runs one batch of calls from a model turn; answers in call order.
+/// Runs one batch of calls from a model turn. Each finished call is sent on `answers`
+/// in call order, as soon as every earlier call is answered (a finished call does not
+/// wait for the whole batch); every call is answered exactly once. The message is
+/// answered, and `answers` closed, when the batch is over and its events are sent.
 #[derive(Debug, Message)]
-#[rtype(result = "Vec<std::sync::Arc<CompletedCall>>")]
+#[rtype(result = "()")]
 pub struct Schedule {
     pub turn: u64,
-    /// Calls with ids already assigned.
-    pub calls: Vec<FunctionCall>,
+    /// Calls with ids already assigned, shared with the model turn in the history.
+    pub calls: Vec<std::sync::Arc<FunctionCall>>,
     pub cancel: CancellationToken,
+    pub answers: CallAnswers,
 }
+
+/// Where the Scheduler sends a batch's finished calls, in call order.
+pub type CallAnswers = tokio::sync::mpsc::UnboundedSender<std::sync::Arc<CompletedCall>>;
 
 // ---------------------------------------------------------------- chat
 
@@ -448,7 +456,7 @@ pub enum UiEvent {
     ToolCallRequested {
         call_id: String,
         name: String,
-        args: std::sync::Arc<Value>,
+        args: CallArgs,
     },
     ToolCallStatus {
         call_id: String,

@@ -10,6 +10,7 @@
 //! happened to the call. Before a turn, the history is compressed when the last prompt
 //! passed the threshold (`compress`).
 
+mod answers;
 mod compress;
 mod hooks;
 mod loop_guard;
@@ -32,11 +33,10 @@ use crate::engine::history::{assign_call_ids, curated, TurnAssembler};
 use crate::engine::loop_detection::LoopDetector;
 use crate::engine::model::ModelRequest;
 use crate::engine::prompt::SystemPrompt;
-use crate::engine::responses::error_parts;
 use crate::protocol::{
-    ApprovalRequest, CallStatus, CancelTurn, CompletedCall, CompressHistory, CompressionOutcome,
-    Memory, MemoryReport, Schedule, SeedHistory, SessionEvent, TakeCheckpoint, TurnOutcome,
-    UiEvent, UserInput, UserParts,
+    ApprovalRequest, CancelTurn, CompressHistory, CompressionOutcome, Memory, MemoryReport,
+    Schedule, SeedHistory, SessionEvent, TakeCheckpoint, TurnOutcome, UiEvent, UserInput,
+    UserParts,
 };
 use crate::providers::{ModelClient, ModelError};
 
@@ -114,8 +114,9 @@ struct TurnState {
     /// History length before the user input of this turn (for rollback).
     start_len: usize,
     after_function_response: bool,
-    /// Id and name of each call of the round (to answer them if the Scheduler fails).
-    pending: Vec<(String, String)>,
+    /// The calls of the round, shared with the history (to answer them if the
+    /// Scheduler fails).
+    pending: Vec<Arc<FunctionCall>>,
     span: tracing::Span,
     /// Loop detection of this turn (off when the user chose to let it go on).
     loops: LoopDetector,
@@ -269,10 +270,17 @@ impl Chat {
         for part in content.parts.iter_mut() {
             if let Some(call) = part.function_call.as_mut().map(Arc::make_mut) {
                 assign_call_ids(std::slice::from_mut(call), millis, &mut self.call_counter);
+                // The history keeps the arguments all session: no spare room.
+                crate::engine::content::compact(&mut call.args);
             }
         }
         self.model_usage = assembled.usage;
-        let calls: Vec<FunctionCall> = content.function_calls().cloned().collect();
+        // The Scheduler shares the history's calls (the arguments are not copied).
+        let calls: Vec<Arc<FunctionCall>> = content
+            .parts
+            .iter()
+            .filter_map(|p| p.function_call.clone())
+            .collect();
         if calls.is_empty() {
             self.push_model_turn(content);
             let text = assembled.text();
@@ -302,21 +310,27 @@ impl Chat {
     }
 
     /// Records the model turn that asked for `calls` and hands them to the Scheduler.
-    fn run_calls(&mut self, content: Content, calls: Vec<FunctionCall>, ctx: &mut Context<Self>) {
+    fn run_calls(
+        &mut self,
+        content: Content,
+        calls: Vec<Arc<FunctionCall>>,
+        ctx: &mut Context<Self>,
+    ) {
         self.push_model_turn(content);
         let Some(turn) = self.turn.as_mut() else {
             return;
         };
         turn.rounds += 1;
-        turn.pending = calls
-            .iter()
-            .map(|c| (c.id.clone().unwrap_or_default(), c.name.clone()))
-            .collect();
+        turn.pending = calls.clone();
+        let (answers, answered) = tokio::sync::mpsc::unbounded_channel();
         let schedule = Schedule {
             turn: turn.id,
             calls,
             cancel: turn.cancel.clone(),
+            answers,
         };
+        let round =
+            answers::RoundAnswers::new(schedule.calls.len(), self.config.recorder.is_some());
         let checkpoint = self
             .config
             .checkpointer
@@ -330,7 +344,7 @@ impl Chat {
             .map(|c| {
                 c.send(TakeCheckpoint {
                     history: self.history.clone(),
-                    calls: schedule.calls.clone(),
+                    calls: schedule.calls.iter().map(|c| (**c).clone()).collect(),
                 })
             });
         let scheduler = self.scheduler.clone();
@@ -338,56 +352,38 @@ impl Chat {
             if let Some(snapshot) = checkpoint {
                 let _ = snapshot.await;
             }
-            scheduler.send(schedule).await
+            // The answers are gathered as they come, while the batch runs.
+            futures::join!(scheduler.send(schedule), round.gather(answered))
         };
         ctx.spawn(
             run.into_actor(self)
-                .map(|result, act, ctx| act.on_tools_done(result, ctx)),
+                .map(|(sent, round), act, ctx| act.on_tools_done(sent, round, ctx)),
         );
     }
 
     fn on_tools_done(
         &mut self,
-        result: Result<Vec<Arc<CompletedCall>>, MailboxError>,
+        sent: Result<(), MailboxError>,
+        round: answers::RoundAnswers,
         ctx: &mut Context<Self>,
     ) {
         let Some(turn) = self.turn.as_mut() else {
             return;
         };
-        let completed = match result {
-            Ok(c) => c,
-            Err(e) => turn
-                .pending
-                .iter()
-                .map(|(id, name)| {
-                    let message = format!("The scheduler was unavailable: {e}");
-                    Arc::new(CompletedCall {
-                        response_parts: error_parts(name, id, &message),
-                        call_id: id.clone(),
-                        name: name.clone(),
-                        args: Arc::new(serde_json::Value::Null),
-                        status: CallStatus::Error,
-                        display: message,
-                        error: None,
-                        duration: std::time::Duration::ZERO,
-                        data: None,
-                        timeline: Default::default(),
-                    })
-                })
-                .collect(),
+        let failure = match sent {
+            Ok(()) => "The scheduler ended the batch without answering the call".to_string(),
+            Err(e) => format!("The scheduler was unavailable: {e}"),
         };
-        if let Some(recorder) = &self.config.recorder {
-            recorder.do_send(SessionEvent::ToolResults(completed.clone()));
+        let pending = std::mem::take(&mut turn.pending);
+        let answers::Answered {
+            parts,
+            all_cancelled,
+            calls,
+        } = round.finish(&pending, &failure);
+        drop(pending);
+        if let (Some(recorder), Some(calls)) = (&self.config.recorder, calls) {
+            recorder.do_send(SessionEvent::ToolResults(calls));
         }
-        let all_cancelled = completed.iter().all(|c| c.status == CallStatus::Cancelled);
-        // The parts move into the history when nothing else holds the call any more.
-        let parts = completed
-            .into_iter()
-            .flat_map(|c| match Arc::try_unwrap(c) {
-                Ok(call) => call.response_parts,
-                Err(shared) => shared.response_parts.clone(),
-            })
-            .collect();
         self.history.push(Content {
             role: Role::User,
             parts,

@@ -168,6 +168,72 @@ fn empty_object() -> Value {
     Value::Object(serde_json::Map::new())
 }
 
+/// Gives every object and array in `value` exactly the room its entries take. An
+/// object parsed from JSON keeps room for 3 entries (~310 bytes) even when it has one;
+/// the history keeps each call's arguments for the whole session, so a turn of
+/// 100,000 one-argument calls saves ~20 MB. Key order is kept.
+pub fn compact(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let mut exact = serde_json::Map::with_capacity(map.len());
+            for (key, mut entry) in std::mem::take(map) {
+                compact(&mut entry);
+                exact.insert(key, entry);
+            }
+            *map = exact;
+        }
+        Value::Array(items) => {
+            items.iter_mut().for_each(compact);
+            items.shrink_to_fit();
+        }
+        _ => {}
+    }
+}
+
+/// A call's arguments as the runtime passes them around: the model turn's own
+/// `Arc<FunctionCall>` from the history, shared (the Scheduler, the events and the
+/// finished call read the arguments through it; nothing copies them). Arguments a hook
+/// replaced get a call of their own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallArgs(Arc<FunctionCall>);
+
+impl CallArgs {
+    /// The arguments of `call`, shared with it.
+    pub fn of(call: Arc<FunctionCall>) -> Self {
+        Self(call)
+    }
+
+    /// Arguments that belong to no call of the history (a hook's replacement, a call
+    /// the runtime answers itself).
+    pub fn new(args: Value) -> Self {
+        Self(Arc::new(FunctionCall {
+            id: None,
+            name: String::new(),
+            args,
+        }))
+    }
+}
+
+impl std::ops::Deref for CallArgs {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        &self.0.args
+    }
+}
+
+impl AsRef<Value> for CallArgs {
+    fn as_ref(&self) -> &Value {
+        &self.0.args
+    }
+}
+
+impl Serialize for CallArgs {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.args.serialize(serializer)
+    }
+}
+
 /// The answer to one function call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FunctionResponse {
@@ -231,5 +297,15 @@ mod tests {
     fn empty_part_is_detected() {
         let part: Part = serde_json::from_str("{}").unwrap();
         assert!(part.is_empty());
+    }
+
+    #[test]
+    fn compacting_keeps_every_value_and_its_order() {
+        let text = r#"{"z": 1, "a": {"y": [1, {"k": "v", "b": null}], "c": "s"}, "m": []}"#;
+        let mut value: Value = serde_json::from_str(text).unwrap();
+        let before = value.clone();
+        compact(&mut value);
+        assert_eq!(value, before);
+        assert_eq!(value.to_string(), before.to_string(), "key order is kept");
     }
 }

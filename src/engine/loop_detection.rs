@@ -81,10 +81,14 @@ impl LoopDetector {
 
     /// The calls of one model turn: a call asked for twice in the same turn counts
     /// once (parallel duplicates are not a loop; asking again after the answer is).
-    pub fn check_round(&mut self, calls: &[FunctionCall]) -> Option<LoopKind> {
+    pub fn check_round<C: std::borrow::Borrow<FunctionCall>>(
+        &mut self,
+        calls: &[C],
+    ) -> Option<LoopKind> {
         let mut seen = std::collections::HashSet::new();
         calls
             .iter()
+            .map(|c| c.borrow())
             .filter(|c| seen.insert(format!("{}:{}", c.name, canonical(&c.args))))
             .find_map(|c| self.check_call(c))
     }

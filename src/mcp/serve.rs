@@ -115,20 +115,21 @@ impl ServerHandler for ToolServer {
                 _ = watch.cancelled() => {}
             }
         });
-        let done = self
-            .scheduler
+        let (answers, mut answered) = tokio::sync::mpsc::unbounded_channel();
+        self.scheduler
             .send(Schedule {
                 turn: 0,
-                calls: vec![call],
+                calls: vec![Arc::new(call)],
                 cancel,
+                answers,
             })
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         drop(guard);
-        let Some(completed) = done.first() else {
+        let Some(completed) = answered.recv().await else {
             return Err(ErrorData::internal_error("no result", None));
         };
-        Ok(to_result(completed).into())
+        Ok(to_result(&completed).into())
     }
 }
 

@@ -452,3 +452,49 @@ fn piped_input_goes_ahead_of_the_prompt_and_a_silent_pipe_does_not_hang() {
     let user = s.requests()[0]["contents"][0]["parts"][0]["text"].clone();
     assert_eq!(user, "just this");
 }
+
+#[test]
+fn answers_keep_call_order_when_later_calls_finish_first() {
+    // The first call sleeps while the reads after it finish: the Scheduler hands the
+    // finished calls on in call order, so the reads wait for the first call only in
+    // the answer, and every call is answered once, by id, in call order.
+    let s = Scratch::new();
+    let mut calls = vec![call("test_sleep", json!({"secs": 1}))];
+    for i in 0..20 {
+        s.write(&format!("f{i}.txt"), &format!("file {i}\n"));
+        calls.push(call("read_file", json!({"file_path": format!("f{i}.txt")})));
+    }
+    calls.push(call("read_file", json!({"file_path": "missing.txt"})));
+    let turns = [turn(calls), turn(vec![text("done")])];
+    let out = s.run(&turns, &["-p", "go", "-o", "stream-json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ids = |kind: &str| -> Vec<String> {
+        events
+            .iter()
+            .filter(|e| e["type"] == kind)
+            .map(|e| e["tool_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (requested, finished) = (ids("tool_use"), ids("tool_result"));
+    assert_eq!(requested.len(), 22);
+    // The reads really finished before the sleep did.
+    assert_eq!(finished.last(), requested.first(), "{finished:?}");
+    let responses = function_responses(&s.requests()[1]);
+    let answered: Vec<&str> = responses
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(answered, requested, "one response per call, in call order");
+    assert_eq!(responses[0]["response"]["output"], "slept");
+    assert_eq!(responses[1]["response"]["output"], "file 0\n");
+    assert_eq!(responses[20]["response"]["output"], "file 19\n");
+    assert!(
+        responses[21]["response"]["error"].is_string(),
+        "{}",
+        responses[21]
+    );
+}

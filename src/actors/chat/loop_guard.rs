@@ -17,7 +17,7 @@ impl Chat {
     pub(super) fn on_loop(
         &mut self,
         kind: LoopKind,
-        calls: Option<(Content, Vec<FunctionCall>)>,
+        calls: Option<(Content, Vec<std::sync::Arc<FunctionCall>>)>,
         ctx: &mut Context<Self>,
     ) {
         let message = format!(

@@ -31,10 +31,11 @@ pub async fn fit_result(
         safe_file_part(tool),
         safe_file_part(call_id)
     ));
-    let saved = async {
+    // Boxed: only an oversized result needs this state, not every call in flight.
+    let saved = Box::pin(async {
         tokio::fs::create_dir_all(&dir).await?;
         tokio::fs::write(&file, text.as_bytes()).await
-    }
+    })
     .await;
     if let Err(e) = saved {
         tracing::warn!(error = %e, file = %file.display(), "cannot save a full tool result");

@@ -70,7 +70,7 @@ impl Inner {
             match tool.prepare(&new_args, &self.services) {
                 Ok(inv) => {
                     invocation = inv;
-                    call.args = std::sync::Arc::new(new_args);
+                    call.args = crate::engine::content::CallArgs::new(new_args);
                     call.hook_modified = true;
                 }
                 Err(msg) => {

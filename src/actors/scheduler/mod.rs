@@ -11,7 +11,7 @@ use actix::prelude::*;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::content::FunctionCall;
+use crate::engine::content::{CallArgs, FunctionCall};
 use crate::engine::responses::{cancelled_parts, error_parts, success_parts};
 use crate::protocol::{
     ApprovalRequest, CallStatus, CallTimeline, CompletedCall, Schedule, ToolError, ToolErrorKind,
@@ -79,7 +79,7 @@ impl Actor for Scheduler {
 }
 
 impl Handler<Schedule> for Scheduler {
-    type Result = ResponseFuture<Vec<Arc<CompletedCall>>>;
+    type Result = ResponseFuture<()>;
 
     fn handle(&mut self, msg: Schedule, _: &mut Self::Context) -> Self::Result {
         let inner = self.inner.clone();
@@ -98,6 +98,21 @@ enum Slot {
     ),
 }
 
+/// The dispatched calls' slots, in call order, on their way to delivery.
+struct SlotSink {
+    sink: tokio::sync::mpsc::UnboundedSender<Slot>,
+    /// Slots sent so far (the index of the next call).
+    len: usize,
+}
+
+impl SlotSink {
+    fn push(&mut self, slot: Slot) {
+        self.len += 1;
+        // Delivery runs as long as the batch; if it is gone, so is the batch.
+        let _ = self.sink.send(slot);
+    }
+}
+
 /// An approved call: what runs, and the time its confirmation took to prepare.
 struct Approved {
     invocation: Box<dyn Invocation>,
@@ -110,7 +125,7 @@ struct Approved {
 struct CallInfo {
     id: String,
     name: String,
-    args: Arc<Value>,
+    args: CallArgs,
     timeline: CallTimeline,
     /// A BeforeTool hook replaced the arguments.
     hook_modified: bool,
@@ -172,17 +187,75 @@ impl Inner {
         })
     }
 
-    async fn run_batch(self: Arc<Self>, batch: Schedule) -> Vec<Arc<CompletedCall>> {
-        let cancel = batch.cancel;
-        let mut slots: Vec<Slot> = Vec::with_capacity(batch.calls.len());
+    /// Runs a batch: the calls are dispatched in order while, at the same time, the
+    /// finished ones are handed on in call order. A finished call waits only for the
+    /// calls before it, not for the whole batch, so the Chat can move its answer into
+    /// the history (and drop the rest of it) while later calls still run.
+    async fn run_batch(self: Arc<Self>, batch: Schedule) {
+        let Schedule {
+            calls,
+            cancel,
+            answers,
+            ..
+        } = batch;
+        let (slots, mut settled) = tokio::sync::mpsc::unbounded_channel();
+        let dispatch = self.clone().dispatch(calls, cancel, slots);
+        let deliver = async {
+            while let Some(slot) = settled.recv().await {
+                let completed = self.settle(slot).await;
+                // A Chat that stopped listening no longer needs the answer.
+                let _ = answers.send(completed);
+            }
+        };
+        futures::join!(dispatch, deliver);
+        // Every event of the batch reaches the front end before the Chat hears that
+        // the batch is over (`answers` closes when this returns).
+        self.events.flush();
+        drop(answers);
+    }
+
+    /// The answer of a call, once it has one (a call's task that panicked or was
+    /// dropped fails that call only).
+    async fn settle(&self, slot: Slot) -> Arc<CompletedCall> {
+        match slot {
+            Slot::Done(c) => c,
+            Slot::Running(answered, info) => match answered.await {
+                Ok(Ok(c)) => c,
+                Ok(Err(panic)) => self.failed(
+                    &info,
+                    ToolErrorKind::UnhandledException,
+                    format!("Internal error while running the tool: it panicked ({panic})"),
+                ),
+                Err(_) => self.failed(
+                    &info,
+                    ToolErrorKind::UnhandledException,
+                    "Internal error while running the tool: its task was dropped".to_string(),
+                ),
+            },
+        }
+    }
+
+    /// Takes each call of the batch through validation, hooks and approval, in call
+    /// order, and starts it (at most `window` at once); every call's slot goes to
+    /// `slots`, in call order.
+    async fn dispatch(
+        self: Arc<Self>,
+        calls: Vec<Arc<FunctionCall>>,
+        cancel: CancellationToken,
+        slots: tokio::sync::mpsc::UnboundedSender<Slot>,
+    ) {
+        let mut slots = SlotSink {
+            sink: slots,
+            len: 0,
+        };
         let mut conflicts = ConflictTracker::default();
         let mut stop_reason: Option<&'static str> = None;
         let window = Arc::new(tokio::sync::Semaphore::new(self.window));
-        for FunctionCall { id, name, args } in batch.calls {
+        for shared in calls {
             let mut call = CallInfo {
-                id: id.unwrap_or_default(),
-                name,
-                args: Arc::new(args),
+                id: shared.id.clone().unwrap_or_default(),
+                name: shared.name.clone(),
+                args: CallArgs::of(shared),
                 timeline: CallTimeline {
                     validating: Some(Instant::now()),
                     ..CallTimeline::default()
@@ -260,7 +333,7 @@ impl Inner {
                 Approval::Run(invocation, original_hash, prepared) => {
                     let touched = invocation.touched();
                     let (tx, deps) = conflicts.add(
-                        slots.len(),
+                        slots.len,
                         &touched.reads,
                         &touched.writes,
                         wait_for_previous(&call.args),
@@ -311,28 +384,6 @@ impl Inner {
             }
         }
         self.events.flush();
-        let mut results = Vec::with_capacity(slots.len());
-        for slot in slots {
-            results.push(match slot {
-                Slot::Done(c) => c,
-                Slot::Running(answered, info) => match answered.await {
-                    Ok(Ok(c)) => c,
-                    Ok(Err(panic)) => self.failed(
-                        &info,
-                        ToolErrorKind::UnhandledException,
-                        format!("Internal error while running the tool: it panicked ({panic})"),
-                    ),
-                    Err(_) => self.failed(
-                        &info,
-                        ToolErrorKind::UnhandledException,
-                        "Internal error while running the tool: its task was dropped".to_string(),
-                    ),
-                },
-            });
-        }
-        // Every event of the batch reaches the front end before the Chat hears back.
-        self.events.flush();
-        results
     }
 
     fn context(&self, call_id: &str, cancel: CancellationToken) -> ToolContext {
@@ -369,17 +420,21 @@ impl Inner {
             let _ = done.send(());
             return self.cancelled(&call, "Operation cancelled");
         }
+        // The rare steps (an approved edit checked again, AfterTool hooks) run boxed:
+        // inline, their state would be reserved in every call's task while it is in
+        // flight.
         let (invocation, approved) = match original_hash {
-            Some(hash) => match self
-                .recheck_approval(&tool, invocation, hash, &mut call, &cancel)
-                .await
-            {
-                Ok(rechecked) => rechecked,
-                Err(completed) => {
-                    let _ = done.send(());
-                    return completed;
+            Some(hash) => {
+                match Box::pin(self.recheck_approval(&tool, invocation, hash, &mut call, &cancel))
+                    .await
+                {
+                    Ok(rechecked) => rechecked,
+                    Err(completed) => {
+                        let _ = done.send(());
+                        return completed;
+                    }
                 }
-            },
+            }
             None => (invocation, None),
         };
         self.status(&call, CallStatus::Executing);
@@ -475,9 +530,10 @@ impl Inner {
             data,
             timeline: call.timeline,
         };
-        let completed = self
-            .after_tool(completed, call.hook_modified, &cancel)
-            .await;
+        let completed = match call.hook_modified || self.services.hooks.is_active() {
+            true => Box::pin(self.after_tool(completed, call.hook_modified, &cancel)).await,
+            false => completed,
+        };
         self.finish(completed)
     }
 }
