@@ -234,7 +234,7 @@ impl Chat {
             self.finish(TurnOutcome::Cancelled);
             return;
         }
-        let assembled = match result {
+        let mut assembled = match result {
             Ok((_, Some(kind))) => return self.on_loop(kind, None, ctx),
             Ok((a, None)) => a,
             Err(CallFailure {
@@ -261,7 +261,7 @@ impl Chat {
                 self.config.tuning.max_output_tokens.unwrap_or_default()
             )));
         }
-        let mut content = assembled.content();
+        let mut content = assembled.take_content();
         let millis = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis())
@@ -282,8 +282,8 @@ impl Chat {
             .filter_map(|p| p.function_call.clone())
             .collect();
         if calls.is_empty() {
+            let text = content.text();
             self.push_model_turn(content);
-            let text = assembled.text();
             self.complete_turn(text, ctx);
             return;
         }

@@ -70,6 +70,31 @@ pub struct TurnAssembler {
 }
 
 impl TurnAssembler {
+    /// Takes an event the stream no longer needs: a call's arguments move into the
+    /// turn instead of being copied (a model may send megabytes of them).
+    pub fn push_owned(&mut self, event: ModelEvent) {
+        match event {
+            ModelEvent::FunctionCall {
+                call,
+                thought_signature,
+            } => {
+                let mut part = Part::function_call(call);
+                part.thought_signature = thought_signature;
+                self.parts.push(part);
+            }
+            other => self.push(&other),
+        }
+    }
+
+    /// The assembled turn, moved out (the assembler keeps no share of the calls, so
+    /// the Chat can give them ids without copying their arguments).
+    pub fn take_content(&mut self) -> Content {
+        Content {
+            role: Role::Model,
+            parts: std::mem::take(&mut self.parts),
+        }
+    }
+
     pub fn push(&mut self, event: &ModelEvent) {
         match event {
             ModelEvent::Text(text) => match self.parts.last_mut() {

@@ -179,7 +179,7 @@ async fn consume(
             ModelEvent::Usage(u) => events.do_send(UiEvent::Usage(*u)),
             _ => {}
         }
-        assembler.push(&event);
+        assembler.push_owned(event);
     }
     Ok((assembler, None))
 }
