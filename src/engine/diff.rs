@@ -94,7 +94,12 @@ pub struct DiffRow {
 /// The unified diff from `old` to `new` for the file `name`.
 /// Bounded: see [`line_diff`] and [`MAX_DIFF_TEXT_BYTES`].
 pub fn unified(name: &str, old: &str, new: &str) -> FileDiff {
-    let diff = line_diff(old, new);
+    unified_of(name, &line_diff(old, new))
+}
+
+/// [`unified`] of a diff already computed (a caller that also wants the snippet of the
+/// same change diffs once: on a rewrite of a large file the diff is most of the work).
+pub fn unified_of<'a>(name: &str, diff: &'a TextDiff<'a, 'a, 'a, str>) -> FileDiff {
     let mut text = String::new();
     let mut unified = diff.unified_diff();
     unified

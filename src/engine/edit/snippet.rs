@@ -22,15 +22,29 @@ pub fn diff_context_snippet(original: &str, new: &str, context: usize) -> String
     )
 }
 
+/// [`diff_context_snippet`] from the line diff of the change, already computed
+/// (`ops` of `diff::line_diff(original, new)`; `original` not empty).
+pub fn context_snippet_of(ops: &[DiffOp], new: &str, context: usize) -> String {
+    crate::engine::diff::cap_text(
+        snippet_from_ops(ops, new, context),
+        crate::engine::diff::MAX_DIFF_TEXT_BYTES,
+        "snippet",
+    )
+}
+
 fn snippet(original: &str, new: &str, context: usize) -> String {
     if original.is_empty() {
         return new.to_string();
     }
-    let new_lines = split_lines(new);
     let diff = crate::engine::diff::line_diff(original, new);
+    snippet_from_ops(diff.ops(), new, context)
+}
+
+fn snippet_from_ops(ops: &[DiffOp], new: &str, context: usize) -> String {
+    let new_lines = split_lines(new);
     let mut ranges: Vec<(usize, usize)> = Vec::new();
     let mut at = 0;
-    for op in diff.ops() {
+    for op in ops {
         match *op {
             DiffOp::Equal { len, .. } => at += len,
             DiffOp::Delete { .. } => ranges.push((at, at)),
