@@ -30,7 +30,7 @@ cd "$work/ws"
 start=$(date +%s.%N)
 env -i PATH="$PATH" HOME="$work/home" TROUPE_HOME="$work/home/.troupe" \
   /usr/bin/time -f "%M" -o "$work/rss" \
-  "$bin" --fake-responses "$work/script.jsonl" -p go --approval-mode yolo -o json ${TROUPE_ARGS:-} >"$work/out.json"
+  ${PERF:-} "$bin" --fake-responses "$work/script.jsonl" -p go --approval-mode yolo -o json ${TROUPE_ARGS:-} >"$work/out.json"
 end=$(date +%s.%N)
 changed=$(grep -l '^b000000000' "$work"/ws/big*.txt | wc -l)
 echo "files: $n, rewritten: $changed"
