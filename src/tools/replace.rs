@@ -400,9 +400,7 @@ async fn write(p: Params, ctx: ToolContext, computed: Computed) -> ToolOutput {
             plan.occurrences
         )
     }];
-    parts.push(format!(
-        "Here is the updated code:\n{snippet}"
-    ));
+    parts.push(format!("Here is the updated code:\n{snippet}"));
     if let Some(feedback) = edit::fuzzy_feedback(&plan) {
         parts.push(feedback);
     }

@@ -51,3 +51,25 @@ fn not_now_ignores_the_settings_and_remembers_nothing() {
     assert!(screen.contains("not trusted"), "{screen}");
     assert!(!s.home().join(".troupe/trusted_folders.toml").exists());
 }
+
+#[test]
+fn a_context_file_with_imports_alone_asks_and_the_parent_can_be_trusted() {
+    // No project settings: only a context file that imports another file.
+    let s = Scratch::new();
+    s.write("GEMINI.md", "Project rules: see @notes.md\n");
+    s.write("notes.md", "Be brief.\n");
+    let t = Term::launch(&s, &[turn(vec![text("hi")])], &[], &[]);
+    let screen = t.wait_for("Choose 1, 2 or 3");
+    assert!(
+        screen.contains("a context file with @ imports (GEMINI.md)"),
+        "{screen}"
+    );
+    t.line("2");
+    t.wait_for("Type a request");
+    let list = std::fs::read_to_string(s.home().join(".troupe/trusted_folders.toml")).unwrap();
+    let folder = s.ws().canonicalize().unwrap();
+    let parent = folder.parent().unwrap();
+    assert!(list.contains(&*parent.to_string_lossy()), "{list}");
+    // The parent, not the folder itself (whose path the parent's is a prefix of).
+    assert!(!list.contains(&*folder.to_string_lossy()), "{list}");
+}
