@@ -39,17 +39,9 @@ pub async fn pause_after_commit() {
 }
 
 async fn pause_on(var: &str) {
-    if std::env::var("TROUPE_TEST_TOOLS").as_deref() != Ok("1") {
-        return;
-    }
-    let Some(flag) = std::env::var_os(var).map(PathBuf::from) else {
+    let Some(flag) = crate::actors::filesystem::test_pause::arm(var) else {
         return;
     };
-    let mut paused = flag.clone().into_os_string();
-    paused.push(".paused");
-    if let Err(e) = tokio::fs::write(&paused, b"").await {
-        tracing::warn!(error = %e, "cannot create the test pause marker");
-    }
     let waited = tokio::time::timeout(PAUSE_LIMIT, async {
         while !tokio::fs::try_exists(&flag).await.unwrap_or(false) {
             tokio::time::sleep(Duration::from_millis(20)).await;

@@ -152,3 +152,16 @@ pub fn stdout(out: &Output) -> String {
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// Waits for `child` and returns its exit status word and its peak resident memory
+/// in KiB (`wait4`'s `ru_maxrss`).
+pub fn wait_with_peak_rss(child: std::process::Child) -> (i32, i64) {
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid out-parameter for wait4.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: waits for our own child, writing into locals.
+    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(got, pid, "wait4");
+    (status, usage.ru_maxrss)
+}

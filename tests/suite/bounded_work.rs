@@ -24,18 +24,6 @@ fn run_measured(s: &Scratch, turns: &[Value]) -> (i32, i64) {
     wait_with_peak_rss(child)
 }
 
-/// Waits for `child`; returns (exit status, peak RSS in KiB) through `wait4`.
-fn wait_with_peak_rss(child: std::process::Child) -> (i32, i64) {
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid out-parameter for wait4.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = child.id() as libc::pid_t;
-    // SAFETY: waits for our own child, writing into locals.
-    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(got, pid, "wait4");
-    (status, usage.ru_maxrss)
-}
-
 fn responses(s: &Scratch) -> Vec<Value> {
     function_responses(s.requests().get(1).expect("a second request"))
 }

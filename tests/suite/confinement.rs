@@ -319,18 +319,6 @@ fn kill_9_during_parallel_writes_leaves_no_torn_file_and_the_next_start_cleans_u
     );
 }
 
-/// Peak resident memory (KiB) of a finished child, through `wait4`.
-fn wait_with_peak_rss(child: std::process::Child) -> (i32, i64) {
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid out-parameter for wait4.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = child.id() as libc::pid_t;
-    // SAFETY: waits for our own child, writing into locals.
-    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(got, pid, "wait4");
-    (status, usage.ru_maxrss)
-}
-
 #[test]
 fn parallel_rewrites_of_5_mb_files_whose_every_line_changes_stay_bounded() {
     let s = Scratch::new();

@@ -21,19 +21,26 @@ pub const BEFORE_UNLINK_ENV: &str = "TROUPE_TEST_PAUSE_BEFORE_UNLINK";
 
 const LIMIT: Duration = Duration::from_secs(30);
 
-/// Waits for the flag file named by `var`, if the test hook is on.
-pub fn pause(var: &str) {
+/// When the test hook is on and `var` names a flag file: creates `<flag>.paused` and
+/// returns the flag to wait for (the edit tools' async pauses use it too).
+pub fn arm(var: &str) -> Option<PathBuf> {
     if std::env::var("TROUPE_TEST_TOOLS").as_deref() != Ok("1") {
-        return;
+        return None;
     }
-    let Some(flag) = std::env::var_os(var).map(PathBuf::from) else {
-        return;
-    };
+    let flag = std::env::var_os(var).map(PathBuf::from)?;
     let mut paused = flag.clone().into_os_string();
     paused.push(".paused");
     if let Err(e) = std::fs::write(&paused, b"") {
         tracing::warn!(error = %e, "cannot create the test pause marker");
     }
+    Some(flag)
+}
+
+/// Waits for the flag file named by `var`, if the test hook is on.
+pub fn pause(var: &str) {
+    let Some(flag) = arm(var) else {
+        return;
+    };
     let started = Instant::now();
     while !flag.exists() {
         if started.elapsed() > LIMIT {
