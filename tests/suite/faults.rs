@@ -84,7 +84,7 @@ fn two_memory_saves_in_one_batch_both_land() {
 fn a_panic_in_chat_ends_the_session_with_an_error_instead_of_a_hang() {
     let s = Scratch::new();
     let script = s.script(&[turn(vec![text("never reached")])]);
-    let mut child = s
+    let child = s
         .command()
         .arg("--fake-responses")
         .arg(&script)
@@ -93,16 +93,7 @@ fn a_panic_in_chat_ends_the_session_with_an_error_instead_of_a_hang() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
-    // A hang is a failure: give it far longer than it needs, then kill it.
-    let started = std::time::Instant::now();
-    while child.try_wait().expect("try_wait").is_none() {
-        if started.elapsed() > std::time::Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("troupe hung after a panic in Chat");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("output");
+    let out = output_unless_hung(child, 60, "troupe hung after a panic in Chat");
     assert!(!out.status.success());
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json result");
     let message = json["error"]["message"].as_str().expect("error message");
@@ -129,7 +120,7 @@ fn the_file_system_pool_survives_panicking_jobs() {
         .map(|_| call("read_file", json!({"file_path": "a.txt"})))
         .collect();
     let script = s.script(&[turn(panics), turn(reads), turn(vec![text("done")])]);
-    let mut child = s
+    let child = s
         .command()
         .arg("--fake-responses")
         .arg(&script)
@@ -140,15 +131,11 @@ fn the_file_system_pool_survives_panicking_jobs() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");
-    let started = std::time::Instant::now();
-    while child.try_wait().expect("try_wait").is_none() {
-        if started.elapsed() > std::time::Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("troupe hung: the file system pool did not survive its panicking jobs");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("output");
+    let out = output_unless_hung(
+        child,
+        120,
+        "troupe hung: the file system pool did not survive its panicking jobs",
+    );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let requests = s.requests();
     let mut failed = function_responses(&requests[1]);
@@ -163,4 +150,22 @@ fn the_file_system_pool_survives_panicking_jobs() {
     for r in &reads {
         assert!(r.to_string().contains("alpha"), "{r}");
     }
+}
+
+/// The child's output; a hang is a failure: after `seconds` (far longer than the run
+/// needs) the child is killed and the test fails with `hung`.
+fn output_unless_hung(
+    mut child: std::process::Child,
+    seconds: u64,
+    hung: &str,
+) -> std::process::Output {
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("try_wait").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(seconds) {
+            let _ = child.kill();
+            panic!("{hung}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
 }
