@@ -19,7 +19,7 @@ use crate::actors::filesystem::path_lookup::correct_path;
 use crate::actors::filesystem::WriteExpect;
 use crate::engine::diff;
 use crate::engine::edit::snapshot::{encode_text, FileSnapshot};
-use crate::engine::edit::snippet::{context_snippet_of, diff_context_snippet};
+use crate::engine::edit::snippet::context_snippet_of;
 use crate::engine::edit::{self, placeholders, EditError, EditPlan, EditRequest, Occurrences};
 use crate::engine::path_correction::PathCorrectionError;
 use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
@@ -387,11 +387,7 @@ async fn write(p: Params, ctx: ToolContext, computed: Computed) -> ToolOutput {
     // One line diff serves the result's diff and its snippet.
     let lines = diff::line_diff(original, &plan.new_content);
     let d = diff::unified_of(&file_edit::file_name(&outcome.real_path), &lines);
-    let snippet = if original.is_empty() {
-        diff_context_snippet("", &plan.new_content, 5)
-    } else {
-        context_snippet_of(lines.ops(), &plan.new_content, 5)
-    };
+    let snippet = context_snippet_of(original, lines.ops(), &plan.new_content, 5);
     let mut parts = vec![if plan.is_new_file {
         format!("Created new file: {real} with provided content.")
     } else {

@@ -14,7 +14,7 @@ use super::{PolicyHint, Services, Tool, ToolContext, Touched};
 use crate::actors::filesystem::{FsError, WriteExpect};
 use crate::engine::diff;
 use crate::engine::edit::snapshot::FileSnapshot;
-use crate::engine::edit::snippet::{context_snippet_of, diff_context_snippet};
+use crate::engine::edit::snippet::context_snippet_of;
 use crate::engine::edit::{placeholders, unescape};
 use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
 
@@ -236,11 +236,7 @@ async fn write(modified_by_user: bool, ctx: ToolContext, planned: Planned) -> To
         // One line diff serves both (on a rewrite of a large file it is most of the work).
         let lines = diff::line_diff(planned.original(), &proposed);
         let d = diff::unified_of(&file_edit::file_name(&planned.path), &lines);
-        let snippet = if planned.original().is_empty() {
-            diff_context_snippet("", &proposed, 5)
-        } else {
-            context_snippet_of(lines.ops(), &proposed, 5)
-        };
+        let snippet = context_snippet_of(planned.original(), lines.ops(), &proposed, 5);
         (d, snippet)
     };
     let user_modified =

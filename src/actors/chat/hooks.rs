@@ -265,8 +265,7 @@ impl Chat {
         };
         let hooks = self.config.hooks.clone();
         let cancel = self.turn_cancel();
-        let content = assembled.content();
-        let text = content.text();
+        let text = assembled.text();
         let fields = json!({
             "llm_request": llm_request(&self.request()),
             "llm_response": {

@@ -3,41 +3,22 @@
 
 use similar::DiffOp;
 
-/// The changed regions of `new` with `context` lines around each, gaps shown as `...`.
-/// An empty `original` (a new file) gives the whole new text.
-/// Capped at [`crate::engine::diff::MAX_DIFF_TEXT_BYTES`] (a line says what was cut).
-pub fn diff_context_snippet(original: &str, new: &str, context: usize) -> String {
+/// The changed regions of `new` with `context` lines around each, gaps shown as `...`,
+/// from the line diff of the change (`ops` of `diff::line_diff(original, new)`, which
+/// the caller also renders; unused when `original` is empty: a new file gives the
+/// whole new text). Capped at [`crate::engine::diff::MAX_DIFF_TEXT_BYTES`] (a line
+/// says what was cut).
+pub fn context_snippet_of(original: &str, ops: &[DiffOp], new: &str, context: usize) -> String {
+    use crate::engine::diff::{cap_str, cap_text, MAX_DIFF_TEXT_BYTES};
     if original.is_empty() {
         // A new file: the capped text itself, without a whole copy first.
-        return crate::engine::diff::cap_str(
-            new,
-            crate::engine::diff::MAX_DIFF_TEXT_BYTES,
-            "snippet",
-        );
+        return cap_str(new, MAX_DIFF_TEXT_BYTES, "snippet");
     }
-    crate::engine::diff::cap_text(
-        snippet(original, new, context),
-        crate::engine::diff::MAX_DIFF_TEXT_BYTES,
-        "snippet",
-    )
-}
-
-/// [`diff_context_snippet`] from the line diff of the change, already computed
-/// (`ops` of `diff::line_diff(original, new)`; `original` not empty).
-pub fn context_snippet_of(ops: &[DiffOp], new: &str, context: usize) -> String {
-    crate::engine::diff::cap_text(
+    cap_text(
         snippet_from_ops(ops, new, context),
-        crate::engine::diff::MAX_DIFF_TEXT_BYTES,
+        MAX_DIFF_TEXT_BYTES,
         "snippet",
     )
-}
-
-fn snippet(original: &str, new: &str, context: usize) -> String {
-    if original.is_empty() {
-        return new.to_string();
-    }
-    let diff = crate::engine::diff::line_diff(original, new);
-    snippet_from_ops(diff.ops(), new, context)
 }
 
 fn snippet_from_ops(ops: &[DiffOp], new: &str, context: usize) -> String {
@@ -104,6 +85,12 @@ fn split_lines(text: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The snippet as the edit tools build it: one line diff, then its ops.
+    fn diff_context_snippet(original: &str, new: &str, context: usize) -> String {
+        let diff = crate::engine::diff::line_diff(original, new);
+        context_snippet_of(original, diff.ops(), new, context)
+    }
 
     #[test]
     fn a_big_new_file_gives_the_capped_text_with_every_left_out_line_counted() {
