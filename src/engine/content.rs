@@ -50,12 +50,17 @@ impl Content {
 
     /// The visible text of the turn (thoughts excluded).
     pub fn text(&self) -> String {
-        self.parts
-            .iter()
-            .filter(|p| p.thought != Some(true))
-            .filter_map(|p| p.text.as_deref())
-            .collect()
+        visible_text(&self.parts)
     }
+}
+
+/// The visible text of `parts` (thoughts excluded).
+pub fn visible_text(parts: &[Part]) -> String {
+    parts
+        .iter()
+        .filter(|p| p.thought != Some(true))
+        .filter_map(|p| p.text.as_deref())
+        .collect()
 }
 
 /// One part of a turn. Like Gemini's `Part`, a struct of optional fields of which

@@ -130,8 +130,9 @@ impl TurnAssembler {
         self.parts.iter().any(|p| p.function_call.is_some())
     }
 
+    /// The visible text of the turn so far (without copying its parts).
     pub fn text(&self) -> String {
-        self.content().text()
+        crate::engine::content::visible_text(&self.parts)
     }
 
     /// gemini-cli's stream checks (§9.3) for a turn without function calls.
