@@ -92,12 +92,27 @@ impl Scratch {
         cmd
     }
 
-    /// Runs a headless session on `turns` with the given extra arguments.
-    pub fn run(&self, turns: &[Value], args: &[&str]) -> Output {
+    /// The command of a headless session on `turns` with the given extra arguments.
+    fn scripted(&self, turns: &[Value], args: &[&str]) -> Command {
         let script = self.script(turns);
         let mut cmd = self.command();
         cmd.arg("--fake-responses").arg(script).args(args);
-        cmd.output().expect("run troupe")
+        cmd
+    }
+
+    /// Runs a headless session on `turns` with the given extra arguments.
+    pub fn run(&self, turns: &[Value], args: &[&str]) -> Output {
+        self.scripted(turns, args).output().expect("run troupe")
+    }
+
+    /// Starts a headless session on `turns` (its output discarded), for a test that
+    /// watches or kills the process while it runs.
+    pub fn spawn(&self, turns: &[Value], args: &[&str]) -> std::process::Child {
+        self.scripted(turns, args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn troupe")
     }
 
     /// Runs with `-o json` and parses stdout.

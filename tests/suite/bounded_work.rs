@@ -2,8 +2,6 @@
 //! clear error before it is read, and a 10 MB `grep_search` pattern is refused before
 //! it is compiled — both in bounded memory, the file untouched.
 
-use std::process::Stdio;
-
 use serde_json::{json, Value};
 
 use crate::common::*;
@@ -11,17 +9,7 @@ use crate::common::*;
 /// Runs a headless yolo session on `turns` and returns (exit status, peak RSS in KiB)
 /// through `wait4`.
 fn run_measured(s: &Scratch, turns: &[Value]) -> (i32, i64) {
-    let script = s.script(turns);
-    let child = s
-        .command()
-        .arg("--fake-responses")
-        .arg(&script)
-        .args(["-p", "go", "--approval-mode", "yolo"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn troupe");
-    wait_with_peak_rss(child)
+    wait_with_peak_rss(s.spawn(turns, &["-p", "go", "--approval-mode", "yolo"]))
 }
 
 fn responses(s: &Scratch) -> Vec<Value> {

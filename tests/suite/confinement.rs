@@ -4,7 +4,6 @@
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -269,16 +268,10 @@ fn kill_9_during_parallel_writes_leaves_no_torn_file_and_the_next_start_cleans_u
             )
         })
         .collect();
-    let script = s.script(&[turn(calls), turn(vec![text("done")])]);
-    let mut child = s
-        .command()
-        .arg("--fake-responses")
-        .arg(&script)
-        .args(["-p", "go", "--approval-mode", "yolo"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let mut child = s.spawn(
+        &[turn(calls), turn(vec![text("done")])],
+        &["-p", "go", "--approval-mode", "yolo"],
+    );
     // Kill as soon as some writes have started (a temp file or a new file shows).
     let started = Instant::now();
     let temps = |ws: &Path| -> usize {
@@ -340,16 +333,10 @@ fn parallel_rewrites_of_5_mb_files_whose_every_line_changes_stay_bounded() {
             )
         })
         .collect();
-    let script = s.script(&[turn(calls), turn(vec![text("done")])]);
-    let child = s
-        .command()
-        .arg("--fake-responses")
-        .arg(&script)
-        .args(["-p", "go", "--approval-mode", "yolo", "-o", "json"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
+    let child = s.spawn(
+        &[turn(calls), turn(vec![text("done")])],
+        &["-p", "go", "--approval-mode", "yolo", "-o", "json"],
+    );
     let (status, peak_kib) = wait_with_peak_rss(child);
     assert_eq!(status, 0, "troupe failed");
     for i in 0..files {
