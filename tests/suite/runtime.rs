@@ -276,10 +276,7 @@ fn stream_json_reports_each_event() {
     ];
     let out = s.run(&turns, &["-p", "go", "-o", "stream-json"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let events: Vec<serde_json::Value> = stdout(&out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = stream_events(&out);
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(
         types,
@@ -468,10 +465,7 @@ fn answers_keep_call_order_when_later_calls_finish_first() {
     let turns = [turn(calls), turn(vec![text("done")])];
     let out = s.run(&turns, &["-p", "go", "-o", "stream-json"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    let events: Vec<serde_json::Value> = stdout(&out)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let events = stream_events(&out);
     let ids = |kind: &str| -> Vec<String> {
         events
             .iter()
