@@ -11,6 +11,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::engine::content::{CallArgs, FunctionCall, Part, Usage};
 
+mod invoke;
+pub use invoke::{HostOutcome, Invoke};
+
 // ---------------------------------------------------------------- tool results
 
 /// What kind of work a tool does; decides the default approval policy.

@@ -3,6 +3,7 @@
 //! panic, a timeout or a cancellation ends that call only, and the actor keeps serving.
 
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,23 +11,11 @@ use actix::prelude::*;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 
-use crate::protocol::ToolOutput;
-use crate::tools::{Tool, ToolContext};
+use crate::protocol::{HostOutcome, Invoke, ToolOutput};
+use crate::tools::Tool;
 
 /// How long a cancelled call may take to wind down and hand back partial output.
 pub const CANCEL_GRACE: Duration = Duration::from_millis(250);
-
-/// How one hosted call ended.
-#[derive(Debug, Clone)]
-pub enum HostOutcome {
-    Finished(ToolOutput),
-    Panicked(String),
-    TimedOut(Duration),
-    /// Cancelled; the output the tool produced while winding down, if any.
-    Cancelled(Option<ToolOutput>),
-    /// The actor could not be reached.
-    Unavailable(String),
-}
 
 /// Hosts one tool. Stateless apart from the tool itself.
 pub struct ToolActor<T: Tool> {
@@ -48,18 +37,8 @@ impl<T: Tool> Actor for ToolActor<T> {
     }
 }
 
-/// Runs one call of `T`.
-pub struct Invoke<T: Tool> {
-    pub params: T::Params,
-    pub ctx: ToolContext,
-}
-
-impl<T: Tool> Message for Invoke<T> {
-    type Result = HostOutcome;
-}
-
 impl<T: Tool> Handler<Invoke<T>> for ToolActor<T> {
-    type Result = ResponseFuture<HostOutcome>;
+    type Result = ResponseFuture<()>;
 
     fn handle(&mut self, msg: Invoke<T>, _: &mut Self::Context) -> Self::Result {
         let tool = self.tool.clone();
@@ -68,15 +47,18 @@ impl<T: Tool> Handler<Invoke<T>> for ToolActor<T> {
         let span = tracing::info_span!("tool_call", tool = tool.name(), call_id = %call_id);
         let timeout = self.timeout;
         let committed = msg.ctx.committed_flag();
-        Box::pin(
-            run_guarded(
-                move || tool.execute(msg.params, msg.ctx),
-                cancel,
-                timeout,
-                committed,
-            )
-            .instrument_span(span),
+        let Invoke { params, ctx, reply } = msg;
+        let run = run_guarded(
+            move || tool.execute(params, ctx),
+            cancel,
+            timeout,
+            committed,
         )
+        .instrument_span(span);
+        Box::pin(async move {
+            // A caller that stopped waiting no longer needs the outcome.
+            let _ = reply.send(run.await);
+        })
     }
 }
 
@@ -94,14 +76,28 @@ impl<F: std::future::Future> InstrumentSpan for F {
 /// turning a panic (while starting or while running) into [`HostOutcome::Panicked`].
 /// A call that has `committed` (its write started) when it is cancelled is waited
 /// for and reported as what it did, never as cancelled.
-pub async fn run_guarded(
+///
+/// The tool's future is started here, before the returned future is first polled, so
+/// what starting it needs (the parameters) is not kept in the guard while it runs.
+pub fn run_guarded(
     start: impl FnOnce() -> BoxFuture<'static, ToolOutput>,
     cancel: tokio_util::sync::CancellationToken,
     timeout: Duration,
-    committed: Arc<std::sync::atomic::AtomicBool>,
+    committed: Arc<AtomicBool>,
+) -> impl std::future::Future<Output = HostOutcome> {
+    let started = std::panic::catch_unwind(AssertUnwindSafe(start));
+    guard(started, cancel, timeout, committed)
+}
+
+/// Waits for a started tool future, its cancellation or its timeout.
+async fn guard(
+    started: std::thread::Result<BoxFuture<'static, ToolOutput>>,
+    cancel: tokio_util::sync::CancellationToken,
+    timeout: Duration,
+    committed: Arc<AtomicBool>,
 ) -> HostOutcome {
     let is_committed = || committed.load(std::sync::atomic::Ordering::SeqCst);
-    let future = match std::panic::catch_unwind(AssertUnwindSafe(start)) {
+    let future = match started {
         Ok(future) => future,
         Err(payload) => return panicked(payload),
     };
@@ -115,19 +111,8 @@ pub async fn run_guarded(
             Ok(output) => HostOutcome::Finished(output),
             Err(payload) => panicked(payload),
         },
-        _ = cancel.cancelled() => match tokio::time::timeout(CANCEL_GRACE, &mut future).await {
-            Ok(Ok(output)) if is_committed() => HostOutcome::Finished(output),
-            Ok(Ok(output)) => HostOutcome::Cancelled(Some(output)),
-            Ok(Err(payload)) => panicked(payload),
-            // The write started: wait for it (bounded by the call's timeout) and say
-            // what it did.
-            Err(_) if is_committed() => match tokio::time::timeout(timeout, &mut future).await {
-                Ok(Ok(output)) => HostOutcome::Finished(output),
-                Ok(Err(payload)) => panicked(payload),
-                Err(_) => HostOutcome::TimedOut(timeout),
-            },
-            Err(_) => HostOutcome::Cancelled(None),
-        },
+        // Boxed: only a cancelled call needs the timers of winding down.
+        _ = cancel.cancelled() => Box::pin(wind_down(&mut future, timeout, &committed)).await,
         _ = tokio::time::sleep(timeout) => HostOutcome::TimedOut(timeout),
     };
     match &outcome {
@@ -136,6 +121,29 @@ pub async fn run_guarded(
         _ => {}
     }
     outcome
+}
+
+/// A cancelled call: its output if it winds down within [`CANCEL_GRACE`]; a call that
+/// has committed (its write started) is waited for, up to `timeout`, and reported as
+/// what it did.
+async fn wind_down<F>(future: &mut F, timeout: Duration, committed: &AtomicBool) -> HostOutcome
+where
+    F: std::future::Future<Output = std::thread::Result<ToolOutput>> + Unpin,
+{
+    let is_committed = || committed.load(std::sync::atomic::Ordering::SeqCst);
+    match tokio::time::timeout(CANCEL_GRACE, &mut *future).await {
+        Ok(Ok(output)) if is_committed() => HostOutcome::Finished(output),
+        Ok(Ok(output)) => HostOutcome::Cancelled(Some(output)),
+        Ok(Err(payload)) => panicked(payload),
+        // The write started: wait for it (bounded by the call's timeout) and say what
+        // it did.
+        Err(_) if is_committed() => match tokio::time::timeout(timeout, future).await {
+            Ok(Ok(output)) => HostOutcome::Finished(output),
+            Ok(Err(payload)) => panicked(payload),
+            Err(_) => HostOutcome::TimedOut(timeout),
+        },
+        Err(_) => HostOutcome::Cancelled(None),
+    }
 }
 
 fn panicked(payload: Box<dyn std::any::Any + Send>) -> HostOutcome {

@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 
 use super::Services;
-use crate::actors::tool_host::HostOutcome;
 use crate::engine::content::Part;
 use crate::engine::context_files::format_blocks;
+use crate::protocol::HostOutcome;
 use crate::protocol::LlmContent;
 
 /// The tools whose touched paths trigger the JIT tier.
@@ -32,25 +32,35 @@ pub fn start_dirs(tool: &str, paths: Vec<PathBuf>) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Appends newly discovered context files above `dirs` to a successful output. Each
-/// directory is searched once per session, so a batch of calls in one directory costs
-/// one search (off the arbiter) and the rest cost nothing.
+/// The directories of `dirs` this successful call is the first to reach, claimed for
+/// it: their context files are searched once per session, so a batch of calls in one
+/// directory costs one search and the rest cost nothing. Empty for a failed call.
+pub fn claim_dirs(outcome: &HostOutcome, services: &Services, dirs: Vec<PathBuf>) -> Vec<PathBuf> {
+    let HostOutcome::Finished(output) = outcome else {
+        return Vec::new();
+    };
+    if output.is_error() || dirs.is_empty() || !services.settings.context.jit {
+        return Vec::new();
+    }
+    dirs.into_iter()
+        .filter(|d| services.context.claim_dir(d))
+        .collect()
+}
+
+/// Appends the context files above the `claimed` directories ([`claim_dirs`]) that the
+/// model has not seen to a successful output; searched on the FileSystem pool.
 pub async fn with_jit_context(
     outcome: HostOutcome,
     services: &Services,
-    dirs: Vec<PathBuf>,
+    claimed: Vec<PathBuf>,
 ) -> HostOutcome {
     let HostOutcome::Finished(mut output) = outcome else {
         return outcome;
     };
-    if output.is_error() || dirs.is_empty() || !services.settings.context.jit {
-        return HostOutcome::Finished(output);
-    }
-    let context = services.context.clone();
-    let claimed: Vec<PathBuf> = dirs.into_iter().filter(|d| context.claim_dir(d)).collect();
     if claimed.is_empty() {
         return HostOutcome::Finished(output);
     }
+    let context = services.context.clone();
     // On the FileSystem pool: each context file is opened beneath its root.
     let found = services
         .fs

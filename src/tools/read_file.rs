@@ -105,13 +105,14 @@ impl Tool for ReadFile {
                 .await;
             let result = match result {
                 // A client editor's buffer wins over the disk (checks done above).
+                // Boxed: only a session with an editor needs this state in flight.
                 Ok(out) if ctx.services.fs.reading_editor().is_some() => {
-                    Ok(crate::actors::editor_files::text_for_model(
+                    Ok(Box::pin(crate::actors::editor_files::text_for_model(
                         &ctx.services,
                         &p.file_path,
                         window,
                         out,
-                    )
+                    ))
                     .await)
                 }
                 other => other,

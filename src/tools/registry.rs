@@ -10,10 +10,10 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::{apply_aliases, declaration_of, PolicyHint, Services, Tool, ToolContext, Touched};
-use crate::actors::tool_host::{HostOutcome, Invoke, ToolActor};
+use crate::actors::tool_host::ToolActor;
 use crate::engine::content::FunctionDeclaration;
 use crate::engine::schema;
-use crate::protocol::{ConfirmationDetails, ToolKind};
+use crate::protocol::{ConfirmationDetails, HostOutcome, Invoke, ToolKind};
 
 /// A validated call, ready to be confirmed and executed.
 pub trait Invocation: Send {
@@ -95,11 +95,20 @@ impl<T: Tool> Invocation for Prepared<T> {
             super::jit::start_dirs(self.tool.name(), reads.into_iter().chain(writes).collect());
         let services = ctx.services.clone();
         Box::pin(async move {
-            let outcome = match addr.send(Invoke::<T> { params, ctx }).await {
-                Ok(outcome) => outcome,
-                Err(e) => HostOutcome::Unavailable(e.to_string()),
-            };
-            super::jit::with_jit_context(outcome, &services, jit_dirs).await
+            // `do_send` ignores the mailbox's capacity; an actor that stopped drops the
+            // message and with it the reply's sender.
+            let (reply, outcome) = tokio::sync::oneshot::channel();
+            addr.do_send(Invoke::<T> { params, ctx, reply });
+            let outcome = outcome.await.unwrap_or_else(|_| {
+                HostOutcome::Unavailable("the tool's actor stopped before answering".into())
+            });
+            let claimed = super::jit::claim_dirs(&outcome, &services, jit_dirs);
+            if claimed.is_empty() {
+                return outcome;
+            }
+            // Boxed: only the first call in a directory searches it, so the search's
+            // state is not reserved in every call in flight.
+            Box::pin(super::jit::with_jit_context(outcome, &services, claimed)).await
         })
     }
 }

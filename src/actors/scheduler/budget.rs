@@ -9,6 +9,24 @@ use crate::tools::shell::format::head_tail_excerpt;
 use crate::tools::shell::safe_file_part;
 use crate::tools::Services;
 
+/// True when `content` is text over the budget of one result (checked before
+/// [`fit_result`] is awaited, so a call in flight reserves no room for its state).
+pub fn over_budget(content: &LlmContent, services: &Services) -> bool {
+    let LlmContent::Text(text) = content else {
+        return false;
+    };
+    let max = budget_of(services);
+    // Bytes bound characters: most results never need counting.
+    text.len() > max && text.chars().count() > max
+}
+
+/// The most characters one result may keep.
+fn budget_of(services: &Services) -> usize {
+    let compression = &services.settings.model.compression;
+    let window = compression.token_limit(&services.model_name);
+    result_char_budget(window, compression.tool_result_share)
+}
+
 /// `content`, cut to the budget when it is text over it.
 pub async fn fit_result(
     content: LlmContent,
@@ -19,9 +37,7 @@ pub async fn fit_result(
     let LlmContent::Text(text) = content else {
         return content;
     };
-    let compression = &services.settings.model.compression;
-    let window = compression.token_limit(&services.model_name);
-    let max = result_char_budget(window, compression.tool_result_share);
+    let max = budget_of(services);
     if text.chars().count() <= max {
         return LlmContent::Text(text);
     }

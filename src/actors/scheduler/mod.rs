@@ -14,13 +14,11 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::content::{CallArgs, FunctionCall};
 use crate::engine::responses::{cancelled_parts, error_parts, success_parts};
 use crate::protocol::{
-    ApprovalRequest, CallStatus, CallTimeline, CompletedCall, Schedule, ToolError, ToolErrorKind,
-    UiEvent,
+    ApprovalRequest, CallStatus, CallTimeline, CompletedCall, HostOutcome, Schedule, ToolError,
+    ToolErrorKind, UiEvent,
 };
 use crate::tools::registry::{Invocation, ToolHandle};
 use crate::tools::{Services, ToolContext, ToolRegistry};
-
-use super::tool_host::HostOutcome;
 
 mod approval;
 mod budget;
@@ -94,8 +92,28 @@ enum Slot {
     /// answer, or the panic that ended the task, comes back on the channel.
     Running(
         tokio::sync::oneshot::Receiver<Result<Arc<CompletedCall>, String>>,
-        CallInfo,
+        RunningCall,
     ),
+}
+
+/// What the slot of a running call keeps to answer it if its task dies: the call as
+/// the model made it and the arguments it runs with (both shared, so a slot waiting
+/// its turn holds two pointers, not a copy of the call's names and timeline).
+struct RunningCall {
+    call: Arc<FunctionCall>,
+    args: CallArgs,
+}
+
+impl RunningCall {
+    fn info(self) -> CallInfo {
+        CallInfo {
+            id: self.call.id.clone().unwrap_or_default(),
+            name: self.call.name.clone(),
+            args: self.args,
+            timeline: CallTimeline::default(),
+            hook_modified: false,
+        }
+    }
 }
 
 /// The dispatched calls' slots, in call order, on their way to delivery.
@@ -219,15 +237,15 @@ impl Inner {
     async fn settle(&self, slot: Slot) -> Arc<CompletedCall> {
         match slot {
             Slot::Done(c) => c,
-            Slot::Running(answered, info) => match answered.await {
+            Slot::Running(answered, running) => match answered.await {
                 Ok(Ok(c)) => c,
                 Ok(Err(panic)) => self.failed(
-                    &info,
+                    &running.info(),
                     ToolErrorKind::UnhandledException,
                     format!("Internal error while running the tool: it panicked ({panic})"),
                 ),
                 Err(_) => self.failed(
-                    &info,
+                    &running.info(),
                     ToolErrorKind::UnhandledException,
                     "Internal error while running the tool: its task was dropped".to_string(),
                 ),
@@ -252,6 +270,7 @@ impl Inner {
         let mut stop_reason: Option<&'static str> = None;
         let window = Arc::new(tokio::sync::Semaphore::new(self.window));
         for shared in calls {
+            let model_call = shared.clone();
             let mut call = CallInfo {
                 id: shared.id.clone().unwrap_or_default(),
                 name: shared.name.clone(),
@@ -345,12 +364,9 @@ impl Inner {
                         continue;
                     };
                     call.timeline.scheduled = Some(Instant::now());
-                    let info = CallInfo {
-                        id: call.id.clone(),
-                        name: call.name.clone(),
+                    let running = RunningCall {
+                        call: model_call,
                         args: call.args.clone(),
-                        timeline: CallTimeline::default(),
-                        hook_modified: call.hook_modified,
                     };
                     let run = self.clone().execute(
                         call,
@@ -373,7 +389,7 @@ impl Inner {
                         drop(permit);
                         let _ = answer.send(completed);
                     });
-                    slots.push(Slot::Running(answered, info));
+                    slots.push(Slot::Running(answered, running));
                     continue;
                 }
                 Approval::Refused(completed) => slots.push(Slot::Done(completed)),
@@ -410,11 +426,15 @@ impl Inner {
             prepared,
         } = approved;
         let mut call = call;
+        // Boxed: only a call that waits for another needs this state.
         if !deps.is_empty() {
-            tokio::select! {
-                _ = futures::future::join_all(deps) => {}
-                _ = cancel.cancelled() => {}
-            }
+            Box::pin(async {
+                tokio::select! {
+                    _ = futures::future::join_all(deps) => {}
+                    _ = cancel.cancelled() => {}
+                }
+            })
+            .await;
         }
         if cancel.is_cancelled() {
             let _ = done.send(());
@@ -448,9 +468,17 @@ impl Inner {
         // Preparing the confirmation (an edit's correction calls) is part of the call.
         let duration = started.elapsed() + prepared;
         let outcome = match outcome {
-            HostOutcome::Finished(mut out) if out.error.is_none() => {
-                out.llm_content =
-                    budget::fit_result(out.llm_content, &call.name, &call.id, &self.services).await;
+            // Boxed: only an oversized result needs the state of cutting and saving it.
+            HostOutcome::Finished(mut out)
+                if out.error.is_none() && budget::over_budget(&out.llm_content, &self.services) =>
+            {
+                out.llm_content = Box::pin(budget::fit_result(
+                    out.llm_content,
+                    &call.name,
+                    &call.id,
+                    &self.services,
+                ))
+                .await;
                 HostOutcome::Finished(out)
             }
             other => other,
