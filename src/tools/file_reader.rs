@@ -88,14 +88,24 @@ pub fn process_open_file(
     real: &Path,
     rel: &str,
     window: LineWindow,
+    file: std::fs::File,
+) -> Processed {
+    match file.metadata() {
+        Ok(meta) => process_open_file_with(real, rel, window, file, &meta),
+        Err(e) => read_failure(rel, &e.to_string()),
+    }
+}
+
+/// [`process_open_file`] for a caller that has the open file's metadata already.
+pub fn process_open_file_with(
+    real: &Path,
+    rel: &str,
+    window: LineWindow,
     mut file: std::fs::File,
+    meta: &std::fs::Metadata,
 ) -> Processed {
     use std::io::Read;
     let shown = real.display();
-    let meta = match file.metadata() {
-        Ok(meta) => meta,
-        Err(e) => return read_failure(rel, &e.to_string()),
-    };
     if meta.is_dir() {
         return Processed::plain(
             failure(
@@ -186,7 +196,8 @@ fn failure(kind: ToolErrorKind, llm: &str, display: &str, message: String) -> To
     out
 }
 
-fn read_failure(rel: &str, message: &str) -> Processed {
+/// A file that was opened but could not be read.
+pub fn read_failure(rel: &str, message: &str) -> Processed {
     let text = format!("Error reading file {rel}: {message}");
     Processed::plain(
         failure(

@@ -6,7 +6,7 @@ use futures::future::BoxFuture;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::file_reader::{not_found, process_open_file, LineWindow};
+use super::file_reader::{not_found, process_open_file_with, read_failure, LineWindow};
 use super::{Services, Tool, ToolContext, Touched};
 use crate::actors::filesystem::{Confined, FsError, OpenMode};
 use crate::engine::file_kind;
@@ -161,7 +161,12 @@ pub fn read_for_model(confined: &Confined, raw: &str, window: LineWindow) -> Too
         }
     };
     let real = opened.real_path;
-    let is_dir = opened.file.metadata().map(|m| m.is_dir()).unwrap_or(false);
+    // One `fstat` serves the ignore check and the read.
+    let meta = match opened.file.metadata() {
+        Ok(meta) => meta,
+        Err(e) => return read_failure(&confined.display_relative(&real), &e.to_string()).output,
+    };
+    let is_dir = meta.is_dir();
     if let Some(root) = confined.root_of(&real) {
         if is_ignored_cached(&root, &real, is_dir) {
             let msg = format!(
@@ -172,7 +177,7 @@ pub fn read_for_model(confined: &Confined, raw: &str, window: LineWindow) -> Too
         }
     }
     let rel = confined.display_relative(&real);
-    process_open_file(&real, &rel, window, opened.file).output
+    process_open_file_with(&real, &rel, window, opened.file, &meta).output
 }
 
 thread_local! {
