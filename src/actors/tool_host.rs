@@ -55,10 +55,12 @@ impl<T: Tool> Handler<Invoke<T>> for ToolActor<T> {
             committed,
         )
         .instrument_span(span);
-        Box::pin(async move {
-            // A caller that stopped waiting no longer needs the outcome.
-            let _ = reply.send(run.await);
-        })
+        // A combinator, not an `async` block around `run` (which would keep two
+        // copies of its state); a caller that stopped waiting no longer needs the
+        // outcome.
+        Box::pin(futures::FutureExt::map(run, move |outcome| {
+            let _ = reply.send(outcome);
+        }))
     }
 }
 

@@ -94,11 +94,12 @@ impl<T: Tool> Invocation for Prepared<T> {
         let jit_dirs =
             super::jit::start_dirs(self.tool.name(), reads.into_iter().chain(writes).collect());
         let services = ctx.services.clone();
+        // Sent now, so the future below keeps only the reply's receiver. `do_send`
+        // ignores the mailbox's capacity; an actor that stopped drops the message and
+        // with it the reply's sender.
+        let (reply, outcome) = tokio::sync::oneshot::channel();
+        addr.do_send(Invoke::<T> { params, ctx, reply });
         Box::pin(async move {
-            // `do_send` ignores the mailbox's capacity; an actor that stopped drops the
-            // message and with it the reply's sender.
-            let (reply, outcome) = tokio::sync::oneshot::channel();
-            addr.do_send(Invoke::<T> { params, ctx, reply });
             let outcome = outcome.await.unwrap_or_else(|_| {
                 HostOutcome::Unavailable("the tool's actor stopped before answering".into())
             });

@@ -139,6 +139,19 @@ struct Approved {
     prepared: Duration,
 }
 
+/// What one approved call needs to run. It reaches the call's task boxed: an `async
+/// fn` keeps its arguments apart from its locals, so unboxed they would take the room
+/// of a second copy for as long as the call is in flight.
+struct Execution {
+    call: CallInfo,
+    tool: Arc<dyn ToolHandle>,
+    approved: Approved,
+    deps: Vec<DoneSignal>,
+    cancel: CancellationToken,
+    /// Tells the conflict tracker the call is done (calls waiting for it go on).
+    done: tokio::sync::oneshot::Sender<()>,
+}
+
 /// One call as the Scheduler tracks it; the arguments are shared, never copied.
 struct CallInfo {
     id: String,
@@ -368,27 +381,27 @@ impl Inner {
                         call: model_call,
                         args: call.args.clone(),
                     };
-                    let run = self.clone().execute(
+                    let run = self.clone().execute(Box::new(Execution {
                         call,
                         tool,
-                        Approved {
+                        approved: Approved {
                             invocation,
                             original_hash,
                             prepared,
                         },
                         deps,
-                        cancel.clone(),
-                        tx,
-                    );
+                        cancel: cancel.clone(),
+                        done: tx,
+                    }));
                     let (answer, answered) = tokio::sync::oneshot::channel();
-                    actix::spawn(async move {
-                        let completed =
-                            futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(run))
-                                .await
-                                .map_err(|payload| panic_text(payload.as_ref()));
+                    // A combinator, not an `async` block around `run`: a block would
+                    // keep the captured future and the future it awaits, two copies
+                    // of the call's state for as long as it is in flight.
+                    let task = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(run));
+                    actix::spawn(futures::FutureExt::map(task, move |completed| {
                         drop(permit);
-                        let _ = answer.send(completed);
-                    });
+                        let _ = answer.send(completed.map_err(|p| panic_text(p.as_ref())));
+                    }));
                     slots.push(Slot::Running(answered, running));
                     continue;
                 }
@@ -411,15 +424,15 @@ impl Inner {
         )
     }
 
-    async fn execute(
-        self: Arc<Self>,
-        call: CallInfo,
-        tool: Arc<dyn ToolHandle>,
-        approved: Approved,
-        deps: Vec<DoneSignal>,
-        cancel: CancellationToken,
-        done: tokio::sync::oneshot::Sender<()>,
-    ) -> Arc<CompletedCall> {
+    async fn execute(self: Arc<Self>, execution: Box<Execution>) -> Arc<CompletedCall> {
+        let Execution {
+            call,
+            tool,
+            approved,
+            deps,
+            cancel,
+            done,
+        } = *execution;
         let Approved {
             invocation,
             original_hash,
