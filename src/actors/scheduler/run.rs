@@ -1,0 +1,222 @@
+//! Running one approved call: waiting for the calls it conflicts with, checking an
+//! approved edit again, sending it to its tool's actor, and turning the outcome into
+//! the call's answer.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use super::conflicts::DoneSignal;
+use super::{budget, CallInfo, Inner};
+use crate::engine::responses::{cancelled_parts, error_parts, success_parts};
+use crate::protocol::{CallStatus, CompletedCall, HostOutcome, ToolError, ToolErrorKind};
+use crate::tools::registry::{Invocation, ToolHandle};
+use crate::tools::ToolContext;
+
+/// An approved call: what runs, and the time its confirmation took to prepare.
+pub(super) struct Approved {
+    pub(super) invocation: Box<dyn Invocation>,
+    /// The content hash the approved diff was computed from (edits the user approved).
+    pub(super) original_hash: Option<[u8; 32]>,
+    pub(super) prepared: Duration,
+}
+
+/// What one approved call needs to run. It reaches the call's task boxed: an `async
+/// fn` keeps its arguments apart from its locals, so unboxed they would take the room
+/// of a second copy for as long as the call is in flight.
+pub(super) struct Execution {
+    pub(super) call: CallInfo,
+    pub(super) tool: Arc<dyn ToolHandle>,
+    pub(super) approved: Approved,
+    pub(super) deps: Vec<DoneSignal>,
+    pub(super) cancel: CancellationToken,
+    /// Tells the conflict tracker the call is done (calls waiting for it go on).
+    pub(super) done: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Inner {
+    pub(super) fn context(&self, call_id: &str, cancel: CancellationToken) -> ToolContext {
+        ToolContext::new(
+            self.services.clone(),
+            call_id.to_string(),
+            cancel,
+            Some(self.events.recipient().clone()),
+        )
+    }
+
+    pub(super) async fn execute(self: Arc<Self>, execution: Box<Execution>) -> Arc<CompletedCall> {
+        let Execution {
+            call,
+            tool,
+            approved,
+            deps,
+            cancel,
+            done,
+        } = *execution;
+        let Approved {
+            invocation,
+            original_hash,
+            prepared,
+        } = approved;
+        let mut call = call;
+        // Boxed: only a call that waits for another needs this state.
+        if !deps.is_empty() {
+            Box::pin(async {
+                tokio::select! {
+                    _ = futures::future::join_all(deps) => {}
+                    _ = cancel.cancelled() => {}
+                }
+            })
+            .await;
+        }
+        if cancel.is_cancelled() {
+            let _ = done.send(());
+            return self.cancelled(&call, "Operation cancelled");
+        }
+        // The rare steps (an approved edit checked again, AfterTool hooks) run boxed:
+        // inline, their state would be reserved in every call's task while it is in
+        // flight.
+        let (invocation, approved) = match original_hash {
+            Some(hash) => {
+                match Box::pin(self.recheck_approval(&tool, invocation, hash, &mut call, &cancel))
+                    .await
+                {
+                    Ok(rechecked) => rechecked,
+                    Err(completed) => {
+                        let _ = done.send(());
+                        return completed;
+                    }
+                }
+            }
+            None => (invocation, None),
+        };
+        self.status(&call, CallStatus::Executing);
+        let started = Instant::now();
+        call.timeline.executing = Some(started);
+        call.timeline.actor = Some(invocation.actor_label());
+        let ctx = self
+            .context(&call.id, cancel.clone())
+            .with_approved_original(approved);
+        let outcome = invocation.execute(ctx).await;
+        // Preparing the confirmation (an edit's correction calls) is part of the call.
+        let duration = started.elapsed() + prepared;
+        let outcome = match outcome {
+            // Boxed: only an oversized result needs the state of cutting and saving it.
+            HostOutcome::Finished(mut out)
+                if out.error.is_none() && budget::over_budget(&out.llm_content, &self.services) =>
+            {
+                out.llm_content = Box::pin(budget::fit_result(
+                    out.llm_content,
+                    &call.name,
+                    &call.id,
+                    &self.services,
+                ))
+                .await;
+                HostOutcome::Finished(out)
+            }
+            other => other,
+        };
+        let _ = done.send(());
+        let model = self.services.model_name.as_str();
+        let (status, parts, display, error, data) = match outcome {
+            HostOutcome::Finished(out) => match out.error {
+                Some(err) => (
+                    CallStatus::Error,
+                    error_parts(&call.name, &call.id, &err.message),
+                    out.display,
+                    Some(err),
+                    out.data,
+                ),
+                None => (
+                    CallStatus::Success,
+                    success_parts(&call.name, &call.id, out.llm_content, model),
+                    out.display,
+                    None,
+                    out.data,
+                ),
+            },
+            HostOutcome::Cancelled(partial) => {
+                let reason = if partial.is_some() {
+                    "User cancelled tool execution."
+                } else {
+                    "Operation cancelled by user"
+                };
+                let parts = cancelled_parts(
+                    &call.name,
+                    &call.id,
+                    partial.as_ref().map(|o| &o.llm_content),
+                    reason,
+                );
+                let message = format!("[Operation Cancelled] {reason}");
+                (
+                    CallStatus::Cancelled,
+                    parts,
+                    reason.to_string(),
+                    Some(ToolError {
+                        message,
+                        kind: ToolErrorKind::Cancelled,
+                    }),
+                    None,
+                )
+            }
+            HostOutcome::Panicked(msg) => host_failure(
+                &call,
+                ToolErrorKind::UnhandledException,
+                format!("Tool \"{}\" crashed: {msg}", tool.name()),
+            ),
+            HostOutcome::TimedOut(limit) => host_failure(
+                &call,
+                ToolErrorKind::Timeout,
+                format!(
+                    "Tool \"{}\" did not finish within {} s and was stopped.",
+                    tool.name(),
+                    limit.as_secs()
+                ),
+            ),
+            HostOutcome::Unavailable(msg) => host_failure(
+                &call,
+                ToolErrorKind::UnhandledException,
+                format!("Tool \"{}\" is unavailable: {msg}", tool.name()),
+            ),
+        };
+        let completed = CompletedCall {
+            call_id: call.id,
+            name: call.name,
+            args: call.args,
+            status,
+            response_parts: parts,
+            display,
+            error,
+            duration,
+            data,
+            timeline: call.timeline,
+        };
+        let completed = match call.hook_modified || self.services.hooks.is_active() {
+            true => Box::pin(self.after_tool(completed, call.hook_modified, &cancel)).await,
+            false => completed,
+        };
+        self.finish(completed)
+    }
+}
+
+/// A call the host could not complete (panic, timeout, unreachable actor), as the
+/// parts of its [`CompletedCall`].
+fn host_failure(call: &CallInfo, kind: ToolErrorKind, message: String) -> Outcome {
+    (
+        CallStatus::Error,
+        error_parts(&call.name, &call.id, &message),
+        message.clone(),
+        Some(ToolError { message, kind }),
+        None,
+    )
+}
+
+/// Status, response parts, display, error and data of a finished call.
+type Outcome = (
+    CallStatus,
+    Vec<crate::engine::content::Part>,
+    String,
+    Option<ToolError>,
+    Option<serde_json::Value>,
+);
