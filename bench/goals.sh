@@ -11,8 +11,10 @@
 #      VS=1000,5000                 sizes compared with gemini-cli (bench/vs-gemini.sh)
 #      VS_RUNS=3                    runs per size of the comparison (medians)
 #      SKIP_GEMINI=1                Troupe's side of the comparison only
-#      SKIP_BUILD=1                 use the release binary already built
-#      TROUPE=path                  the binary (default $CARGO_TARGET_DIR/release/troupe)
+#      PROFILE=dist                 the cargo profile built and measured (dist: release
+#                                   with fat LTO, one codegen unit; `release` also works)
+#      SKIP_BUILD=1                 use the binary already built
+#      TROUPE=path                  the binary (default $CARGO_TARGET_DIR/$PROFILE/troupe)
 # Needs python3 and /usr/bin/time; gemini-cli comes from ../shared/peers/gemini-cli.
 set -euo pipefail
 SIZES=${SIZES:-100,1000,10000,100000}
@@ -23,8 +25,9 @@ VS_RUNS=${VS_RUNS:-3}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$(mktemp -d /tmp/troupe-goals.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
-[ "${SKIP_BUILD:-0}" = 1 ] || cargo build --release --quiet --manifest-path "$HERE/Cargo.toml"
-TROUPE=${TROUPE:-${CARGO_TARGET_DIR:-$HERE/target}/release/troupe}
+PROFILE=${PROFILE:-dist}
+[ "${SKIP_BUILD:-0}" = 1 ] || cargo build --profile "$PROFILE" --quiet --manifest-path "$HERE/Cargo.toml"
+TROUPE=${TROUPE:-${CARGO_TARGET_DIR:-$HERE/target}/$PROFILE/troupe}
 export TROUPE_HOME=$OUT/home HOME=$OUT/home
 mkdir -p "$OUT/home"
 cd "$OUT"

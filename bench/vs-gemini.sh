@@ -6,6 +6,7 @@
 #
 # gemini-cli comes from ../shared/peers/gemini-cli/run.sh (npm install on first use,
 # about 30 s; set SKIP_GEMINI=1 to measure Troupe alone). Needs /usr/bin/time.
+# PROFILE=dist (default) builds the shipped binary; SKIP_BUILD=1 TROUPE=path uses one.
 set -euo pipefail
 N=${1:-1000}
 RUNS=${2:-3}
@@ -14,8 +15,9 @@ PEER=${PEER_SCRIPTS:-$HERE/../shared/peers/gemini-cli}
 OUT=$(mktemp -d /tmp/troupe-vs-gemini.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
 
-[ "${SKIP_BUILD:-0}" = 1 ] || cargo build --release --quiet --manifest-path "$HERE/Cargo.toml"
-TROUPE=${TROUPE:-${CARGO_TARGET_DIR:-$HERE/target}/release/troupe}
+PROFILE=${PROFILE:-dist}
+[ "${SKIP_BUILD:-0}" = 1 ] || cargo build --profile "$PROFILE" --quiet --manifest-path "$HERE/Cargo.toml"
+TROUPE=${TROUPE:-${CARGO_TARGET_DIR:-$HERE/target}/$PROFILE/troupe}
 python3 "$PEER/make_script.py" parallel "$OUT" "$N"
 mkdir -p "$OUT/home"
 
