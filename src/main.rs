@@ -36,12 +36,25 @@ fn main() {
         },
     };
     match result {
-        Ok(code) => std::process::exit(code),
+        Ok(code) => exit_now(code),
         Err(e) => {
             eprintln!("troupe: {e}");
-            std::process::exit(1);
+            exit_now(1);
         }
     }
+}
+
+/// Ends the process once everything it owes is written. `_exit` skips the C `atexit`
+/// handlers, of which the only one here is mimalloc's: it walks every heap to hand the
+/// memory back to the OS, which the OS is about to take anyway (about a millisecond,
+/// 5 % of the main thread, at the end of a 1,000-call `-p` run).
+fn exit_now(code: i32) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // SAFETY: `_exit` takes no pointers and never returns; Rust's own buffers are
+    // flushed above, and no C stdio stream of this process holds unwritten data.
+    unsafe { libc::_exit(code) }
 }
 
 fn config(overrides: Vec<String>) -> Result<i32, app::AppError> {

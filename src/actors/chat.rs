@@ -49,7 +49,7 @@ pub struct ChatConfig {
     pub model: Arc<dyn ModelClient>,
     pub model_name: String,
     pub system_prompt: Option<String>,
-    pub tools: Vec<FunctionDeclaration>,
+    pub tools: Arc<Vec<FunctionDeclaration>>,
     pub max_turns: u32,
     /// Append every model request body (Gemini JSON) to this file, one per line.
     pub request_log: Option<PathBuf>,
@@ -105,6 +105,8 @@ pub struct Chat {
     model_usage: Option<Usage>,
     /// Text parts that follow the next user input (MCP resources it references).
     extra_parts: Vec<String>,
+    /// The sizes of the history's function responses, measured once each.
+    sizes: std::cell::RefCell<crate::engine::context_budget::SizeMemo>,
 }
 
 struct TurnState {
@@ -157,6 +159,7 @@ impl Chat {
             window_scale: 1.0,
             model_usage: None,
             extra_parts: Vec::new(),
+            sizes: Default::default(),
         }
     }
 
@@ -173,7 +176,12 @@ impl Chat {
 
     fn request(&self) -> ModelRequest {
         let window = (self.config.tuning.context_window as f64 * self.window_scale) as u64;
-        let (contents, dropped) = fit_history(curated(&self.history), self.prefix_tokens(), window);
+        let prefix = self.prefix_tokens();
+        let sizes = &mut *self.sizes.borrow_mut();
+        let (contents, dropped) = fit_history(curated(&self.history), prefix, window, |c| {
+            sizes.content_len(c)
+        });
+        sizes.forget_unused();
         if dropped > 0 {
             self.emit(UiEvent::Notice(format!(
                 "The conversation does not fit the model's context window ({} tokens): its {dropped} oldest entries are left out of the request.",
@@ -184,7 +192,8 @@ impl Chat {
         request.system_instruction = self.config.system_prompt.clone();
         request.tools = self.config.tools.clone();
         if let Some(hub) = &self.config.mcp {
-            request.tools.extend(hub.registry.dynamic().declarations());
+            std::sync::Arc::make_mut(&mut request.tools)
+                .extend(hub.registry.dynamic().declarations());
         }
         request.temperature = self.config.tuning.temperature;
         request.max_output_tokens = self.config.tuning.max_output_tokens;
@@ -379,7 +388,9 @@ impl Chat {
             parts,
             all_cancelled,
             calls,
+            sizes,
         } = round.finish(&pending, &failure);
+        self.sizes.get_mut().absorb(sizes);
         drop(pending);
         if let (Some(recorder), Some(calls)) = (&self.config.recorder, calls) {
             recorder.do_send(SessionEvent::ToolResults(calls));

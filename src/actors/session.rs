@@ -55,16 +55,20 @@ pub struct Session {
     pub mcp: Option<Arc<crate::mcp::McpHub>>,
     /// The session's hooks (front ends fire SessionStart and SessionEnd).
     pub hooks: crate::hooks::HookClient,
+    /// The removal of temps an earlier, killed run left (it runs while the session does).
+    sweep: tokio::sync::Mutex<crate::actors::filesystem::stale_temps::Sweep>,
 }
 
 impl Session {
     /// Ends what the session started that could outlive it: every background shell
-    /// process group is terminated (SIGTERM, a short grace, then SIGKILL).
+    /// process group is terminated (SIGTERM, a short grace, then SIGKILL), and the
+    /// sweep of stale temps is waited for.
     pub async fn shutdown(&self) {
         if let Some(recorder) = &self.recorder {
             let _ = recorder.send(FlushRecords).await;
         }
         self.services.processes.shutdown().await;
+        self.sweep.lock().await.finished().await;
     }
 }
 
@@ -141,7 +145,8 @@ pub fn start_session_with(
     let confined = crate::actors::filesystem::Confined::new(options.workspace.clone())
         .map(Arc::new)
         .map_err(|e| format!("cannot open the workspace: {e}"))?;
-    crate::actors::filesystem::stale_temps::remove_stale_temps(&confined, process_start());
+    let sweep =
+        crate::actors::filesystem::stale_temps::Sweep::start(confined.clone(), process_start());
     let fs = FsClient::new(FileSystem::start_confined(
         confined,
         settings.tools.fs_threads,
@@ -249,7 +254,7 @@ pub fn start_session_with(
             model: options.model,
             model_name: options.model_name.clone(),
             system_prompt: Some(prompt.render(&report.text)),
-            tools,
+            tools: Arc::new(tools),
             max_turns: settings.model.max_turns,
             request_log: options.request_log,
             tuning,
@@ -283,6 +288,7 @@ pub fn start_session_with(
         recorder,
         mcp,
         hooks,
+        sweep: tokio::sync::Mutex::new(sweep),
     })
 }
 

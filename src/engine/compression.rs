@@ -36,8 +36,13 @@ pub enum CompressionError {
 
 /// Size of a content the way gemini-cli counts it: its JSON, in UTF-16 units.
 pub fn json_len(content: &Content) -> usize {
+    json_len_of(content)
+}
+
+/// Size of anything's JSON, in UTF-16 units.
+pub fn json_len_of<T: serde::Serialize + ?Sized>(value: &T) -> usize {
     let mut counter = Utf16Counter(0);
-    match serde_json::to_writer(&mut counter, content) {
+    match serde_json::to_writer(&mut counter, value) {
         Ok(()) => counter.0,
         Err(_) => 0,
     }

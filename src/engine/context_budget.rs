@@ -3,8 +3,11 @@
 //! compression, and how a request that still does not fit is repaired by dropping the
 //! oldest turns while every function call stays answered. Pure logic.
 
-use super::compression::{estimate_tokens, json_len};
-use super::content::{Content, FunctionDeclaration, Role};
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
+
+use super::compression::{estimate_tokens, json_len, json_len_of};
+use super::content::{Content, FunctionDeclaration, FunctionResponse, Part, Role};
 
 /// A compression must summarise at least this share of the context window, or it is
 /// not worth a model call (and the server's prompt cache).
@@ -46,11 +49,17 @@ fn is_plain_user(content: &Content) -> bool {
 /// oldest call/response pairs after its user message. Roles keep alternating and every
 /// function call keeps its response. Returns the kept history and how many contents
 /// were dropped; the newest user message and everything after the last pair stay.
-pub fn fit_history(contents: Vec<Content>, prefix: u64, window: u64) -> (Vec<Content>, usize) {
+/// `size` measures a content ([`json_len`], or a [`SizeMemo`]'s).
+pub fn fit_history(
+    contents: Vec<Content>,
+    prefix: u64,
+    window: u64,
+    mut size: impl FnMut(&Content) -> usize,
+) -> (Vec<Content>, usize) {
     let mut kept = contents;
     // Each content is measured once (serialising the whole history per step was
     // quadratic in a long turn); the sum is kept as contents are dropped.
-    let mut sizes: Vec<u64> = kept.iter().map(|c| json_len(c) as u64).collect();
+    let mut sizes: Vec<u64> = kept.iter().map(|c| size(c) as u64).collect();
     let mut total: u64 = sizes.iter().sum();
     let mut dropped = 0;
     while prefix + total / 4 > window {
@@ -73,6 +82,72 @@ pub fn fit_history(contents: Vec<Content>, prefix: u64, window: u64) -> (Vec<Con
         kept.drain(range);
     }
     (kept, dropped)
+}
+
+/// The sizes of the function responses of a history, measured once each: a request
+/// measures the whole history, which is mostly responses that an earlier request
+/// already measured. A response is known by its address; the memo keeps a weak
+/// reference, so that the address is not reused while it is remembered, without
+/// keeping the response or stopping `Arc::make_mut` from changing it in place.
+#[derive(Debug, Default)]
+pub struct SizeMemo {
+    responses: HashMap<usize, (Weak<FunctionResponse>, usize)>,
+}
+
+impl SizeMemo {
+    /// [`json_len`] of `content`, from the memo where it is made of responses only.
+    pub fn content_len(&mut self, content: &Content) -> usize {
+        let responses: Vec<&Arc<FunctionResponse>> =
+            content.parts.iter().filter_map(only_response).collect();
+        if responses.is_empty() || responses.len() != content.parts.len() {
+            return json_len(content);
+        }
+        let shell = json_len(&Content {
+            role: content.role,
+            parts: Vec::new(),
+        });
+        // Each part is `{"functionResponse":…}` (21 units around the response), and
+        // the parts are separated by commas.
+        let parts: usize = responses
+            .into_iter()
+            .map(|r| RESPONSE_PART_FRAME + self.response_len(r))
+            .sum();
+        shell + parts + content.parts.len() - 1
+    }
+
+    /// Measures `response` now (for a later [`SizeMemo::content_len`]).
+    pub fn response_len(&mut self, response: &Arc<FunctionResponse>) -> usize {
+        let key = Arc::as_ptr(response) as usize;
+        self.responses
+            .entry(key)
+            .or_insert_with(|| (Arc::downgrade(response), json_len_of(&**response)))
+            .1
+    }
+
+    /// Takes what `other` measured.
+    pub fn absorb(&mut self, other: SizeMemo) {
+        self.responses.extend(other.responses);
+    }
+
+    /// Forgets the responses the history no longer holds.
+    pub fn forget_unused(&mut self) {
+        self.responses
+            .retain(|_, (response, _)| response.strong_count() > 0);
+    }
+}
+
+/// `{"functionResponse":` and `}`.
+const RESPONSE_PART_FRAME: usize = 21;
+
+/// The response of a part that is a function response and nothing else.
+fn only_response(part: &Part) -> Option<&Arc<FunctionResponse>> {
+    let alone = part.text.is_none()
+        && part.thought.is_none()
+        && part.function_call.is_none()
+        && part.inline_data.is_none()
+        && part.file_data.is_none()
+        && part.thought_signature.is_none();
+    part.function_response.as_ref().filter(|_| alone)
 }
 
 #[cfg(test)]
@@ -128,12 +203,41 @@ mod tests {
             call("c"),
             response("c", 400),
         ];
-        let (kept, dropped) = fit_history(history.clone(), 100, 1000);
+        let (kept, dropped) = fit_history(history.clone(), 100, 1000, json_len);
         assert_eq!(dropped, 6);
         assert_eq!(kept[0], Content::user_text("new question"));
         assert_eq!(kept.len(), 3);
         assert_eq!(kept[1], call("c"));
-        let (same, none) = fit_history(history.clone(), 100, 1_000_000);
+        let (same, none) = fit_history(history.clone(), 100, 1_000_000, json_len);
         assert_eq!((same.len(), none), (history.len(), 0));
+    }
+
+    #[test]
+    fn the_memo_measures_what_serialising_measures() {
+        let mut memo = SizeMemo::default();
+        let mut several = response("a", 10);
+        several.parts.extend(response("b\u{1F600}\n\"", 3).parts);
+        let mut signed = response("c", 5);
+        signed.parts[0].thought_signature = Some("sig".into());
+        let contents = [
+            response("a", 4000),
+            several,
+            signed,
+            call("a"),
+            Content::user_text("plain"),
+            Content {
+                role: Role::User,
+                parts: Vec::new(),
+            },
+        ];
+        for _ in 0..2 {
+            for content in &contents {
+                assert_eq!(memo.content_len(content), json_len(content), "{content:?}");
+            }
+        }
+        assert_eq!(memo.responses.len(), 3);
+        drop(contents);
+        memo.forget_unused();
+        assert!(memo.responses.is_empty());
     }
 }

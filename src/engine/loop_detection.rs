@@ -65,16 +65,19 @@ impl LoopDetector {
 
     /// A tool call the model asked for; `Some` when it makes a loop.
     pub fn check_call(&mut self, call: &FunctionCall) -> Option<LoopKind> {
+        self.check_key(&call_key(call), &call.name)
+    }
+
+    fn check_key(&mut self, key: &str, name: &str) -> Option<LoopKind> {
         self.reset_content();
-        let key = format!("{}:{}", call.name, canonical(&call.args));
-        if self.last_call.as_deref() == Some(key.as_str()) {
+        if self.last_call.as_deref() == Some(key) {
             self.repetitions += 1;
         } else {
-            self.last_call = Some(key);
+            self.last_call = Some(key.to_string());
             self.repetitions = 1;
         }
         (self.repetitions >= TOOL_CALL_LOOP_THRESHOLD).then(|| LoopKind::ToolCall {
-            name: call.name.clone(),
+            name: name.to_string(),
             count: self.repetitions,
         })
     }
@@ -85,12 +88,12 @@ impl LoopDetector {
         &mut self,
         calls: &[C],
     ) -> Option<LoopKind> {
-        let mut seen = std::collections::HashSet::new();
-        calls
-            .iter()
-            .map(|c| c.borrow())
-            .filter(|c| seen.insert(format!("{}:{}", c.name, canonical(&c.args))))
-            .find_map(|c| self.check_call(c))
+        let keys: Vec<String> = calls.iter().map(|c| call_key(c.borrow())).collect();
+        let mut seen = std::collections::HashSet::with_capacity(keys.len());
+        keys.iter()
+            .zip(calls)
+            .filter(|(key, _)| seen.insert(key.as_str()))
+            .find_map(|(key, call)| self.check_key(key, &call.borrow().name))
     }
 
     /// A piece of streamed text; `Some` when the text has started to loop. Text inside
@@ -168,24 +171,50 @@ impl LoopDetector {
     }
 }
 
-/// Arguments with object keys sorted, so that key order does not hide a repetition.
-fn canonical(value: &Value) -> String {
+/// `name:` and the arguments with object keys sorted, so that key order does not hide a
+/// repetition; written into one buffer.
+fn call_key(call: &FunctionCall) -> String {
+    let mut out = Vec::with_capacity(call.name.len() + 64);
+    out.extend_from_slice(call.name.as_bytes());
+    out.push(b':');
+    write_canonical(&call.args, &mut out);
+    // Only JSON text and a `String` name were written.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     match value {
         Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            let inner: Vec<String> = keys
-                .into_iter()
-                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical(&map[k])))
-                .collect();
-            format!("{{{}}}", inner.join(","))
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            out.push(b'{');
+            for (i, (key, item)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_leaf(key, out);
+                out.push(b':');
+                write_canonical(item, out);
+            }
+            out.push(b'}');
         }
         Value::Array(items) => {
-            let inner: Vec<String> = items.iter().map(canonical).collect();
-            format!("[{}]", inner.join(","))
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(b']');
         }
-        other => other.to_string(),
+        leaf => write_leaf(leaf, out),
     }
+}
+
+/// A string or scalar as JSON (writing into a `Vec` cannot fail).
+fn write_leaf<T: serde::Serialize + ?Sized>(leaf: &T, out: &mut Vec<u8>) {
+    let _ = serde_json::to_writer(&mut *out, leaf);
 }
 
 /// A Markdown line whose repetition is expected: a table row, a list item, a heading,

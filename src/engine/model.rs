@@ -12,7 +12,8 @@ pub struct ModelRequest {
     pub model: String,
     pub system_instruction: Option<String>,
     pub contents: Vec<Content>,
-    pub tools: Vec<FunctionDeclaration>,
+    /// Shared: the same declarations go with every request of a session.
+    pub tools: std::sync::Arc<Vec<FunctionDeclaration>>,
     /// For utility calls that must answer JSON: the response schema.
     pub json_schema: Option<Value>,
     pub temperature: Option<f64>,
@@ -44,7 +45,7 @@ impl ModelRequest {
             model: model.into(),
             system_instruction: None,
             contents,
-            tools: Vec::new(),
+            tools: Default::default(),
             json_schema: None,
             temperature: None,
             top_p: None,

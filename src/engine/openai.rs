@@ -418,11 +418,11 @@ mod tests {
         ];
         let mut request = ModelRequest::new("m", contents);
         request.system_instruction = Some("be brief".into());
-        request.tools = vec![FunctionDeclaration {
+        request.tools = std::sync::Arc::new(vec![FunctionDeclaration {
             name: "read_file".into(),
             description: "reads".into(),
             parameters_json_schema: json!({"type": "object"}),
-        }];
+        }]);
         let body = chat_body(&request, true);
         assert_eq!(
             body["messages"],

@@ -6,6 +6,7 @@ pub mod http;
 pub mod openai;
 pub mod record;
 pub mod retry;
+mod script_lines;
 pub mod scripted;
 pub mod select;
 

@@ -9,20 +9,35 @@ use futures::future::BoxFuture;
 use futures::stream;
 use serde_json::Value;
 
+use super::script_lines::{response_value, stream_events, typed_stream_events, LineShape, Shape};
 use super::{ModelClient, ModelError, ModelStream};
-use crate::engine::model::{
-    gemini_chunk_events, gemini_chunk_events_owned, ModelEvent, ModelRequest,
-};
+use crate::engine::model::{gemini_chunk_events, ModelEvent, ModelRequest};
 
 const STREAM: &str = "generateContentStream";
 const GENERATE: &str = "generateContent";
 
-/// One line of a script.
+/// One line of a script: a stream answer read into its events, or any other line
+/// checked and kept as text until it is used.
 #[derive(Debug, Clone)]
 struct ScriptLine {
     line_no: usize,
     method: String,
-    response: Value,
+    body: Body,
+}
+
+#[derive(Debug, Clone)]
+enum Body {
+    Events(Vec<ModelEvent>),
+    Text(String),
+}
+
+impl Body {
+    fn text(&self) -> &str {
+        match self {
+            Body::Text(text) => text,
+            Body::Events(_) => "",
+        }
+    }
 }
 
 /// A model that answers from a script instead of the network.
@@ -40,7 +55,9 @@ impl ScriptedModel {
         Self::from_text(&path.display().to_string(), &text)
     }
 
-    /// Parses a script held in memory; `source` names it in messages.
+    /// Parses a script held in memory; `source` names it in messages. Every line is
+    /// checked here (JSON syntax, method, the shape of the response); a stream answer
+    /// is read into its events, any other line when it is used.
     pub fn from_text(source: &str, text: &str) -> Result<Self, ModelError> {
         let mut lines = Vec::new();
         for (i, raw) in text.lines().enumerate() {
@@ -48,20 +65,39 @@ impl ScriptedModel {
             if raw.trim().is_empty() {
                 continue;
             }
+            if let Some(events) = typed_stream_events(raw) {
+                lines.push(ScriptLine {
+                    line_no,
+                    method: STREAM.to_string(),
+                    body: Body::Events(events),
+                });
+                continue;
+            }
             let bad = |why: String| ModelError::Script(format!("{source}:{line_no}: {why}"));
-            let mut value: Value =
-                serde_json::from_str(raw).map_err(|e| bad(format!("malformed JSON: {e}")))?;
-            let method = value
-                .get("method")
-                .and_then(Value::as_str)
-                .ok_or_else(|| bad("missing \"method\"".into()))?
-                .to_string();
-            let response = value
-                .as_object_mut()
-                .and_then(|o| o.shift_remove("response"))
+            let shape = match serde_json::from_str::<LineShape>(raw) {
+                Ok(shape) if raw.trim_start().starts_with('{') => shape,
+                // Not an object, or a field of an unexpected type: the general reading
+                // words the error.
+                _ => {
+                    let value: Value = serde_json::from_str(raw)
+                        .map_err(|e| bad(format!("malformed JSON: {e}")))?;
+                    LineShape {
+                        method: value
+                            .get("method")
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
+                        response: None,
+                    }
+                }
+            };
+            let method = shape
+                .method
+                .ok_or_else(|| bad("missing \"method\"".into()))?;
+            let response = shape
+                .response
                 .ok_or_else(|| bad("missing \"response\"".into()))?;
             match method.as_str() {
-                STREAM if !response.is_array() => {
+                STREAM if response != Shape::Array => {
                     return Err(bad(format!(
                         "a {STREAM} response must be an array of chunks"
                     )))
@@ -72,7 +108,7 @@ impl ScriptedModel {
             lines.push(ScriptLine {
                 line_no,
                 method,
-                response,
+                body: Body::Text(raw.to_string()),
             });
         }
         Ok(Self {
@@ -91,7 +127,7 @@ impl ScriptedModel {
             .map_err(|_| ModelError::Script("script state poisoned".into()))?;
         let (lines, cursor) = &mut *guard;
         while let Some(line) = lines.get(*cursor) {
-            if method == STREAM && line.method == GENERATE && is_router_line(&line.response) {
+            if method == STREAM && line.method == GENERATE && is_router_line(line.body.text()) {
                 *cursor += 1;
                 continue;
             }
@@ -121,7 +157,7 @@ impl ScriptedModel {
         Ok(ScriptLine {
             line_no: line.line_no,
             method: line.method.clone(),
-            response: std::mem::take(&mut line.response),
+            body: std::mem::replace(&mut line.body, Body::Text(String::new())),
         })
     }
 
@@ -131,8 +167,9 @@ impl ScriptedModel {
     }
 }
 
-fn is_router_line(response: &Value) -> bool {
-    response
+fn is_router_line(line: &str) -> bool {
+    response_value(line)
+        .unwrap_or_default()
         .pointer("/candidates/0/content/parts/0/text")
         .and_then(Value::as_str)
         .and_then(|t| serde_json::from_str::<Value>(t).ok())
@@ -150,13 +187,10 @@ fn truncate(text: &str, max: usize) -> String {
     format!("{}…", &text[..end])
 }
 
-fn line_events(
-    source: &str,
-    line: &ScriptLine,
-    chunk: &Value,
-) -> Result<Vec<ModelEvent>, ModelError> {
-    gemini_chunk_events(chunk)
-        .map_err(|e| ModelError::Script(format!("{source}:{}: {e}", line.line_no)))
+fn line_events(source: &str, line: &ScriptLine) -> Result<Vec<ModelEvent>, ModelError> {
+    let located = |e: String| ModelError::Script(format!("{source}:{}: {e}", line.line_no));
+    let response = response_value(line.body.text()).map_err(located)?;
+    gemini_chunk_events(&response).map_err(located)
 }
 
 impl ModelClient for ScriptedModel {
@@ -169,20 +203,18 @@ impl ModelClient for ScriptedModel {
             Ok(line) => line,
             Err(e) => return Box::pin(stream::iter(vec![Err(e)])),
         };
-        let line_no = line.line_no;
-        let chunks = match line.response {
-            Value::Array(chunks) => chunks,
-            _ => Vec::new(),
+        let events = match line.body {
+            Body::Events(events) => events.into_iter().map(Ok).collect(),
+            Body::Text(text) => stream_events(&text),
         };
         let mut items = Vec::new();
-        // Each chunk is read by value: its calls' arguments move into the events.
-        for chunk in chunks {
-            match gemini_chunk_events_owned(chunk) {
-                Ok(events) => items.extend(events.into_iter().map(Ok)),
+        for event in events {
+            match event {
+                Ok(event) => items.push(Ok(event)),
                 Err(e) => {
                     items.push(Err(ModelError::Script(format!(
-                        "{}:{line_no}: {e}",
-                        self.source
+                        "{}:{}: {e}",
+                        self.source, line.line_no
                     ))));
                     break;
                 }
@@ -197,7 +229,7 @@ impl ModelClient for ScriptedModel {
     ) -> BoxFuture<'static, Result<Vec<ModelEvent>, ModelError>> {
         let result = self
             .next(GENERATE, &request)
-            .and_then(|line| line_events(&self.source, &line, &line.response));
+            .and_then(|line| line_events(&self.source, &line));
         Box::pin(async move { result })
     }
 }

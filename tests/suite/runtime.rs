@@ -448,6 +448,32 @@ fn piped_input_goes_ahead_of_the_prompt_and_a_silent_pipe_does_not_hang() {
     assert_eq!(stdout(&out), "alone\n");
     let user = s.requests()[0]["contents"][0]["parts"][0]["text"].clone();
     assert_eq!(user, "just this");
+
+    // A file redirected to standard input is read whole (without the pipe's thread),
+    // and /dev/null is nothing.
+    let s = Scratch::new();
+    s.write("notes.txt", "from a file\n");
+    let script = s.script(&[turn(vec![text("read")]), turn(vec![text("none")])]);
+    for (input, want) in [
+        (s.ws().join("notes.txt"), "from a file\n\n\nsummarise"),
+        (std::path::PathBuf::from("/dev/null"), "summarise"),
+    ] {
+        let out = s
+            .command()
+            .args(["-p", "summarise", "--fake-responses"])
+            .arg(&script)
+            .stdin(std::fs::File::open(&input).unwrap())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let requests = s.requests();
+        let last = requests.last().unwrap()["contents"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let user = last.last().unwrap()["parts"][0]["text"].clone();
+        assert_eq!(user, want, "stdin from {}", input.display());
+    }
 }
 
 #[test]

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::engine::content::{CallArgs, FunctionCall, Part};
+use crate::engine::context_budget::SizeMemo;
 use crate::engine::responses::error_parts;
 use crate::protocol::{CallStatus, CompletedCall};
 
@@ -23,6 +24,9 @@ pub(super) struct RoundAnswers {
     /// The finished calls themselves, kept only for the session recorder (it writes
     /// them in one record when the round is over).
     kept: Option<Vec<Arc<CompletedCall>>>,
+    /// The responses measured as they came (the next request measures the history,
+    /// and this round is most of it).
+    sizes: SizeMemo,
 }
 
 /// A round's answers, complete: one response per call, in call order.
@@ -31,6 +35,7 @@ pub(super) struct Answered {
     pub all_cancelled: bool,
     /// Every finished call, when they were kept for the recorder.
     pub calls: Option<Vec<Arc<CompletedCall>>>,
+    pub sizes: SizeMemo,
 }
 
 impl RoundAnswers {
@@ -41,6 +46,7 @@ impl RoundAnswers {
             answered: 0,
             all_cancelled: true,
             kept: keep_calls.then(|| Vec::with_capacity(calls)),
+            sizes: SizeMemo::default(),
         }
     }
 
@@ -59,6 +65,13 @@ impl RoundAnswers {
     pub(super) fn add(&mut self, call: Arc<CompletedCall>) {
         self.answered += 1;
         self.all_cancelled &= call.status == CallStatus::Cancelled;
+        for response in call
+            .response_parts
+            .iter()
+            .filter_map(|p| p.function_response.as_ref())
+        {
+            self.sizes.response_len(response);
+        }
         match &mut self.kept {
             Some(kept) => {
                 self.parts.extend(call.response_parts.iter().cloned());
@@ -84,6 +97,7 @@ impl RoundAnswers {
             parts: self.parts,
             all_cancelled: self.all_cancelled,
             calls: self.kept,
+            sizes: self.sizes,
         }
     }
 }

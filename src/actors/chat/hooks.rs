@@ -367,13 +367,14 @@ impl Chat {
 fn apply_tool_config(request: &mut ModelRequest, config: Option<&Value>) {
     let Some(config) = config else { return };
     if config.get("mode").and_then(Value::as_str) == Some("NONE") {
-        request.tools.clear();
+        request.tools = Default::default();
         return;
     }
     if let Some(names) = config.get("allowedFunctionNames").and_then(Value::as_array) {
         let names: Vec<&str> = names.iter().filter_map(Value::as_str).collect();
         if !names.is_empty() {
-            request.tools.retain(|t| names.contains(&t.name.as_str()));
+            std::sync::Arc::make_mut(&mut request.tools)
+                .retain(|t| names.contains(&t.name.as_str()));
         }
     }
 }

@@ -14,6 +14,31 @@ use super::confined::Confined;
 /// several starts.
 const MAX_VISITED: usize = 200_000;
 
+/// The sweep of [`remove_stale_temps`] running on a thread of its own, so that a large
+/// workspace does not delay the start of a session; [`Sweep::finished`] waits for it.
+pub struct Sweep(Option<tokio::sync::oneshot::Receiver<usize>>);
+
+impl Sweep {
+    /// Starts the sweep of `confined`'s roots for temps written before `started`.
+    pub fn start(confined: std::sync::Arc<Confined>, started: SystemTime) -> Self {
+        let (done, finished) = tokio::sync::oneshot::channel();
+        let spawned = std::thread::Builder::new()
+            .name("troupe-sweep".into())
+            .spawn(move || {
+                let _ = done.send(remove_stale_temps(&confined, started));
+            });
+        Self(spawned.is_ok().then_some(finished))
+    }
+
+    /// How many stale temps the sweep removed, once it is over (0 when it could not run).
+    pub async fn finished(&mut self) -> usize {
+        match self.0.take() {
+            Some(finished) => finished.await.unwrap_or(0),
+            None => 0,
+        }
+    }
+}
+
 /// Removes stale temp files under every root; returns how many were removed.
 pub fn remove_stale_temps(confined: &Confined, started: SystemTime) -> usize {
     let mut removed = 0;
