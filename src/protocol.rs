@@ -219,6 +219,17 @@ pub struct Schedule {
     pub answers: CallAnswers,
 }
 
+/// Which call events a session's front end shows: without `call_progress`, the
+/// Scheduler sends only `ToolCallCompleted` (no `ToolCallRequested` or
+/// `ToolCallStatus`): a front end that prints one result at the end (`-o json`,
+/// `-o text`, `troupe bench`) takes a third of the events per call. Every front end
+/// gets every event until it says otherwise.
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "()")]
+pub struct CallEvents {
+    pub call_progress: bool,
+}
+
 /// Where the Scheduler sends a batch's finished calls, in call order.
 pub type CallAnswers = tokio::sync::mpsc::UnboundedSender<std::sync::Arc<CompletedCall>>;
 

@@ -30,6 +30,13 @@ pub enum OutputFormat {
     Silent,
 }
 
+impl OutputFormat {
+    /// Are calls shown as they are requested and run, not only once finished?
+    pub fn shows_call_progress(self) -> bool {
+        matches!(self, OutputFormat::StreamJson | OutputFormat::Transcript)
+    }
+}
+
 /// What the run came to.
 #[derive(Debug, Clone)]
 pub struct RunSummary {

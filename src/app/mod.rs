@@ -284,6 +284,9 @@ pub fn run_turn_with(
             front.recipient(),
         )
         .map_err(AppError::Usage)?;
+        session.scheduler.do_send(crate::protocol::CallEvents {
+            call_progress: format.shows_call_progress(),
+        });
         if let Some(hub) = &session.mcp {
             let wait = std::time::Duration::from_millis(hub_wait_ms(&session));
             hub.settled(wait).await;

@@ -72,7 +72,12 @@ impl SessionStats {
     }
 
     fn record_call(&mut self, call: &CompletedCall) {
-        let stat = self.by_tool.entry(call.name.clone()).or_default();
+        if !self.by_tool.contains_key(&call.name) {
+            self.by_tool.insert(call.name.clone(), Default::default());
+        }
+        let Some(stat) = self.by_tool.get_mut(&call.name) else {
+            return;
+        };
         stat.count += 1;
         if call.status == CallStatus::Success {
             stat.success += 1;

@@ -15,6 +15,8 @@ pub(super) struct EventQueue {
     recipient: Recipient<UiEvent>,
     pending: Mutex<Vec<UiEvent>>,
     flush_scheduled: AtomicBool,
+    /// The front end shows calls requested and running, not only finished.
+    call_progress: AtomicBool,
 }
 
 impl EventQueue {
@@ -23,7 +25,17 @@ impl EventQueue {
             recipient,
             pending: Mutex::new(Vec::new()),
             flush_scheduled: AtomicBool::new(false),
+            call_progress: AtomicBool::new(true),
         })
+    }
+
+    /// Does the front end want `ToolCallRequested` and `ToolCallStatus`?
+    pub(super) fn call_progress(&self) -> bool {
+        self.call_progress.load(Ordering::Relaxed)
+    }
+
+    pub(super) fn set_call_progress(&self, wanted: bool) {
+        self.call_progress.store(wanted, Ordering::Relaxed);
     }
 
     pub(super) fn recipient(&self) -> &Recipient<UiEvent> {

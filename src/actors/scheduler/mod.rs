@@ -14,8 +14,8 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::content::{CallArgs, FunctionCall};
 use crate::engine::responses::error_parts;
 use crate::protocol::{
-    ApprovalRequest, CallStatus, CallTimeline, CompletedCall, Schedule, ToolError, ToolErrorKind,
-    UiEvent,
+    ApprovalRequest, CallEvents, CallStatus, CallTimeline, CompletedCall, Schedule, ToolError,
+    ToolErrorKind, UiEvent,
 };
 use crate::tools::{Services, ToolRegistry};
 
@@ -74,6 +74,14 @@ impl Actor for Scheduler {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         ctx.set_mailbox_capacity(1024);
+    }
+}
+
+impl Handler<CallEvents> for Scheduler {
+    type Result = ();
+
+    fn handle(&mut self, msg: CallEvents, _: &mut Self::Context) {
+        self.inner.events.set_call_progress(msg.call_progress);
     }
 }
 
@@ -150,6 +158,9 @@ impl Inner {
     /// Tells the front ends the call moved on (only for states they show: approval
     /// and execution; the others are kept in the call's timeline).
     fn status(&self, call: &CallInfo, status: CallStatus) {
+        if !self.events.call_progress() {
+            return;
+        }
         self.emit(UiEvent::ToolCallStatus {
             call_id: call.id.clone(),
             name: call.name.clone(),
@@ -274,11 +285,13 @@ impl Inner {
                 },
                 hook_modified: false,
             };
-            self.emit(UiEvent::ToolCallRequested {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                args: call.args.clone(),
-            });
+            if self.events.call_progress() {
+                self.emit(UiEvent::ToolCallRequested {
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    args: call.args.clone(),
+                });
+            }
             if let Some(reason) = stop_reason {
                 slots.push(Slot::Done(self.cancelled(&call, reason)));
                 continue;

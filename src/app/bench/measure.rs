@@ -242,6 +242,9 @@ fn run_turn(
             front.recipient(),
         )
         .map_err(BenchError::Usage)?;
+        session.scheduler.do_send(crate::protocol::CallEvents {
+            call_progress: false,
+        });
         // MCP servers' tools (--mcp) are discovered in the background: wait for them.
         if let Some(hub) = &session.mcp {
             let wait = Duration::from_millis(session.services.settings.mcp.startup_wait_ms);
