@@ -413,8 +413,14 @@ pub enum SessionEvent {
         content: crate::engine::content::Content,
         usage: Option<Usage>,
     },
-    /// The calls of the last model turn finished (in call order).
-    ToolResults(Vec<std::sync::Arc<CompletedCall>>),
+    /// Calls of the last model turn that finished, in call order, following those
+    /// already sent; `done` when they are the last of the round. The round's record is
+    /// written as its calls come, so a round of 100,000 calls is never held to be
+    /// written at its end.
+    ToolResults {
+        calls: Vec<std::sync::Arc<CompletedCall>>,
+        done: bool,
+    },
     /// The last user input was rolled back (its model call failed for good).
     RolledBack,
     /// The whole history was replaced (`/clear`, compression, `/chat resume`, …).

@@ -338,8 +338,7 @@ impl Chat {
             cancel: turn.cancel.clone(),
             answers,
         };
-        let round =
-            answers::RoundAnswers::new(schedule.calls.len(), self.config.recorder.is_some());
+        let round = answers::RoundAnswers::new(schedule.calls.len(), self.config.recorder.clone());
         let checkpoint = self
             .config
             .checkpointer
@@ -387,14 +386,10 @@ impl Chat {
         let answers::Answered {
             parts,
             all_cancelled,
-            calls,
             sizes,
         } = round.finish(&pending, &failure);
         self.sizes.get_mut().absorb(sizes);
         drop(pending);
-        if let (Some(recorder), Some(calls)) = (&self.config.recorder, calls) {
-            recorder.do_send(SessionEvent::ToolResults(calls));
-        }
         self.history.push(Content {
             role: Role::User,
             parts,

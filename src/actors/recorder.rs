@@ -1,9 +1,11 @@
 //! The SessionRecorder actor: writes the session, as the Chat actor reports it, to a
 //! JSONL file in gemini-cli 0.61's format. It runs on an arbiter of its own, off the
-//! turn's path; each record is one `write` of one whole line to a file opened for
-//! appending, so a process killed at any moment leaves complete lines (at worst one
-//! partial last line, which the loader skips). A write that fails turns recording off
-//! for the session with one warning in the log.
+//! turn's path; a record is one `write` of one whole line to a file opened for
+//! appending, except a round's results, which are written as the calls finish (in
+//! 64 KiB pieces) and end their line when the round does. A process killed at any
+//! moment leaves complete lines and at worst one partial last line, which the loader
+//! skips; the next run starts its records on a line of their own. A write that fails
+//! turns recording off for the session with one warning in the log.
 
 use std::fs::File;
 use std::io::Write;
@@ -78,6 +80,16 @@ pub struct SessionRecorder {
     /// The line being written (kept to reuse its allocation).
     buffer: Vec<u8>,
     last_user: Option<String>,
+    /// The record of the round whose calls are being written, while it is open.
+    round: Option<OpenRound>,
+}
+
+/// A round's record line, written as its calls finish: the model record's fields and
+/// `"toolCalls":[` first, then each call, then `]}` when the round is over.
+struct OpenRound {
+    /// The part of the line not yet written (less than [`LINE_PIECE_BYTES`]).
+    line: Vec<u8>,
+    calls: usize,
 }
 
 impl SessionRecorder {
@@ -89,6 +101,7 @@ impl SessionRecorder {
             last_gemini: None,
             last_user: None,
             buffer: Vec::new(),
+            round: None,
         }
     }
 
@@ -110,7 +123,9 @@ impl SessionRecorder {
             let opened = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
-                .open(path);
+                .read(true)
+                .open(path)
+                .and_then(end_on_a_new_line);
             match opened {
                 Ok(file) => self.file = Some(file),
                 Err(e) => {
@@ -197,39 +212,103 @@ impl SessionRecorder {
         self.last_gemini = Some(last);
     }
 
-    fn results(&mut self, completed: &[std::sync::Arc<CompletedCall>]) {
+    /// Calls of the round that finished, written into its record line; `done` closes
+    /// the line. The first calls open it with the last model record's fields.
+    fn results(&mut self, completed: &[std::sync::Arc<CompletedCall>], done: bool) {
         let now = iso8601(std::time::SystemTime::now());
-        let last = self.last_gemini.take().unwrap_or_else(|| LastModel {
-            id: crate::actors::session::new_session_id(),
-            timestamp: now.clone(),
-            text: String::new(),
-            tokens: Tokens::default(),
-        });
-        let ids: Vec<String> = completed
-            .iter()
-            .map(|c| format!("{}__{}", c.name, c.call_id))
-            .collect();
-        let calls = completed
-            .iter()
-            .zip(&ids)
-            .map(|(c, id)| CallEntry {
-                id,
-                name: &c.name,
-                args: &c.args,
-                result: Some(&c.response_parts),
-                status: match c.status {
+        if self.round.is_none() {
+            let last = self.last_gemini.take().unwrap_or_else(|| LastModel {
+                id: crate::actors::session::new_session_id(),
+                timestamp: now.clone(),
+                text: String::new(),
+                tokens: Tokens::default(),
+            });
+            let model = self.setup.model.clone();
+            // The record without calls ends with `}`: the calls go in its place.
+            let mut line = serde_json::to_vec(&last.record(&model, Vec::new())).unwrap_or_default();
+            line.pop();
+            line.extend_from_slice(b",\"toolCalls\":[");
+            self.round = Some(OpenRound { line, calls: 0 });
+        }
+        if let Err(e) = self.write_calls(completed, &now, done) {
+            tracing::warn!(error = %e, "session recording is off");
+            self.failed = true;
+            self.round = None;
+            return;
+        }
+        if done {
+            self.round = None;
+            self.append(&last_updated_record(&now));
+        }
+    }
+
+    fn write_calls(
+        &mut self,
+        completed: &[std::sync::Arc<CompletedCall>],
+        now: &str,
+        done: bool,
+    ) -> std::io::Result<()> {
+        let Some(mut round) = self.round.take() else {
+            return Ok(());
+        };
+        let Some(file) = self.open() else {
+            return Ok(());
+        };
+        let mut out = PiecewiseLine {
+            piece: &mut round.line,
+            file,
+        };
+        for call in completed {
+            if round.calls > 0 {
+                out.write_all(b",")?;
+            }
+            round.calls += 1;
+            let id = format!("{}__{}", call.name, call.call_id);
+            let entry = CallEntry {
+                id: &id,
+                name: &call.name,
+                args: &call.args,
+                result: Some(&call.response_parts),
+                status: match call.status {
                     CallStatus::Success => "success",
                     CallStatus::Cancelled => "cancelled",
                     _ => "error",
                 },
-                timestamp: &now,
-                result_display: Some(&c.display),
-            })
-            .collect();
-        let model = self.setup.model.clone();
-        let record = last.record(&model, calls);
-        self.message(&record, &now);
+                timestamp: now,
+                result_display: Some(&call.display),
+            };
+            serde_json::to_writer(&mut out, &entry).map_err(std::io::Error::from)?;
+        }
+        if done {
+            out.write_all(b"]}\n")?;
+            out.flush()?;
+        }
+        self.round = Some(round);
+        Ok(())
     }
+
+    /// Ends an open round's line with the calls written so far (another record must
+    /// not land inside it).
+    fn close_round(&mut self) {
+        if self.round.is_some() {
+            self.results(&[], true);
+        }
+    }
+}
+
+/// A file a killed run left in the middle of a line gets its line ended, so that the
+/// next record is a line of its own (the partial one is skipped when loaded).
+fn end_on_a_new_line(mut file: File) -> std::io::Result<File> {
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata()?.len();
+    let mut last = [b'\n'];
+    if len > 0 {
+        file.read_exact_at(&mut last, len - 1)?;
+    }
+    if last[0] != b'\n' {
+        file.write_all(b"\n")?;
+    }
+    Ok(file)
 }
 
 /// The last `gemini` record, re-appended with its calls' results.
@@ -320,6 +399,9 @@ impl Handler<SessionEvent> for SessionRecorder {
     type Result = ();
 
     fn handle(&mut self, event: SessionEvent, _: &mut Self::Context) {
+        if !matches!(event, SessionEvent::ToolResults { .. }) {
+            self.close_round();
+        }
         let now = iso8601(std::time::SystemTime::now());
         match event {
             SessionEvent::User { parts } => {
@@ -328,7 +410,7 @@ impl Handler<SessionEvent> for SessionRecorder {
                 self.last_user = Some(id);
             }
             SessionEvent::Model { content, usage } => self.model(&content, usage),
-            SessionEvent::ToolResults(completed) => self.results(&completed),
+            SessionEvent::ToolResults { calls, done } => self.results(&calls, done),
             SessionEvent::RolledBack => {
                 if let Some(id) = self.last_user.take() {
                     self.append(&json!({"$rewindTo": id}));
@@ -349,13 +431,16 @@ impl Handler<SessionEvent> for SessionRecorder {
 impl Handler<FlushRecords> for SessionRecorder {
     type Result = ();
 
-    fn handle(&mut self, _: FlushRecords, _: &mut Self::Context) {}
+    fn handle(&mut self, _: FlushRecords, _: &mut Self::Context) {
+        self.close_round();
+    }
 }
 
 impl Handler<SwitchSession> for SessionRecorder {
     type Result = ();
 
     fn handle(&mut self, msg: SwitchSession, _: &mut Self::Context) {
+        self.close_round();
         self.setup.file = msg.file;
         self.setup.session_id = msg.session_id;
         self.setup.existing = msg.existing;

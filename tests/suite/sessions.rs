@@ -421,6 +421,69 @@ fn kill_9_during_a_batch_resumes_with_every_call_answered_once() {
     assert_eq!(messages.last().unwrap()["content"], "and now?");
 }
 
+/// A round's results are written as its calls finish: a run killed while a later call
+/// still runs leaves the round's line unfinished. The next run ends that line before
+/// its own records, skips it when loading, and answers every call once.
+#[test]
+fn a_run_killed_while_a_round_is_written_resumes_on_a_line_of_its_own() {
+    let s = Scratch::new();
+    let lines: String = (0..100)
+        .map(|i| format!("{i:03} {}\n", "y".repeat(36)))
+        .collect();
+    s.write("big.txt", &lines);
+    let mut calls: Vec<Value> = (0..70)
+        .map(|_| call("read_file", json!({"file_path": "big.txt"})))
+        .collect();
+    calls.push(call("test_sleep", json!({"secs": 60})));
+    let script = s.script(&[turn(calls), turn(vec![text("never")])]);
+    let mut child = s
+        .bare_command()
+        .arg("--fake-responses")
+        .arg(script)
+        .args(["-p", "run the batch", "--yolo"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let started = Instant::now();
+    let file = loop {
+        // The reads' results reach the file while the sleep still runs.
+        let written = session_files(&s).first().cloned().filter(|f| {
+            std::fs::read_to_string(f).is_ok_and(|t| t.contains("\"status\":\"success\""))
+        });
+        if let Some(file) = written {
+            break file;
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("no result was written while the round ran");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    child.kill().expect("kill -9");
+    let _ = child.wait();
+    let killed = std::fs::read_to_string(&file).expect("session file");
+    assert!(!killed.ends_with('\n'), "the round's line is unfinished");
+
+    let out = s.run(&[turn(vec![text("Resumed.")])], &["-r", "-p", "go on"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let contents = last_contents(&s);
+    let counts = answered_once(&contents);
+    assert_eq!(counts.len(), 71);
+    assert!(counts.values().all(|n| *n == 1), "{counts:?}");
+    assert_eq!(contents.last().unwrap()["parts"][0]["text"], "go on");
+    // Only the killed run's unfinished line is not JSON, and nothing was appended to
+    // it: the next run's records are lines of their own.
+    let partial = killed.rsplit('\n').next().unwrap_or_default();
+    let resumed = std::fs::read_to_string(&file).expect("session file");
+    let bad: Vec<&str> = resumed
+        .lines()
+        .filter(|l| serde_json::from_str::<Value>(l).is_err())
+        .collect();
+    assert!(bad == [partial], "{} lines are not JSON", bad.len());
+}
+
 #[test]
 fn a_session_open_in_another_process_is_refused() {
     let s = Scratch::new();

@@ -12,7 +12,12 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use crate::engine::content::{CallArgs, FunctionCall, Part};
 use crate::engine::context_budget::SizeMemo;
 use crate::engine::responses::error_parts;
-use crate::protocol::{CallStatus, CompletedCall};
+use actix::Recipient;
+
+use crate::protocol::{CallStatus, CompletedCall, SessionEvent};
+
+/// Finished calls sent to the session recorder in one message.
+const RECORD_BATCH: usize = 64;
 
 /// The answers of one round so far.
 pub(super) struct RoundAnswers {
@@ -21,9 +26,9 @@ pub(super) struct RoundAnswers {
     /// How many calls are answered (the first `answered` calls of the round).
     answered: usize,
     all_cancelled: bool,
-    /// The finished calls themselves, kept only for the session recorder (it writes
-    /// them in one record when the round is over).
-    kept: Option<Vec<Arc<CompletedCall>>>,
+    /// Finished calls on their way to the session recorder (none without one): sent
+    /// [`RECORD_BATCH`] at a time as they come, the rest when the round is over.
+    recorder: Option<(Recipient<SessionEvent>, Vec<Arc<CompletedCall>>)>,
     /// The responses measured as they came (the next request measures the history,
     /// and this round is most of it).
     sizes: SizeMemo,
@@ -33,19 +38,17 @@ pub(super) struct RoundAnswers {
 pub(super) struct Answered {
     pub parts: Vec<Part>,
     pub all_cancelled: bool,
-    /// Every finished call, when they were kept for the recorder.
-    pub calls: Option<Vec<Arc<CompletedCall>>>,
     pub sizes: SizeMemo,
 }
 
 impl RoundAnswers {
-    /// Answers for a round of `calls` calls; `keep_calls` keeps the finished calls.
-    pub(super) fn new(calls: usize, keep_calls: bool) -> Self {
+    /// Answers for a round of `calls` calls; the finished calls go on to `recorder`.
+    pub(super) fn new(calls: usize, recorder: Option<Recipient<SessionEvent>>) -> Self {
         Self {
             parts: Vec::with_capacity(calls),
             answered: 0,
             all_cancelled: true,
-            kept: keep_calls.then(|| Vec::with_capacity(calls)),
+            recorder: recorder.map(|r| (r, Vec::with_capacity(RECORD_BATCH.min(calls)))),
             sizes: SizeMemo::default(),
         }
     }
@@ -72,10 +75,16 @@ impl RoundAnswers {
         {
             self.sizes.response_len(response);
         }
-        match &mut self.kept {
-            Some(kept) => {
+        match &mut self.recorder {
+            Some((recorder, batch)) => {
                 self.parts.extend(call.response_parts.iter().cloned());
-                kept.push(call);
+                batch.push(call);
+                if batch.len() >= RECORD_BATCH {
+                    recorder.do_send(SessionEvent::ToolResults {
+                        calls: std::mem::replace(batch, Vec::with_capacity(RECORD_BATCH)),
+                        done: false,
+                    });
+                }
             }
             // The parts move when nothing else holds the call any more (a front end
             // may still have it for a moment; then the parts' shared payloads are
@@ -93,10 +102,15 @@ impl RoundAnswers {
         for call in calls.iter().skip(self.answered) {
             self.add(Arc::new(unanswered(call, failure)));
         }
+        if let Some((recorder, batch)) = self.recorder.take() {
+            recorder.do_send(SessionEvent::ToolResults {
+                calls: batch,
+                done: true,
+            });
+        }
         Answered {
             parts: self.parts,
             all_cancelled: self.all_cancelled,
-            calls: self.kept,
             sizes: self.sizes,
         }
     }
@@ -160,7 +174,7 @@ mod tests {
     #[test]
     fn calls_the_scheduler_did_not_answer_get_an_error_each_in_order() {
         let calls: Vec<_> = ["a", "b", "c"].into_iter().map(call).collect();
-        let mut answers = RoundAnswers::new(calls.len(), false);
+        let mut answers = RoundAnswers::new(calls.len(), None);
         answers.add(done(&calls[0], CallStatus::Success));
         let answered = answers.finish(&calls, "The scheduler was unavailable");
         assert_eq!(ids(&answered.parts), ["a", "b", "c"]);
@@ -176,24 +190,63 @@ mod tests {
             Some(json!({"error": "The scheduler was unavailable"}))
         );
         assert!(!answered.all_cancelled);
-        assert!(answered.calls.is_none());
     }
 
-    #[test]
-    fn finished_calls_are_kept_only_for_the_recorder() {
-        let calls: Vec<_> = ["a", "b"].into_iter().map(call).collect();
-        let mut answers = RoundAnswers::new(calls.len(), true);
-        for c in &calls {
+    /// The ids of each `ToolResults` message, and its `done`.
+    type Batches = Arc<std::sync::Mutex<Vec<(Vec<String>, bool)>>>;
+
+    /// Collects what a recorder would be sent.
+    struct Collect(Batches);
+
+    impl actix::Actor for Collect {
+        type Context = actix::Context<Self>;
+    }
+
+    impl actix::Handler<SessionEvent> for Collect {
+        type Result = ();
+        fn handle(&mut self, event: SessionEvent, _: &mut Self::Context) {
+            if let SessionEvent::ToolResults { calls, done } = event {
+                let ids = calls.iter().map(|c| c.call_id.clone()).collect();
+                self.0.lock().unwrap().push((ids, done));
+            }
+        }
+    }
+
+    impl actix::Handler<crate::protocol::FlushRecords> for Collect {
+        type Result = ();
+        fn handle(&mut self, _: crate::protocol::FlushRecords, _: &mut Self::Context) {}
+    }
+
+    #[actix::test]
+    async fn finished_calls_go_to_the_recorder_as_they_come_then_the_rest() {
+        use actix::Actor;
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let recorder = Collect(seen.clone()).start();
+        let n = RECORD_BATCH + 3;
+        let calls: Vec<_> = (0..n).map(|i| call(&format!("c{i}"))).collect();
+        let mut answers = RoundAnswers::new(n, Some(recorder.clone().recipient()));
+        for c in &calls[..RECORD_BATCH] {
             answers.add(done(c, CallStatus::Cancelled));
         }
-        let answered = answers.finish(&calls, "unused");
-        assert!(answered.all_cancelled);
-        let kept = answered.calls.unwrap_or_default();
+        // A full batch leaves while the round runs; the rest waits for its end.
+        recorder.send(crate::protocol::FlushRecords).await.unwrap();
+        assert_eq!(seen.lock().unwrap().len(), 1);
+        answers.add(done(&calls[RECORD_BATCH], CallStatus::Cancelled));
+        let answered = answers.finish(&calls, "The scheduler stopped");
+        recorder.send(crate::protocol::FlushRecords).await.unwrap();
+        assert!(!answered.all_cancelled, "the unanswered calls are errors");
+        assert_eq!(ids(&answered.parts).len(), n);
+        let seen = seen.lock().unwrap();
+        let want = |range: std::ops::Range<usize>| -> Vec<String> {
+            range.map(|i| format!("c{i}")).collect()
+        };
         assert_eq!(
-            kept.iter().map(|c| c.call_id.as_str()).collect::<Vec<_>>(),
-            ["a", "b"]
+            *seen,
+            vec![
+                (want(0..RECORD_BATCH), false),
+                (want(RECORD_BATCH..n), true)
+            ]
         );
-        assert_eq!(ids(&answered.parts), ["a", "b"]);
     }
 
     #[test]
@@ -201,7 +254,7 @@ mod tests {
         let c = call("a");
         let finished = done(&c, CallStatus::Success);
         let payload = finished.response_parts[0].function_response.clone();
-        let mut answers = RoundAnswers::new(1, false);
+        let mut answers = RoundAnswers::new(1, None);
         answers.add(finished);
         let answered = answers.finish(&[c], "unused");
         // The history's part holds the very response the tool's call produced.
