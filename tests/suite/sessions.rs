@@ -316,15 +316,11 @@ fn strip_signature(part: &Value) -> Value {
     part
 }
 
-/// Starts a headless run whose model asks for `n` slow calls; returns once the batch
-/// is recorded (the calls are running).
+/// Starts a headless run whose model asks for `calls`; returns it running, with its
+/// session file, once that file contains `written`.
 // The child is returned running; every caller kills and waits for it.
 #[allow(clippy::zombie_processes)]
-fn start_slow_batch(s: &Scratch, n: usize) -> std::process::Child {
-    s.write("a.txt", "alpha\n");
-    let calls: Vec<Value> = (0..n)
-        .map(|_| call("test_sleep", json!({"secs": 60})))
-        .collect();
+fn start_batch(s: &Scratch, calls: Vec<Value>, written: &str) -> (std::process::Child, PathBuf) {
     let script = s.script(&[turn(calls), turn(vec![text("never")])]);
     let mut child = s
         .bare_command()
@@ -337,19 +333,30 @@ fn start_slow_batch(s: &Scratch, n: usize) -> std::process::Child {
         .expect("spawn");
     let started = Instant::now();
     loop {
-        let recorded = session_files(s)
+        let file = session_files(s)
             .first()
-            .is_some_and(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains("\"toolCalls\"")));
-        if recorded {
-            return child;
+            .cloned()
+            .filter(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains(written)));
+        if let Some(file) = file {
+            return (child, file);
         }
         if started.elapsed() > Duration::from_secs(60) {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("the batch never started");
+            panic!("the session file never showed {written}");
         }
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Starts a headless run whose model asks for `n` slow calls; returns once the batch
+/// is recorded (the calls are running).
+fn start_slow_batch(s: &Scratch, n: usize) -> std::process::Child {
+    s.write("a.txt", "alpha\n");
+    let calls: Vec<Value> = (0..n)
+        .map(|_| call("test_sleep", json!({"secs": 60})))
+        .collect();
+    start_batch(s, calls, "\"toolCalls\"").0
 }
 
 #[test]
@@ -435,32 +442,8 @@ fn a_run_killed_while_a_round_is_written_resumes_on_a_line_of_its_own() {
         .map(|_| call("read_file", json!({"file_path": "big.txt"})))
         .collect();
     calls.push(call("test_sleep", json!({"secs": 60})));
-    let script = s.script(&[turn(calls), turn(vec![text("never")])]);
-    let mut child = s
-        .bare_command()
-        .arg("--fake-responses")
-        .arg(script)
-        .args(["-p", "run the batch", "--yolo"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let started = Instant::now();
-    let file = loop {
-        // The reads' results reach the file while the sleep still runs.
-        let written = session_files(&s).first().cloned().filter(|f| {
-            std::fs::read_to_string(f).is_ok_and(|t| t.contains("\"status\":\"success\""))
-        });
-        if let Some(file) = written {
-            break file;
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("no result was written while the round ran");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    // The reads' results reach the file while the sleep still runs.
+    let (mut child, file) = start_batch(&s, calls, "\"status\":\"success\"");
     child.kill().expect("kill -9");
     let _ = child.wait();
     let killed = std::fs::read_to_string(&file).expect("session file");
