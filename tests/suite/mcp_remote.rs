@@ -115,17 +115,21 @@ fn http_sse_and_the_fallback_reach_remote_servers_with_headers() {
         echo_output(&responses, "mcp_auto_echo"),
         "<untrusted_context>\nEcho: after the fallback\n</untrusted_context>"
     );
-    // Three calls to one HTTP server were in flight at once.
+    // Three calls to one HTTP server were in flight at once (the echo to the same
+    // server may still be running when they start: then four were).
     let gathered: Vec<&serde_json::Value> = responses
         .iter()
         .filter(|r| r["name"] == "mcp_web_gather")
         .collect();
     assert_eq!(gathered.len(), 3);
     for r in gathered {
-        assert_eq!(
-            r["response"]["output"],
-            "<untrusted_context>\npeak 3\n</untrusted_context>"
-        );
+        let output = r["response"]["output"].as_str().unwrap_or_default();
+        let peak: usize = output
+            .strip_prefix("<untrusted_context>\npeak ")
+            .and_then(|rest| rest.strip_suffix("\n</untrusted_context>"))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("not a gather answer: {output}"));
+        assert!((3..=4).contains(&peak), "{output}");
     }
     // The header was expanded from the environment; the model key never was.
     let log = web.log();
