@@ -203,23 +203,18 @@ impl ModelClient for ScriptedModel {
             Ok(line) => line,
             Err(e) => return Box::pin(stream::iter(vec![Err(e)])),
         };
-        let events = match line.body {
+        let items: Vec<Result<ModelEvent, ModelError>> = match line.body {
             Body::Events(events) => events.into_iter().map(Ok).collect(),
-            Body::Text(text) => stream_events(&text),
+            // The general reading ends at its first error: it is located here.
+            Body::Text(text) => stream_events(&text)
+                .into_iter()
+                .map(|event| {
+                    event.map_err(|e| {
+                        ModelError::Script(format!("{}:{}: {e}", self.source, line.line_no))
+                    })
+                })
+                .collect(),
         };
-        let mut items = Vec::new();
-        for event in events {
-            match event {
-                Ok(event) => items.push(Ok(event)),
-                Err(e) => {
-                    items.push(Err(ModelError::Script(format!(
-                        "{}:{}: {e}",
-                        self.source, line.line_no
-                    ))));
-                    break;
-                }
-            }
-        }
         Box::pin(stream::iter(items))
     }
 
