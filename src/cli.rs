@@ -202,7 +202,8 @@ pub struct BenchArgs {
     /// Calls in flight at once (tools.max_in_flight).
     #[arg(long)]
     pub window: Option<usize>,
-    /// Threads shared by the tool actors (tools.tool_threads).
+    /// Threads of their own for the tool actors (tools.tool_threads; 0: on the
+    /// Scheduler's thread).
     #[arg(long)]
     pub tool_threads: Option<usize>,
     /// Run every combination: `calls=100,1000`, `actors_per_tool=1,2,4`, `fs_threads=…`,

@@ -24,6 +24,7 @@ use crate::sessions::checkpoint::Checkpoints;
 use crate::sessions::plan::SessionPlan;
 use crate::settings::Settings;
 use crate::tools::registry::register_builtin;
+use crate::tools::registry::ToolArbiters;
 use crate::tools::shell::background::BackgroundProcesses;
 use crate::tools::{test_tools, Services, ToolRegistry};
 
@@ -195,10 +196,11 @@ pub fn start_session_with(
         ))),
         hooks: hooks.clone(),
     });
+    let scheduler_arbiter = Arbiter::new();
     let mut registry = ToolRegistry::new(
         Duration::from_secs(settings.tools.call_timeout_secs.max(1)),
         settings.tools.actors_per_tool,
-        tool_threads(settings.tools.tool_threads),
+        tool_arbiters(settings.tools.tool_threads, &scheduler_arbiter),
     );
     register_builtin(&mut registry);
     if options.test_tools {
@@ -225,7 +227,6 @@ pub fn start_session_with(
         rules: saved_allow_rules(&settings),
     }));
     let loop_approver = approver.clone();
-    let scheduler_arbiter = Arbiter::new();
     let (reg, svc, ev, pol) = (
         registry.clone(),
         services.clone(),
@@ -292,14 +293,14 @@ pub fn start_session_with(
     })
 }
 
-/// The tool arbiters to start: `tools.tool_threads`, or one per core when it is 0.
-fn tool_threads(setting: usize) -> usize {
-    if setting > 0 {
-        return setting;
+/// Where the tool actors live: with `tools.tool_threads = 0` (the default) on the
+/// Scheduler's arbiter, so handing a call to its tool and the tool's answer back stay on
+/// one thread; otherwise on that many arbiters of their own.
+fn tool_arbiters(tool_threads: usize, scheduler: &Arbiter) -> ToolArbiters {
+    match tool_threads {
+        0 => ToolArbiters::Shared(scheduler.handle()),
+        n => ToolArbiters::Own(n),
     }
-    std::thread::available_parallelism()
-        .map(usize::from)
-        .unwrap_or(2)
 }
 
 /// The "Always allow" rules of `approval.allowed`, with origin `saved`.

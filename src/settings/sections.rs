@@ -148,7 +148,8 @@ pub struct ToolSettings {
     pub call_timeout_secs: u64,
     pub fs_threads: usize,
     pub actors_per_tool: usize,
-    /// Threads (arbiters) shared by the actors of all tools; 0 means one per core.
+    /// Threads (arbiters) of their own for the actors of all tools; 0 (the default) puts
+    /// them on the Scheduler's arbiter.
     pub tool_threads: usize,
     /// Calls of one batch in flight at once; the rest are queued in call order.
     pub max_in_flight: usize,

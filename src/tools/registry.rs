@@ -181,8 +181,18 @@ pub struct ToolRegistry {
     actors_per_tool: usize,
     /// The arbiters (threads) the tool actors live on, shared by all tools.
     arbiters: Vec<ArbiterHandle>,
+    /// How traces name those arbiters (`tool-arbiter`, `scheduler-arbiter`).
+    arbiter_label: &'static str,
     /// Actors started so far (places the next one on the next arbiter).
     placed: usize,
+}
+
+/// Where a registry starts its tool actors.
+pub enum ToolArbiters {
+    /// On an arbiter that already runs (the Scheduler's): no thread of their own.
+    Shared(ArbiterHandle),
+    /// On this many arbiters started for them, shared by all tools.
+    Own(usize),
 }
 
 /// Names a model trained on older gemini-cli versions may still call.
@@ -190,19 +200,27 @@ const LEGACY_ALIASES: [(&str, &str); 1] = [("search_file_content", "grep_search"
 
 impl ToolRegistry {
     /// `actors_per_tool` actors serve each tool; a tool's calls are spread over them in
-    /// turn. The actors of all tools live on `tool_threads` shared arbiters (threads),
-    /// placed round-robin, so a tool's actors sit on different threads. Must run inside
-    /// an actix `System`.
-    pub fn new(call_timeout: Duration, actors_per_tool: usize, tool_threads: usize) -> Self {
+    /// turn. The actors of all tools live on the arbiters `arbiters` names, placed
+    /// round-robin, so with several threads a tool's actors sit on different ones. Must
+    /// run inside an actix `System`.
+    pub fn new(call_timeout: Duration, actors_per_tool: usize, arbiters: ToolArbiters) -> Self {
+        let (arbiters, label) = match arbiters {
+            ToolArbiters::Shared(handle) => (vec![handle], "scheduler-arbiter"),
+            ToolArbiters::Own(threads) => (
+                (0..threads.max(1))
+                    .map(|_| Arbiter::new().handle())
+                    .collect(),
+                "tool-arbiter",
+            ),
+        };
         Self {
             tools: Vec::new(),
             by_name: HashMap::new(),
             dynamic: Default::default(),
             timeout: call_timeout,
             actors_per_tool: actors_per_tool.max(1),
-            arbiters: (0..tool_threads.max(1))
-                .map(|_| Arbiter::new().handle())
-                .collect(),
+            arbiters,
+            arbiter_label: label,
             placed: 0,
         }
     }
@@ -220,7 +238,8 @@ impl ToolRegistry {
                 let addr = ToolActor::start_in_arbiter(&self.arbiters[slot], move |_| {
                     ToolActor::new(hosted_tool, timeout)
                 });
-                let label: Arc<str> = format!("{}#{k}@tool-arbiter-{slot}", tool.name()).into();
+                let label: Arc<str> =
+                    format!("{}#{k}@{}-{slot}", tool.name(), self.arbiter_label).into();
                 (addr, label)
             })
             .collect();
