@@ -89,6 +89,56 @@ fn bench_trace_has_one_complete_span_per_call() {
     assert!(spans.iter().all(|s| s["name"] == "read_file"));
 }
 
+/// The names of the trace's tracks (`read_file#0@scheduler-arbiter-0 · lane 3`).
+fn track_names(trace: &Value) -> Vec<String> {
+    trace["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "thread_name")
+        .map(|e| e["args"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn tool_actors_share_the_schedulers_arbiter_unless_given_threads_of_their_own() {
+    let s = Scratch::new();
+    for (threads, arbiter) in [("0", "@scheduler-arbiter-0"), ("2", "@tool-arbiter-")] {
+        let trace = s.root().join(format!("trace-{threads}.json"));
+        let out = s
+            .bare_command()
+            .args([
+                "bench",
+                "--calls",
+                "30",
+                "--tool-threads",
+                threads,
+                "--trace",
+            ])
+            .arg(&trace)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "stderr: {}", stderr(&out));
+        let report: Value = serde_json::from_slice(&out.stdout).expect("bench prints JSON");
+        assert_eq!(report["succeeded"], 30);
+        let trace: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+        let tracks = track_names(&trace);
+        assert!(!tracks.is_empty());
+        for track in &tracks {
+            assert!(
+                track.starts_with("read_file#") && track.contains(arbiter),
+                "tool_threads={threads}: {track}"
+            );
+        }
+        if threads == "2" {
+            // Two actors per tool, placed round-robin over the two threads.
+            for thread in ["@tool-arbiter-0", "@tool-arbiter-1"] {
+                assert!(tracks.iter().any(|t| t.contains(thread)), "{tracks:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn headless_trace_covers_refused_and_run_calls() {
     let s = Scratch::new();
