@@ -140,6 +140,39 @@ fn tool_actors_share_the_schedulers_arbiter_unless_given_threads_of_their_own() 
 }
 
 #[test]
+fn a_large_batch_starts_running_while_it_is_still_being_dispatched() {
+    // The tool actors share the Scheduler's thread by default; the dispatcher yields to
+    // them every few calls, so the first reads run before the last call is validated
+    // (it used to queue all 200 first: the window of 512 never made it wait).
+    let s = Scratch::new();
+    let trace = s.root().join("trace.json");
+    let out = s
+        .bare_command()
+        .args(["bench", "--calls", "200", "--trace"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let trace: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    check_trace(&trace, 200);
+    let starts = |state: &str| -> Vec<f64> {
+        trace["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "X" && e["name"] == state)
+            .map(|e| e["ts"].as_f64().unwrap())
+            .collect()
+    };
+    let first_executing = starts("executing").into_iter().fold(f64::MAX, f64::min);
+    let last_validating = starts("validating").into_iter().fold(f64::MIN, f64::max);
+    assert!(
+        first_executing < last_validating,
+        "the first call ran at {first_executing} µs, after the last was validated at {last_validating} µs"
+    );
+}
+
+#[test]
 fn headless_trace_covers_refused_and_run_calls() {
     let s = Scratch::new();
     s.write("a.txt", "alpha\n");

@@ -273,6 +273,7 @@ impl Inner {
         let mut conflicts = ConflictTracker::default();
         let mut stop_reason: Option<&'static str> = None;
         let window = Arc::new(tokio::sync::Semaphore::new(self.window));
+        let mut started = 0usize;
         for shared in calls {
             let model_call = shared.clone();
             let mut call = CallInfo {
@@ -396,6 +397,13 @@ impl Inner {
                         let _ = answer.send(completed.map_err(|p| panic_text(p.as_ref())));
                     }));
                     slots.push(Slot::Running(answered, running));
+                    started += 1;
+                    // Tool actors may share this thread (tools.tool_threads = 0): every
+                    // few calls, let them start the calls already sent, so a large batch
+                    // runs while it is dispatched instead of queueing whole first.
+                    if started % DISPATCH_BURST == 0 {
+                        tokio::task::yield_now().await;
+                    }
                     continue;
                 }
                 Approval::Refused(completed) => slots.push(Slot::Done(completed)),
@@ -408,6 +416,9 @@ impl Inner {
         self.events.flush();
     }
 }
+
+/// Calls the dispatcher starts before it yields to the tasks of its thread.
+const DISPATCH_BURST: usize = 16;
 
 fn wait_for_previous(args: &Value) -> bool {
     args.get("wait_for_previous").and_then(Value::as_bool) == Some(true)
