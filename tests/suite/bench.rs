@@ -69,22 +69,32 @@ fn check_trace(trace: &Value, calls: usize) -> Vec<Value> {
     spans
 }
 
-#[test]
-fn bench_trace_has_one_complete_span_per_call() {
-    let s = Scratch::new();
-    let trace = s.root().join("bench-trace.json");
+/// Runs `troupe bench ARGS --trace FILE` in the scratch dir: its JSON report and the
+/// trace it wrote.
+fn bench_with_trace(s: &Scratch, file: &str, args: &[&str]) -> (Value, Value) {
+    let trace = s.root().join(file);
     let out = s
         .bare_command()
-        .args(["bench", "--calls", "40", "--window", "8", "--trace"])
+        .arg("bench")
+        .args(args)
+        .arg("--trace")
         .arg(&trace)
         .output()
         .unwrap();
     assert!(out.status.success(), "stderr: {}", stderr(&out));
-    let report: Value = serde_json::from_slice(&out.stdout).expect("bench prints JSON");
+    let report = serde_json::from_slice(&out.stdout).expect("bench prints JSON");
+    let trace = serde_json::from_slice(&std::fs::read(&trace).unwrap()).expect("trace is JSON");
+    (report, trace)
+}
+
+#[test]
+fn bench_trace_has_one_complete_span_per_call() {
+    let s = Scratch::new();
+    let (report, trace) =
+        bench_with_trace(&s, "bench-trace.json", &["--calls", "40", "--window", "8"]);
     assert_eq!(report["succeeded"], 40);
     assert_eq!(report["window"], 8);
     assert!(report["overhead_per_call_us"].is_number());
-    let trace: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
     let spans = check_trace(&trace, 40);
     assert!(spans.iter().all(|s| s["name"] == "read_file"));
 }
@@ -104,24 +114,12 @@ fn track_names(trace: &Value) -> Vec<String> {
 fn tool_actors_share_the_schedulers_arbiter_unless_given_threads_of_their_own() {
     let s = Scratch::new();
     for (threads, arbiter) in [("0", "@scheduler-arbiter-0"), ("2", "@tool-arbiter-")] {
-        let trace = s.root().join(format!("trace-{threads}.json"));
-        let out = s
-            .bare_command()
-            .args([
-                "bench",
-                "--calls",
-                "30",
-                "--tool-threads",
-                threads,
-                "--trace",
-            ])
-            .arg(&trace)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "stderr: {}", stderr(&out));
-        let report: Value = serde_json::from_slice(&out.stdout).expect("bench prints JSON");
+        let (report, trace) = bench_with_trace(
+            &s,
+            &format!("trace-{threads}.json"),
+            &["--calls", "30", "--tool-threads", threads],
+        );
         assert_eq!(report["succeeded"], 30);
-        let trace: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
         let tracks = track_names(&trace);
         assert!(!tracks.is_empty());
         for track in &tracks {
@@ -145,15 +143,8 @@ fn a_large_batch_starts_running_while_it_is_still_being_dispatched() {
     // them every few calls, so the first reads run before the last call is validated
     // (it used to queue all 200 first: the window of 512 never made it wait).
     let s = Scratch::new();
-    let trace = s.root().join("trace.json");
-    let out = s
-        .bare_command()
-        .args(["bench", "--calls", "200", "--trace"])
-        .arg(&trace)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "stderr: {}", stderr(&out));
-    let trace: Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let (report, trace) = bench_with_trace(&s, "trace.json", &["--calls", "200"]);
+    assert_eq!(report["succeeded"], 200);
     check_trace(&trace, 200);
     let starts = |state: &str| -> Vec<f64> {
         trace["traceEvents"]
