@@ -401,7 +401,7 @@ impl Inner {
                     // Tool actors may share this thread (tools.tool_threads = 0): every
                     // few calls, let them start the calls already sent, so a large batch
                     // runs while it is dispatched instead of queueing whole first.
-                    if started % DISPATCH_BURST == 0 {
+                    if started.is_multiple_of(DISPATCH_BURST) {
                         tokio::task::yield_now().await;
                     }
                     continue;
