@@ -361,11 +361,13 @@ impl FsClient {
         &self,
         work: impl FnOnce(&Confined) -> R + Send + 'static,
     ) -> Result<R, FsError> {
-        let (tx, rx) = tokio::sync::oneshot::channel();
+        // The answer is boxed: the channel is allocated now with room for its value,
+        // which a job in flight would otherwise reserve whole (a `ToolOutput` for a read).
+        let (tx, rx) = tokio::sync::oneshot::channel::<Box<R>>();
         self.mailbox.post(Box::new(move |confined| {
-            let _ = tx.send(work(confined));
+            let _ = tx.send(Box::new(work(confined)));
         }))?;
-        rx.await.map_err(|_| {
+        rx.await.map(|boxed| *boxed).map_err(|_| {
             FsError::Unavailable("the file system job ended without an answer (it panicked)".into())
         })
     }

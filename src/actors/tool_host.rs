@@ -59,7 +59,7 @@ impl<T: Tool> Handler<Invoke<T>> for ToolActor<T> {
         // copies of its state); a caller that stopped waiting no longer needs the
         // outcome.
         Box::pin(futures::FutureExt::map(run, move |outcome| {
-            let _ = reply.send(outcome);
+            let _ = reply.send(Box::new(outcome));
         }))
     }
 }

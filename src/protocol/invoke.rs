@@ -25,7 +25,10 @@ pub enum HostOutcome {
 pub struct Invoke<T: Tool> {
     pub params: T::Params,
     pub ctx: ToolContext,
-    pub reply: tokio::sync::oneshot::Sender<HostOutcome>,
+    /// Boxed: the channel is allocated when the call starts with room for its value,
+    /// so an unboxed outcome (a whole `ToolOutput`) would be reserved for every call
+    /// in flight; the box is made only when the outcome exists.
+    pub reply: tokio::sync::oneshot::Sender<Box<HostOutcome>>,
 }
 
 impl<T: Tool> Message for Invoke<T> {

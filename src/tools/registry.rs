@@ -100,7 +100,7 @@ impl<T: Tool> Invocation for Prepared<T> {
         let (reply, outcome) = tokio::sync::oneshot::channel();
         addr.do_send(Invoke::<T> { params, ctx, reply });
         Box::pin(async move {
-            let outcome = outcome.await.unwrap_or_else(|_| {
+            let outcome = outcome.await.map(|boxed| *boxed).unwrap_or_else(|_| {
                 HostOutcome::Unavailable("the tool's actor stopped before answering".into())
             });
             let claimed = super::jit::claim_dirs(&outcome, &services, jit_dirs);
