@@ -50,6 +50,8 @@ fn main() {
 /// 5 % of the main thread, at the end of a 1,000-call `-p` run).
 fn exit_now(code: i32) -> ! {
     use std::io::Write;
+    // Every temp file of this process is gone: the next start need not sweep for them.
+    troupe::actors::filesystem::writers::withdraw();
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
     // SAFETY: `_exit` takes no pointers and never returns; Rust's own buffers are

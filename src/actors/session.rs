@@ -146,8 +146,18 @@ pub fn start_session_with(
     let confined = crate::actors::filesystem::Confined::new(options.workspace.clone())
         .map(Arc::new)
         .map_err(|e| format!("cannot open the workspace: {e}"))?;
-    let sweep =
-        crate::actors::filesystem::stale_temps::Sweep::start(confined.clone(), process_start());
+    let writers = options
+        .workspace
+        .temp_dir()
+        .map(crate::actors::filesystem::writers::writers_dir);
+    if let Some(dir) = &writers {
+        crate::actors::filesystem::writers::register(dir, &options.workspace.roots());
+    }
+    let sweep = crate::actors::filesystem::stale_temps::Sweep::start(
+        confined.clone(),
+        process_start(),
+        writers,
+    );
     let fs = FsClient::new(FileSystem::start_confined(
         confined,
         settings.tools.fs_threads,

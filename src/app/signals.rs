@@ -74,6 +74,7 @@ pub fn exit_on_term_or_hup(
         tracing::warn!(signal = number, "signalled: ending the session");
         kill_started_groups().await;
         processes.shutdown().await;
+        crate::actors::filesystem::writers::withdraw();
         std::process::exit(128 + number);
     });
 }

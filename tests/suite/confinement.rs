@@ -312,6 +312,86 @@ fn kill_9_during_parallel_writes_leaves_no_torn_file_and_the_next_start_cleans_u
     );
 }
 
+/// A pid no process has now.
+fn gone_pid() -> u32 {
+    (1_000_000..4_000_000)
+        .rev()
+        .find(|pid| !Path::new(&format!("/proc/{pid}")).exists())
+        .expect("a free pid")
+}
+
+/// The project's writers directory (under the scratch home) once a start made it.
+fn writers_dir(s: &Scratch) -> PathBuf {
+    let tmp = s.home().join(".troupe").join("tmp");
+    std::fs::read_dir(&tmp)
+        .expect("project temp directories")
+        .flatten()
+        .map(|e| e.path().join("writers"))
+        .find(|p| p.is_dir())
+        .expect("a writers directory")
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("read_dir")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A start walks the workspace for stale temps only when a writer that announced
+/// itself is gone, or the project has no writers directory yet; a run that writes and
+/// ends cleanly withdraws its announcement, so the next start walks nothing.
+#[test]
+fn only_a_start_after_a_writer_that_did_not_end_cleanly_sweeps_the_workspace() {
+    let s = Scratch::new();
+    let dead = gone_pid();
+    let plant = |tag: &str| s.write(&format!("deep/dir/.troupe-write-{dead}-{tag}"), "x");
+    let hi = || {
+        std::thread::sleep(Duration::from_millis(20));
+        let proc = s.run(&[turn(vec![text("hi")])], &["-p", "hi"]);
+        assert!(proc.status.success(), "stderr: {}", stderr(&proc));
+    };
+    // No writers directory yet (a new project, or one from before the journal): sweep.
+    let first = plant("00000000000000a1");
+    hi();
+    assert!(!first.exists(), "the first start did not sweep");
+    let writers = writers_dir(&s);
+    assert!(names_in(&writers).is_empty(), "{:?}", names_in(&writers));
+
+    // Every writer ended cleanly: the next start leaves the tree alone.
+    let unannounced = plant("00000000000000b2");
+    hi();
+    assert!(unannounced.exists(), "a start walked with no stale writer");
+
+    // A run that writes announces itself and withdraws at its clean exit.
+    let turns = [
+        turn(vec![call(
+            "write_file",
+            json!({"file_path": "written.txt", "content": "new"}),
+        )]),
+        turn(vec![text("done")]),
+    ];
+    let proc = s.run(&turns, &["-p", "go", "--approval-mode", "yolo"]);
+    assert!(proc.status.success(), "stderr: {}", stderr(&proc));
+    assert_eq!(s.read("written.txt"), "new");
+    assert!(names_in(&writers).is_empty(), "{:?}", names_in(&writers));
+    assert!(unannounced.exists());
+
+    // A writer that is gone without withdrawing: the next start sweeps and forgets it.
+    let root = std::fs::canonicalize(s.ws()).expect("canonical workspace");
+    let marker = writers.join(dead.to_string());
+    std::fs::write(&marker, format!("start=12345\n{}\n", root.display())).expect("marker");
+    hi();
+    assert!(
+        !unannounced.exists(),
+        "the stale writer's temp was not removed"
+    );
+    assert!(!marker.exists(), "the stale writer was not forgotten");
+}
+
 #[test]
 fn parallel_rewrites_of_5_mb_files_whose_every_line_changes_stay_bounded() {
     let s = Scratch::new();

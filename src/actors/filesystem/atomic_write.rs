@@ -9,7 +9,8 @@
 //! another process in the meantime is detected, not lost), then the temp file is
 //! renamed over the name within the same directory and the directory is fsynced.
 //! A temp file left by a killed run is named `.troupe-write-<pid>-<random>` and is
-//! removed at the next start ([`super::stale_temps`]).
+//! removed at the next start ([`super::stale_temps`]), which knows to look because the
+//! process announced itself as a writer first ([`super::writers`]).
 
 use std::ffi::OsStr;
 use std::fs::File;
@@ -107,6 +108,8 @@ pub fn write_in_dir(
     let existing = open_existing(dir, name, &shown, expect)?;
     check_expectation(existing.as_ref(), &shown, expect)?;
     let temp_name = temp_name();
+    // A temp file left by a kill must be found by the next start.
+    let _in_flight = super::writers::announce();
     let temp_fd = rustix::fs::openat(
         dir,
         temp_name.as_str(),

@@ -1,17 +1,20 @@
-//! Removing the temp files a killed run left behind: at start, every workspace root is
-//! walked (links not followed, `.git` and `node_modules` skipped, a bounded number of
-//! entries) for Troupe's own temp names (`.troupe-write-*`) written before this process
-//! started by a process that is gone; each is removed relative to its directory's
-//! descriptor, opened beneath the root.
+//! Removing the temp files a killed run left behind. A start reads the project's
+//! writers directory ([`super::writers`]): when every process that announced writing
+//! there has ended cleanly, there is nothing to remove and nothing is walked. Otherwise
+//! (a writer that is gone, or a project with no writers directory yet) every workspace
+//! root is walked (links not followed, `.git` and `node_modules` skipped, a bounded
+//! number of entries) for Troupe's own temp names (`.troupe-write-*`) written before
+//! this process started by a process that is gone; each is removed relative to its
+//! directory's descriptor, opened beneath the root.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::atomic_write::{temp_owner, TEMP_PREFIX};
 use super::confined::Confined;
+use super::writers::{self, Found};
 
-/// At most this many entries are visited per start; a larger tree is cleaned over
-/// several starts.
+/// At most this many entries are visited per sweep.
 const MAX_VISITED: usize = 200_000;
 
 /// The sweep of [`remove_stale_temps`] running on a thread of its own, so that a large
@@ -19,13 +22,23 @@ const MAX_VISITED: usize = 200_000;
 pub struct Sweep(Option<tokio::sync::oneshot::Receiver<usize>>);
 
 impl Sweep {
-    /// Starts the sweep of `confined`'s roots for temps written before `started`.
-    pub fn start(confined: std::sync::Arc<Confined>, started: SystemTime) -> Self {
+    /// Starts the sweep of `confined`'s roots for temps written before `started`: only
+    /// when `writers` (the project's writers directory) says one is needed, always when
+    /// there is none.
+    pub fn start(
+        confined: std::sync::Arc<Confined>,
+        started: SystemTime,
+        writers: Option<PathBuf>,
+    ) -> Self {
         let (done, finished) = tokio::sync::oneshot::channel();
         let spawned = std::thread::Builder::new()
             .name("troupe-sweep".into())
             .spawn(move || {
-                let _ = done.send(remove_stale_temps(&confined, started));
+                let removed = match writers {
+                    Some(dir) => sweep_if_needed(&confined, started, &dir),
+                    None => remove_stale_temps(&confined, started),
+                };
+                let _ = done.send(removed);
             });
         Self(spawned.is_ok().then_some(finished))
     }
@@ -37,6 +50,28 @@ impl Sweep {
             None => 0,
         }
     }
+}
+
+/// Sweeps when `writers` names a writer that is gone, or does not exist yet; then
+/// forgets the writers whose roots were all swept (a writer that also wrote into a root
+/// this workspace does not have stays, for a start that has that root).
+fn sweep_if_needed(confined: &Confined, started: SystemTime, writers: &Path) -> usize {
+    let stale = match writers::inspect(writers) {
+        Found::Clean => return 0,
+        Found::NoJournal => Vec::new(),
+        Found::Stale(stale) => stale,
+    };
+    let removed = remove_stale_temps(confined, started);
+    if let Err(e) = std::fs::create_dir_all(writers) {
+        tracing::warn!(path = %writers.display(), error = %e, "no writers directory");
+    }
+    let roots = confined.roots();
+    for writer in stale {
+        if writer.roots.iter().all(|r| roots.contains(r)) {
+            let _ = std::fs::remove_file(&writer.file);
+        }
+    }
+    removed
 }
 
 /// Removes stale temp files under every root; returns how many were removed.
