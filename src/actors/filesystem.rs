@@ -10,6 +10,7 @@ pub mod path_lookup;
 mod pool;
 pub mod stale_temps;
 pub mod test_pause;
+pub mod writers;
 
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -162,9 +163,16 @@ pub fn read_checked(confined: &Confined, path: &Path) -> Result<FileRead, FsErro
             limit: MAX_READ_BYTES,
         });
     }
+    // The size the descriptor reports is read, as Node's `readFile` does, and no
+    // probe for more follows (a `read` per file). A file that reports no size (procfs,
+    // some FUSE files) is read to its end.
+    let limit = match meta.len() {
+        0 => MAX_READ_BYTES + 1,
+        len => len,
+    };
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     (&mut file)
-        .take(MAX_READ_BYTES + 1)
+        .take(limit)
         .read_to_end(&mut bytes)
         .map_err(|e| FsError::from_io(&real, e))?;
     Ok(FileRead {
@@ -370,5 +378,29 @@ impl FsClient {
         rx.await.map(|boxed| *boxed).map_err(|_| {
             FsError::Unavailable("the file system job ended without an answer (it panicked)".into())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A regular file whose size says 0 but which has content (procfs) is read to its end;
+    /// any other file is read to the size its descriptor reports.
+    #[test]
+    fn files_are_read_to_their_size_or_to_the_end_when_they_report_none() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("a.txt"), "four").expect("write");
+        let ws = Arc::new(Workspace::new(dir.path(), &[]).expect("workspace"));
+        let confined = Confined::new(ws).expect("confined");
+        let read = read_checked(&confined, Path::new("a.txt")).expect("read");
+        assert_eq!(read.bytes, b"four");
+
+        let proc_self = Arc::new(Workspace::new(Path::new("/proc/self"), &[]).expect("proc"));
+        let confined = Confined::new(proc_self).expect("confined");
+        let status = read_checked(&confined, Path::new("status")).expect("read status");
+        let text = String::from_utf8_lossy(&status.bytes);
+        assert!(text.starts_with("Name:"), "{text}");
+        assert!(text.contains("\nPid:"), "{text}");
     }
 }
