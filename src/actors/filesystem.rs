@@ -151,7 +151,6 @@ impl FileSystem {
 /// descriptor: what is checked is exactly what is read. Devices, FIFOs and sockets are
 /// refused, and so are files above [`MAX_READ_BYTES`].
 pub fn read_checked(confined: &Confined, path: &Path) -> Result<FileRead, FsError> {
-    use std::io::Read;
     let opened = confined.open(path, OpenMode::Read)?;
     let real = opened.real_path;
     let mut file = opened.file;
@@ -163,23 +162,35 @@ pub fn read_checked(confined: &Confined, path: &Path) -> Result<FileRead, FsErro
             limit: MAX_READ_BYTES,
         });
     }
-    // The size the descriptor reports is read, as Node's `readFile` does, and no
-    // probe for more follows (a `read` per file). A file that reports no size (procfs,
-    // some FUSE files) is read to its end.
-    let limit = match meta.len() {
-        0 => MAX_READ_BYTES + 1,
-        len => len,
-    };
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    (&mut file)
-        .take(limit)
-        .read_to_end(&mut bytes)
+    let bytes = read_reported_size(&mut file, meta.len(), MAX_READ_BYTES + 1)
         .map_err(|e| FsError::from_io(&real, e))?;
     Ok(FileRead {
         real_path: real,
         bytes,
         modified: meta.modified().ok(),
     })
+}
+
+/// Reads an open regular file whose descriptor reported `reported_len` bytes: that
+/// many, as Node's `readFile` does, with no probe for more after them (a `read` call
+/// per file); a file that reports no size (procfs, some FUSE files) is read to its end,
+/// at most `limit` bytes.
+pub fn read_reported_size(
+    file: &mut std::fs::File,
+    reported_len: u64,
+    limit: u64,
+) -> io::Result<Vec<u8>> {
+    use std::io::Read;
+    let wanted = match reported_len {
+        0 => limit,
+        len => len.min(limit),
+    };
+    // Through `take` so std does not stat and seek again to size the buffer: the
+    // capacity is already the file's size, and a `take` that is used up answers the
+    // probe `read_to_end` makes when its buffer is full without a system call.
+    let mut bytes = Vec::with_capacity(wanted.min(reported_len) as usize);
+    file.take(wanted).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 /// Files above this size are not read whole by [`read_checked`] (20 MiB, read_file's

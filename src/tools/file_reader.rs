@@ -104,7 +104,6 @@ pub fn process_open_file_with(
     mut file: std::fs::File,
     meta: &std::fs::Metadata,
 ) -> Processed {
-    use std::io::Read;
     let shown = real.display();
     if meta.is_dir() {
         return Processed::plain(
@@ -135,14 +134,12 @@ pub fn process_open_file_with(
             FileKind::Text,
         );
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    // Through `take` so std does not stat and seek again to size the buffer: the
-    // capacity is already the file's size.
     // At most the size limit, even if the file grows while it is read.
     let limit = (MAX_FILE_SIZE_MB * 1024.0 * 1024.0) as u64;
-    if let Err(e) = (&mut file).take(limit).read_to_end(&mut bytes) {
-        return read_failure(rel, &e.to_string());
-    }
+    let bytes = match crate::actors::filesystem::read_reported_size(&mut file, meta.len(), limit) {
+        Ok(bytes) => bytes,
+        Err(e) => return read_failure(rel, &e.to_string()),
+    };
     let kind = file_kind::detect(real, &bytes[..bytes.len().min(4096)]);
     let output = match kind {
         FileKind::Binary => ToolOutput::text(
