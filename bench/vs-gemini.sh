@@ -5,8 +5,9 @@
 #   bench/vs-gemini.sh [N] [RUNS]      (default N=1000, RUNS=3; medians are printed)
 #
 # gemini-cli comes from ../shared/peers/gemini-cli/run.sh (npm install on first use,
-# about 30 s; set SKIP_GEMINI=1 to measure Troupe alone). Needs /usr/bin/time.
+# about 30 s; set SKIP_GEMINI=1 to measure Troupe alone). gemini-cli's side needs /usr/bin/time.
 # PROFILE=dist (default) builds the shipped binary; SKIP_BUILD=1 TROUPE=path uses one.
+# Troupe's time and peak RSS come from bench/timed.py (python3).
 set -euo pipefail
 N=${1:-1000}
 RUNS=${2:-3}
@@ -23,12 +24,13 @@ mkdir -p "$OUT/home"
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
+# Troupe is timed as gemini-cli is (/usr/bin/time in the peer's run.sh: from spawning
+# the process to reaping it), at microsecond resolution: bench/timed.py. Its binary is
+# first dropped from the page cache, so that a fresh build is loaded as an installed one.
+python3 "$HERE/bench/timed.py" --evict "$TROUPE"
 for i in $(seq "$RUNS"); do
-  start=$EPOCHREALTIME
-  (cd "$OUT/ws" && HOME=$OUT/home /usr/bin/time -f "%M" -o "$OUT/m$i" \
-     "$TROUPE" -p "Do the scripted task." --fake-responses "$OUT/responses.jsonl" -o json --yolo > "$OUT/o$i.json")
-  end=$EPOCHREALTIME
-  echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }') $(cat "$OUT/m$i")" > "$OUT/t$i"
+  HOME=$OUT/home python3 "$HERE/bench/timed.py" "$OUT/t$i" --cd "$OUT/ws" --stdout "$OUT/o$i.json" -- \
+     "$TROUPE" -p "Do the scripted task." --fake-responses "$OUT/responses.jsonl" -o json --yolo
   grep -q "\"totalSuccess\": $N" "$OUT/o$i.json" || { echo "troupe run $i did not succeed" >&2; exit 1; }
 done
 T_WALL=$(for i in $(seq "$RUNS"); do cut -d' ' -f1 "$OUT/t$i"; done | median)
