@@ -1,6 +1,6 @@
 //! The SessionRecorder actor: writes the session, as the Chat actor reports it, to a
-//! JSONL file in gemini-cli 0.61's format. It runs on an arbiter of its own, off the
-//! turn's path; a record is one `write` of one whole line to a file opened for
+//! JSONL file in gemini-cli 0.61's format. It runs on the session's background arbiter
+//! (shared with the Corrector), off the turn's path; a record is one `write` of one whole line to a file opened for
 //! appending, except a round's results, which are written as the calls finish (in
 //! 64 KiB pieces) and end their line when the round does. A process killed at any
 //! moment leaves complete lines and at worst one partial last line, which the loader
@@ -105,10 +105,11 @@ impl SessionRecorder {
         }
     }
 
-    /// Starts the recorder on an arbiter of its own.
-    pub fn start_own(setup: RecorderSetup) -> Addr<Self> {
+    /// Starts the recorder on `arbiter` (the session's background arbiter, off the
+    /// turn's path).
+    pub fn start_on(arbiter: &ArbiterHandle, setup: RecorderSetup) -> Addr<Self> {
         let recorder = Self::new(setup);
-        Self::start_in_arbiter(&Arbiter::new().handle(), move |_| recorder)
+        Self::start_in_arbiter(arbiter, move |_| recorder)
     }
 
     fn open(&mut self) -> Option<&mut File> {

@@ -110,6 +110,7 @@ pub fn start_session_with(
         options.model_name = crate::providers::DEFAULT_GEMINI_MODEL.to_string();
     }
     let checkpointing = options.settings.general.checkpointing;
+    let mut background = BackgroundArbiter::default();
     let (session_id, history, recorder, checkpoints) = match plan {
         None => (new_session_id(), Vec::new(), None, None),
         Some(plan) => {
@@ -122,15 +123,18 @@ pub fn start_session_with(
                 )
             });
             let recorder = options.settings.sessions.record.then(|| {
-                SessionRecorder::start_own(RecorderSetup {
-                    file: plan.file,
-                    session_id: plan.session_id.clone(),
-                    project_hash: plan.store.project_hash.clone(),
-                    model: options.model_name.clone(),
-                    existing: plan.existing,
-                    repairs: plan.repairs,
-                    lock: Some(plan.lock),
-                })
+                SessionRecorder::start_on(
+                    &background.handle(),
+                    RecorderSetup {
+                        file: plan.file,
+                        session_id: plan.session_id.clone(),
+                        project_hash: plan.store.project_hash.clone(),
+                        model: options.model_name.clone(),
+                        existing: plan.existing,
+                        repairs: plan.repairs,
+                        lock: Some(plan.lock),
+                    },
+                )
             });
             (plan.session_id, plan.history, recorder, checkpoints)
         }
@@ -170,7 +174,7 @@ pub fn start_session_with(
             fs.clone(),
             settings.edit.clone(),
         );
-        Corrector::start_in_arbiter(&Arbiter::new().handle(), move |_| {
+        Corrector::start_in_arbiter(&background.handle(), move |_| {
             Corrector::new(
                 model,
                 name,
@@ -301,6 +305,21 @@ pub fn start_session_with(
         hooks,
         sweep: tokio::sync::Mutex::new(sweep),
     })
+}
+
+/// The arbiter of the session's actors that stay off the turn's path: the
+/// SessionRecorder and the Corrector share one thread, started (once) only when one of
+/// them is. Each arbiter costs a thread, a runtime and a hand-shake with the starting
+/// thread at every start.
+#[derive(Default)]
+struct BackgroundArbiter(Option<actix::ArbiterHandle>);
+
+impl BackgroundArbiter {
+    fn handle(&mut self) -> actix::ArbiterHandle {
+        self.0
+            .get_or_insert_with(|| Arbiter::new().handle())
+            .clone()
+    }
 }
 
 /// Where the tool actors live: with `tools.tool_threads = 0` (the default) on the

@@ -518,3 +518,40 @@ fn answers_keep_call_order_when_later_calls_finish_first() {
         responses[21]
     );
 }
+
+/// The session's threads, read by a shell command from `/proc` while the turn runs: the
+/// SessionRecorder and the Corrector share one background arbiter, so a session with
+/// both has two actix arbiters (that one and the Scheduler's), not one per actor.
+#[test]
+fn the_recorder_and_the_corrector_share_one_background_arbiter() {
+    let s = Scratch::new();
+    let turns = [
+        turn(vec![call(
+            "run_shell_command",
+            json!({"command": "cat /proc/$PPID/task/*/comm"}),
+        )]),
+        turn(vec![text("done")]),
+    ];
+    let proc = s.run(
+        &turns,
+        &[
+            "-p",
+            "threads",
+            "--yolo",
+            "-c",
+            "sessions.record=true",
+            "-c",
+            "edit.correction=true",
+        ],
+    );
+    assert!(proc.status.success(), "stderr: {}", stderr(&proc));
+    let requests = s.requests();
+    let answer = function_responses(requests.last().expect("a second request"))
+        .first()
+        .expect("the shell call's answer")
+        .to_string();
+    // Thread names are cut to 15 bytes: every arbiter reads `actix-rt|system`.
+    let arbiters = answer.matches("actix-rt|system").count();
+    assert_eq!(arbiters, 2, "{answer}");
+    assert!(answer.contains("troupe-fs-0"), "{answer}");
+}
