@@ -69,34 +69,42 @@ fn extension(path: &Path) -> String {
 
 /// The mime type guessed from the file name.
 pub fn mime_of(path: &Path) -> Option<String> {
-    mime_guess::from_path(path)
-        .first()
-        .map(|m| m.essence_str().to_string())
+    mime_essence(path).map(|m| m.into_owned())
+}
+
+/// The essence (`type/subtype`, lower case) of the first mime type guessed from the
+/// name, straight from `mime_guess`'s table: no `Mime` is parsed (a read asks twice).
+fn mime_essence(path: &Path) -> Option<std::borrow::Cow<'static, str>> {
+    let raw = mime_guess::from_path(path).first_raw()?;
+    let essence = raw.split(';').next().unwrap_or(raw).trim();
+    Some(if essence.bytes().any(|b| b.is_ascii_uppercase()) {
+        std::borrow::Cow::Owned(essence.to_ascii_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(essence)
+    })
 }
 
 /// The mime type of a supported audio file, or `None` for unsupported formats.
 pub fn audio_mime_of(path: &Path) -> Option<String> {
-    let normalized = mime_of(path).map(|m| {
-        match m.as_str() {
-            "audio/mp3" | "audio/x-mp3" => "audio/mpeg",
-            "audio/wave" | "audio/x-wav" | "audio/vnd.wave" | "audio/x-pn-wav" => "audio/wav",
-            "audio/x-aiff" | "audio/aif" => "audio/aiff",
-            "audio/x-aac" => "audio/aac",
-            "audio/x-flac" => "audio/flac",
-            other => other,
-        }
-        .to_string()
+    audio_mime_from(mime_essence(path).as_deref(), &extension(path)).map(str::to_string)
+}
+
+/// [`audio_mime_of`] from the guessed mime type and the lower-case extension.
+fn audio_mime_from(mime: Option<&str>, ext: &str) -> Option<&'static str> {
+    let normalized = mime.map(|m| match m {
+        "audio/mp3" | "audio/x-mp3" => "audio/mpeg",
+        "audio/wave" | "audio/x-wav" | "audio/vnd.wave" | "audio/x-pn-wav" => "audio/wav",
+        "audio/x-aiff" | "audio/aif" => "audio/aiff",
+        "audio/x-aac" => "audio/aac",
+        "audio/x-flac" => "audio/flac",
+        other => other,
     });
     if let Some(m) = normalized {
-        if AUDIO_TYPES.iter().any(|(_, t)| *t == m) {
-            return Some(m);
+        if let Some((_, t)) = AUDIO_TYPES.iter().find(|(_, t)| *t == m) {
+            return Some(t);
         }
     }
-    let ext = extension(path);
-    AUDIO_TYPES
-        .iter()
-        .find(|(e, _)| *e == ext)
-        .map(|(_, t)| (*t).to_string())
+    AUDIO_TYPES.iter().find(|(e, _)| *e == ext).map(|(_, t)| *t)
 }
 
 /// The kind of a file from its name and its first bytes (`head`, 4 KiB is plenty).
@@ -108,7 +116,8 @@ pub fn detect(path: &Path, head: &[u8]) -> FileKind {
     if ext == "svg" {
         return FileKind::Svg;
     }
-    if let Some(mime) = mime_of(path) {
+    let mime = mime_essence(path);
+    if let Some(mime) = mime.as_deref() {
         if mime.starts_with("image/") {
             return FileKind::Image;
         }
@@ -126,7 +135,7 @@ pub fn detect(path: &Path, head: &[u8]) -> FileKind {
             return FileKind::Pdf;
         }
     }
-    if audio_mime_of(path).is_some() {
+    if audio_mime_from(mime.as_deref(), &ext).is_some() {
         return if looks_binary(head) {
             FileKind::Audio
         } else {
@@ -252,6 +261,22 @@ fn decode_utf32(bytes: &[u8], little_endian: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The essence read from `mime_guess`'s table is the parsed `Mime`'s essence.
+    #[test]
+    fn the_table_essence_is_the_parsed_essence() {
+        for ext in [
+            "txt", "TXT", "png", "JPG", "jpeg", "gif", "webp", "svg", "pdf", "ts", "js", "json",
+            "html", "css", "md", "mp3", "wav", "aif", "aiff", "aac", "ogg", "flac", "mp4", "webm",
+            "mov", "xlsm", "XLSB", "docm", "pptm", "docx", "zip", "gz", "wasm", "ico", "rs",
+        ] {
+            let path = std::path::PathBuf::from(format!("x.{ext}"));
+            let parsed = mime_guess::from_path(&path)
+                .first()
+                .map(|m| m.essence_str().to_string());
+            assert_eq!(mime_of(&path), parsed, "{ext}");
+        }
+    }
 
     fn utf16(text: &str, le: bool) -> Vec<u8> {
         let mut out = if le {

@@ -68,16 +68,14 @@ impl IgnoreRules {
             return true;
         }
         let in_repo = self.options.respect_git_ignore && self.in_git_repo(root);
-        let mut dirs = vec![root.to_path_buf()];
-        let mut current = root.to_path_buf();
-        let components: Vec<_> = rel.components().collect();
-        for c in components.iter().take(components.len().saturating_sub(1)) {
-            current.push(c.as_os_str());
-            dirs.push(current.clone());
-        }
         let mut git_decided = !in_repo;
         let mut gemini_decided = !self.options.respect_gemini_ignore;
-        for dir in dirs.iter().rev() {
+        // The directories from the path's own up to the root, nearest first.
+        let dirs = path
+            .ancestors()
+            .skip(1)
+            .take_while(|dir| dir.starts_with(root));
+        for dir in dirs {
             let rules = self.rules_of(dir);
             if !git_decided {
                 if let Some(gi) = &rules.git {
@@ -114,12 +112,15 @@ impl IgnoreRules {
     }
 
     fn rules_of(&mut self, dir: &Path) -> &DirRules {
-        self.dirs
-            .entry(dir.to_path_buf())
-            .or_insert_with(|| DirRules {
+        // Looked up by reference first: a directory seen before costs no allocation.
+        if !self.dirs.contains_key(dir) {
+            let rules = DirRules {
                 git: parse(dir, &[".gitignore"]),
                 gemini: parse(dir, &[GEMINI_IGNORE, TROUPE_IGNORE]),
-            })
+            };
+            self.dirs.insert(dir.to_path_buf(), rules);
+        }
+        &self.dirs[dir]
     }
 }
 
