@@ -23,21 +23,28 @@ pub struct Sweep(Option<tokio::sync::oneshot::Receiver<usize>>);
 
 impl Sweep {
     /// Starts the sweep of `confined`'s roots for temps written before `started`: only
-    /// when `writers` (the project's writers directory) says one is needed, always when
-    /// there is none.
+    /// when `writers` (the project's writers directory, read here: a few names) says
+    /// one is needed, always when there is none. No thread starts when none is needed.
     pub fn start(
         confined: std::sync::Arc<Confined>,
         started: SystemTime,
         writers: Option<PathBuf>,
     ) -> Self {
+        let found = match &writers {
+            Some(dir) => writers::inspect(dir),
+            None => Found::NoJournal,
+        };
+        if found == Found::Clean {
+            return Self(None);
+        }
         let (done, finished) = tokio::sync::oneshot::channel();
         let spawned = std::thread::Builder::new()
             .name("troupe-sweep".into())
             .spawn(move || {
-                let removed = match writers {
-                    Some(dir) => sweep_if_needed(&confined, started, &dir),
-                    None => remove_stale_temps(&confined, started),
-                };
+                let removed = remove_stale_temps(&confined, started);
+                if let Some(dir) = writers {
+                    forget_swept_writers(&confined, &dir, found);
+                }
                 let _ = done.send(removed);
             });
         Self(spawned.is_ok().then_some(finished))
@@ -52,26 +59,22 @@ impl Sweep {
     }
 }
 
-/// Sweeps when `writers` names a writer that is gone, or does not exist yet; then
-/// forgets the writers whose roots were all swept (a writer that also wrote into a root
-/// this workspace does not have stays, for a start that has that root).
-fn sweep_if_needed(confined: &Confined, started: SystemTime, writers: &Path) -> usize {
-    let stale = match writers::inspect(writers) {
-        Found::Clean => return 0,
-        Found::NoJournal => Vec::new(),
-        Found::Stale(stale) => stale,
-    };
-    let removed = remove_stale_temps(confined, started);
+/// After a sweep: makes the writers directory (a project's first sweep) and forgets
+/// the writers whose roots were all swept (a writer that also wrote into a root this
+/// workspace does not have stays, for a start that has that root).
+fn forget_swept_writers(confined: &Confined, writers: &Path, found: Found) {
     if let Err(e) = std::fs::create_dir_all(writers) {
         tracing::warn!(path = %writers.display(), error = %e, "no writers directory");
     }
+    let Found::Stale(stale) = found else {
+        return;
+    };
     let roots = confined.roots();
     for writer in stale {
         if writer.roots.iter().all(|r| roots.contains(r)) {
             let _ = std::fs::remove_file(&writer.file);
         }
     }
-    removed
 }
 
 /// Removes stale temp files under every root; returns how many were removed.
