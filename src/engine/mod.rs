@@ -18,6 +18,7 @@ pub mod model;
 pub mod openai;
 pub mod path_correction;
 pub mod policy;
+pub mod proc_stat;
 pub mod prompt;
 pub mod responses;
 pub mod schema;

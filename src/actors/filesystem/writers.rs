@@ -154,9 +154,10 @@ fn is_running(pid: u32, started: Option<u64>) -> bool {
 /// A process's start time in clock ticks after boot (`/proc/<pid>/stat`, field 22).
 fn start_ticks(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces and parentheses: count after its end.
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(19)?.parse().ok()
+    crate::engine::proc_stat::fields_after_name(&stat)?
+        .nth(19)?
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]

@@ -360,11 +360,10 @@ pub fn group_members(pgid: i32, leader: i32) -> Vec<i32> {
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
             continue;
         };
-        // Fields after the command name (which may contain spaces) start after ')'.
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+        let Some(fields) = crate::engine::proc_stat::fields_after_name(&stat) else {
             continue;
         };
-        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let fields: Vec<&str> = fields.collect();
         // rest = state ppid pgrp ...
         if fields.get(2).and_then(|p| p.parse::<i32>().ok()) == Some(pgid) && fields[0] != "Z" {
             members.push(pid);
