@@ -49,13 +49,14 @@ impl Drop for TempInFlight {
 }
 
 /// Called before a temp file is created: writes this process's file into every
-/// registered directory that does not hold it yet. A directory that cannot be written
-/// is left; the next start then sees no writers directory and sweeps anyway, or sees
-/// another process's file. Hold the guard until the temp name is gone.
+/// registered directory that does not hold it yet. A file that cannot be written is
+/// logged (a temp this process then leaves behind waits for a start that sweeps for
+/// another reason). Hold the guard until the temp name is gone.
 pub fn announce() -> TempInFlight {
+    let mut registered = REGISTERED.lock().unwrap_or_else(PoisonError::into_inner);
+    // Counted under the lock, so that `withdraw` sees every temp about to be made.
     IN_FLIGHT.fetch_add(1, Ordering::AcqRel);
     let guard = TempInFlight(());
-    let mut registered = REGISTERED.lock().unwrap_or_else(PoisonError::into_inner);
     for r in registered.iter_mut().filter(|r| !r.announced) {
         r.announced = true;
         let mut text = format!("start={}\n", start_ticks(std::process::id()).unwrap_or(0));
@@ -73,13 +74,15 @@ pub fn announce() -> TempInFlight {
 }
 
 /// Removes this process's files at its end, unless a temp file is in flight (the exit
-/// would leave it behind for the next start to remove).
+/// would leave it behind for the next start to remove). A write that starts afterwards
+/// announces itself again.
 pub fn withdraw() {
+    let mut registered = REGISTERED.lock().unwrap_or_else(PoisonError::into_inner);
     if IN_FLIGHT.load(Ordering::Acquire) > 0 {
         return;
     }
-    let registered = REGISTERED.lock().unwrap_or_else(PoisonError::into_inner);
-    for r in registered.iter().filter(|r| r.announced) {
+    for r in registered.iter_mut().filter(|r| r.announced) {
+        r.announced = false;
         let _ = std::fs::remove_file(r.dir.join(std::process::id().to_string()));
     }
 }
