@@ -1,11 +1,12 @@
 //! The SessionRecorder actor: writes the session, as the Chat actor reports it, to a
 //! JSONL file in gemini-cli 0.61's format. It runs on the session's background arbiter
-//! (shared with the Corrector), off the turn's path; a record is one `write` of one whole line to a file opened for
-//! appending, except a round's results, which are written as the calls finish (in
-//! 64 KiB pieces) and end their line when the round does. A process killed at any
-//! moment leaves complete lines and at worst one partial last line, which the loader
-//! skips; the next run starts its records on a line of their own. A write that fails
-//! turns recording off for the session with one warning in the log.
+//! (shared with the Corrector), off the turn's path; a record is one `write` of one
+//! whole line to a file opened for appending, except a round's results, which are
+//! written as the calls finish (in 64 KiB pieces) and end their line when the round
+//! does. A process killed at any moment leaves complete lines and at worst one partial
+//! last line, which the loader skips; the next run starts its records on a line of
+//! their own. A write that fails turns recording off for the session with one warning
+//! in the log.
 
 use std::fs::File;
 use std::io::Write;

@@ -331,16 +331,6 @@ fn writers_dir(s: &Scratch) -> PathBuf {
         .expect("a writers directory")
 }
 
-fn names_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .expect("read_dir")
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 /// A start walks the workspace for stale temps only when a writer that announced
 /// itself is gone, or the project has no writers directory yet; a run that writes and
 /// ends cleanly withdraws its announcement, so the next start walks nothing.
@@ -359,7 +349,7 @@ fn only_a_start_after_a_writer_that_did_not_end_cleanly_sweeps_the_workspace() {
     hi();
     assert!(!first.exists(), "the first start did not sweep");
     let writers = writers_dir(&s);
-    assert!(names_in(&writers).is_empty(), "{:?}", names_in(&writers));
+    assert!(tree(&writers).is_empty(), "{:?}", tree(&writers));
 
     // Every writer ended cleanly: the next start leaves the tree alone.
     let unannounced = plant("00000000000000b2");
@@ -377,7 +367,7 @@ fn only_a_start_after_a_writer_that_did_not_end_cleanly_sweeps_the_workspace() {
     let proc = s.run(&turns, &["-p", "go", "--approval-mode", "yolo"]);
     assert!(proc.status.success(), "stderr: {}", stderr(&proc));
     assert_eq!(s.read("written.txt"), "new");
-    assert!(names_in(&writers).is_empty(), "{:?}", names_in(&writers));
+    assert!(tree(&writers).is_empty(), "{:?}", tree(&writers));
     assert!(unannounced.exists());
 
     // A writer that is gone without withdrawing: the next start sweeps and forgets it.

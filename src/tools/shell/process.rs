@@ -364,7 +364,7 @@ pub fn group_members(pgid: i32, leader: i32) -> Vec<i32> {
             continue;
         };
         let fields: Vec<&str> = fields.collect();
-        // rest = state ppid pgrp ...
+        // fields = state ppid pgrp ...
         if fields.get(2).and_then(|p| p.parse::<i32>().ok()) == Some(pgid) && fields[0] != "Z" {
             members.push(pid);
         }
