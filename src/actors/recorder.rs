@@ -193,7 +193,11 @@ impl SessionRecorder {
         };
         let ids: Vec<String> = content
             .function_calls()
-            .map(|c| format!("{}__{}", c.name, c.id.as_deref().unwrap_or_default()))
+            .map(|c| {
+                let mut id = String::new();
+                record_id(&c.name, c.id.as_deref().unwrap_or_default(), &mut id);
+                id
+            })
             .collect();
         let calls = content
             .function_calls()
@@ -260,12 +264,13 @@ impl SessionRecorder {
             piece: &mut round.line,
             file,
         };
+        let mut id = String::new();
         for call in completed {
             if round.calls > 0 {
                 out.write_all(b",")?;
             }
             round.calls += 1;
-            let id = format!("{}__{}", call.name, call.call_id);
+            record_id(&call.name, &call.call_id, &mut id);
             let entry = CallEntry {
                 id: &id,
                 name: &call.name,
@@ -296,6 +301,17 @@ impl SessionRecorder {
             self.results(&[], true);
         }
     }
+}
+
+/// A tool call's id in the session file, `<tool>__<call id>` (gemini-cli's), written
+/// into `into` (cleared first): a round's calls reuse one buffer, and no `format!`
+/// runs per call on the recorder's thread.
+fn record_id(name: &str, call_id: &str, into: &mut String) {
+    into.clear();
+    into.reserve(name.len() + 2 + call_id.len());
+    into.push_str(name);
+    into.push_str("__");
+    into.push_str(call_id);
 }
 
 /// A file a killed run left in the middle of a line gets its line ended, so that the
