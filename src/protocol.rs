@@ -206,9 +206,8 @@ pub struct CompletedCall {
 }
 
 /// Runs one batch of calls from a model turn. Each finished call is sent on `answers`
-/// in call order, once every earlier call is answered, in bursts: within about a
-/// millisecond of finishing, not at the end of the batch; every call is answered
-/// exactly once. The message is
+/// in call order, as soon as every earlier call is answered (a finished call does not
+/// wait for the whole batch); every call is answered exactly once. The message is
 /// answered, and `answers` closed, when the batch is over and its events are sent.
 #[derive(Debug, Message)]
 #[rtype(result = "()")]

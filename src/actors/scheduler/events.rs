@@ -1,15 +1,13 @@
 //! The Scheduler's events, coalesced: an event is queued and the queue is sent in one
-//! burst when [`MAX_HELD`] are queued or the first has waited [`HOLD`] (or at once
-//! where order against another message matters: approvals, the end of a batch). A busy
-//! batch then wakes the front end once per burst instead of once per event; the order
-//! of events is kept.
+//! burst once the Scheduler's current step yields (or at once where order against
+//! another message matters). A busy batch then wakes the front end once per burst
+//! instead of once per event; the order of events is kept.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use actix::Recipient;
 
-use super::handover::{HOLD, MAX_HELD};
 use crate::protocol::UiEvent;
 
 /// Events on their way to the front end.
@@ -44,21 +42,17 @@ impl EventQueue {
         &self.recipient
     }
 
-    /// Queues an event; it is sent with the others within [`HOLD`].
+    /// Queues an event; a flush runs when the current step of the Scheduler yields.
     /// Must be called on the Scheduler's arbiter.
     pub(super) fn push(self: &Arc<Self>, event: UiEvent) {
-        let held = {
-            let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-            pending.push(event);
-            pending.len()
-        };
-        if held >= MAX_HELD {
-            return self.flush();
-        }
+        self.pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(event);
         if !self.flush_scheduled.swap(true, Ordering::AcqRel) {
             let queue = self.clone();
             actix::spawn(async move {
-                tokio::time::sleep(HOLD).await;
+                tokio::task::yield_now().await;
                 queue.flush();
             });
         }

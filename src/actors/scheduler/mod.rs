@@ -23,7 +23,6 @@ mod approval;
 mod budget;
 mod conflicts;
 mod events;
-mod handover;
 mod hooks;
 mod run;
 
@@ -31,7 +30,6 @@ use approval::Approval;
 pub use approval::{AllowRule, PolicyState, SharedPolicy};
 use conflicts::ConflictTracker;
 use events::EventQueue;
-use handover::Handover;
 use run::{Approved, Execution};
 
 /// The Scheduler actor.
@@ -213,9 +211,8 @@ impl Inner {
 
     /// Runs a batch: the calls are dispatched in order while, at the same time, the
     /// finished ones are handed on in call order. A finished call waits only for the
-    /// calls before it (and at most [`handover::HOLD`] for company), not for the whole
-    /// batch, so the Chat can move its answer into the history (and drop the rest of
-    /// it) while later calls still run.
+    /// calls before it, not for the whole batch, so the Chat can move its answer into
+    /// the history (and drop the rest of it) while later calls still run.
     async fn run_batch(self: Arc<Self>, batch: Schedule) {
         let Schedule {
             calls,
@@ -226,34 +223,11 @@ impl Inner {
         let (slots, mut settled) = tokio::sync::mpsc::unbounded_channel();
         let dispatch = self.clone().dispatch(calls, cancel, slots);
         let deliver = async {
-            let mut handover = Handover::new(&answers);
-            loop {
-                let next = async {
-                    match settled.recv().await {
-                        Some(slot) => Some(self.settle(slot).await),
-                        None => None,
-                    }
-                };
-                let mut next = std::pin::pin!(next);
-                let settled_call = match handover.deadline() {
-                    None => next.await,
-                    // The held answers go when their time is up even while this call
-                    // still runs; the call's own future is kept and awaited after.
-                    Some(deadline) => tokio::select! {
-                        biased;
-                        settled_call = &mut next => settled_call,
-                        () = tokio::time::sleep_until(deadline.into()) => {
-                            handover.flush();
-                            next.await
-                        }
-                    },
-                };
-                match settled_call {
-                    Some(completed) => handover.push(completed),
-                    None => break,
-                }
+            while let Some(slot) = settled.recv().await {
+                let completed = self.settle(slot).await;
+                // A Chat that stopped listening no longer needs the answer.
+                let _ = answers.send(completed);
             }
-            handover.flush();
         };
         futures::join!(dispatch, deliver);
         // Every event of the batch reaches the front end before the Chat hears that
