@@ -103,7 +103,7 @@ for n in [int(x) for x in vs.split(",") if x]:
         ratio = gw / tw
         target = want.get(n)
         row(f"{n:,} reads: faster than gemini-cli 0.61" + (f" ≥ {target}×" if target else ""), cmd,
-            f"troupe {tw:.3f} s / {t.group(2)} MB, gemini-cli {gw:.2f} s / {g.group(2)} MB: {ratio:.0f}× time",
+            f"troupe {tw:.3f} s / {t.group(2)} MB, gemini-cli {gw:.2f} s / {g.group(2)} MB: {ratio:.1f}× time",
             yes(target is None or ratio >= target))
     elif t:
         row(f"{n:,} reads against gemini-cli 0.61", cmd,
