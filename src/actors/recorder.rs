@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 
 use crate::engine::content::{Content, Part, Usage};
 use crate::engine::session_file::{
-    history_records, last_updated_record, metadata_record, user_record,
+    history_records, last_updated_record, metadata_record, record_call_id, user_record,
 };
 use crate::engine::text::iso8601;
 use crate::protocol::{CallStatus, CompletedCall, FlushRecords, SessionEvent, SwitchSession};
@@ -195,7 +195,7 @@ impl SessionRecorder {
             .function_calls()
             .map(|c| {
                 let mut id = String::new();
-                record_id(&c.name, c.id.as_deref().unwrap_or_default(), &mut id);
+                record_call_id(&c.name, c.id.as_deref().unwrap_or_default(), &mut id);
                 id
             })
             .collect();
@@ -270,7 +270,7 @@ impl SessionRecorder {
                 out.write_all(b",")?;
             }
             round.calls += 1;
-            record_id(&call.name, &call.call_id, &mut id);
+            record_call_id(&call.name, &call.call_id, &mut id);
             let entry = CallEntry {
                 id: &id,
                 name: &call.name,
@@ -301,17 +301,6 @@ impl SessionRecorder {
             self.results(&[], true);
         }
     }
-}
-
-/// A tool call's id in the session file, `<tool>__<call id>` (gemini-cli's), written
-/// into `into` (cleared first): a round's calls reuse one buffer, and no `format!`
-/// runs per call on the recorder's thread.
-fn record_id(name: &str, call_id: &str, into: &mut String) {
-    into.clear();
-    into.reserve(name.len() + 2 + call_id.len());
-    into.push_str(name);
-    into.push_str("__");
-    into.push_str(call_id);
 }
 
 /// A file a killed run left in the middle of a line gets its line ended, so that the

@@ -221,6 +221,17 @@ pub fn clean_title(text: &str) -> String {
     }
 }
 
+/// A tool call's id as the session file records it, `<name>__<id>` (gemini-cli's; read
+/// back by [`wire_call_id`]), written into `into` (cleared first), so that the calls of
+/// a round can reuse one buffer without a `format!` each.
+pub fn record_call_id(name: &str, id: &str, into: &mut String) {
+    into.clear();
+    into.reserve(name.len() + 2 + id.len());
+    into.push_str(name);
+    into.push_str("__");
+    into.push_str(id);
+}
+
 /// A call id as the wire carries it: gemini-cli records `<name>__<id>`.
 pub fn wire_call_id(name: &str, id: &str) -> String {
     id.strip_prefix(&format!("{name}__"))

@@ -132,3 +132,13 @@ fn titles_are_cleaned_and_cut() {
     let long = "x".repeat(120);
     assert_eq!(clean_title(&long).len(), 100);
 }
+
+#[test]
+fn a_recorded_call_id_reads_back_as_the_wire_id() {
+    let mut recorded = String::from("left over");
+    record_call_id("read_file", "read_file_17_3", &mut recorded);
+    assert_eq!(recorded, "read_file__read_file_17_3");
+    assert_eq!(wire_call_id("read_file", &recorded), "read_file_17_3");
+    record_call_id("glob", "", &mut recorded);
+    assert_eq!(recorded, "glob__", "the buffer is cleared first");
+}
