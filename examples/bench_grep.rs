@@ -56,8 +56,8 @@ fn main() {
         timeout: None,
     };
     // Files are opened the way the grep_search tool opens them: beneath the root.
-    let confined = match troupe::engine::workspace::Workspace::new(&request.path, &[])
-        .and_then(|ws| troupe::actors::filesystem::Confined::new(std::sync::Arc::new(ws)))
+    let confined = match troupe::platform::workspace::Workspace::new(&request.path, &[])
+        .and_then(|ws| troupe::platform::filesystem::Confined::new(std::sync::Arc::new(ws)))
     {
         Ok(c) => c,
         Err(e) => {
@@ -67,7 +67,7 @@ fn main() {
     };
     let open = |path: &std::path::Path| {
         confined
-            .open(path, troupe::actors::filesystem::OpenMode::Read)
+            .open(path, troupe::platform::filesystem::OpenMode::Read)
             .ok()
             .map(|o| o.file)
     };

@@ -129,7 +129,7 @@ fn main() {
 
     // 1. Many sessions for --list-sessions.
     let list_home = dir.path().join("list-home");
-    let store = troupe::sessions::SessionStore::open(&list_home, &ws).expect("store");
+    let store = troupe::platform::sessions::SessionStore::open(&list_home, &ws).expect("store");
     std::fs::create_dir_all(&store.chats).expect("chats");
     let mut files = Vec::new();
     for s in 0..sessions {
@@ -160,7 +160,7 @@ fn main() {
 
     // 2. One long session to resume (its own home).
     let resume_home = dir.path().join("resume-home");
-    let store2 = troupe::sessions::SessionStore::open(&resume_home, &ws).expect("store");
+    let store2 = troupe::platform::sessions::SessionStore::open(&resume_home, &ws).expect("store");
     std::fs::create_dir_all(&store2.chats).expect("chats");
     let long = store2.chats.join("session-2026-11-23T08-00-aaaaaaaa.jsonl");
     std::fs::write(

@@ -6,16 +6,13 @@
 
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod acp;
 pub mod actors;
-pub mod app;
 pub mod cli;
 pub mod engine;
-pub mod hooks;
+pub mod frontends;
 pub mod mcp;
+pub mod platform;
 pub mod protocol;
 pub mod providers;
-pub mod secrets;
-pub mod sessions;
 pub mod settings;
 pub mod tools;

@@ -2,8 +2,8 @@
 
 use clap::Parser;
 
-use troupe::app;
 use troupe::cli::{Cli, Command};
+use troupe::frontends as app;
 
 /// mimalloc: a batch of tool calls is mostly small short-lived allocations, which the
 /// system allocator served at about a third of the runtime's instructions per call.
@@ -12,24 +12,24 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     // First, while the process has one thread: API keys leave the environment.
-    troupe::secrets::scrub_process_env();
+    troupe::settings::secrets::scrub_process_env();
     let cli = Cli::parse();
     let result = match cli.command {
-        Some(Command::Demo) => app::demo::run(),
-        Some(Command::Bench(args)) => app::bench::run(&args),
+        Some(Command::Demo) => troupe::cli::demo::run(),
+        Some(Command::Bench(args)) => troupe::cli::bench::run(&args),
         Some(Command::Config { overrides }) => config(overrides),
-        Some(Command::Trust { dir }) => app::trust_cmd::trust(dir.as_deref()),
-        Some(Command::Untrust { dir }) => app::trust_cmd::untrust(dir.as_deref()),
+        Some(Command::Trust { dir }) => app::trust::trust(dir.as_deref()),
+        Some(Command::Untrust { dir }) => app::trust::untrust(dir.as_deref()),
         None if cli.run.list_sessions => app::sessions::list(&cli.run),
         None if cli.run.delete_session.is_some() => {
             let which = cli.run.delete_session.clone().unwrap_or_default();
             app::sessions::delete(&cli.run, &which)
         }
         Some(Command::Mcp { command }) => {
-            troupe::mcp::cli::run(command).map_err(|e| app::AppError::Usage(e.to_string()))
+            troupe::cli::mcp::run(command).map_err(|e| app::AppError::Usage(e.to_string()))
         }
-        Some(Command::Hooks { action }) => app::hooks_cmd::run(action),
-        None if cli.run.acp => troupe::acp::run(&cli.run),
+        Some(Command::Hooks { action }) => troupe::cli::hooks_cmd::run(action),
+        None if cli.run.acp => troupe::frontends::acp::run(&cli.run),
         None => match cli.run.prompt.clone() {
             Some(prompt) => app::run_headless(&cli.run, prompt),
             None => app::interactive::run(&cli.run),
@@ -51,7 +51,7 @@ fn main() {
 fn exit_now(code: i32) -> ! {
     use std::io::Write;
     // Every temp file of this process is gone: the next start need not sweep for them.
-    troupe::actors::filesystem::writers::withdraw();
+    troupe::platform::filesystem::writers::withdraw();
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
     // SAFETY: `_exit` takes no pointers and never returns; Rust's own buffers are

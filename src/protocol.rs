@@ -9,12 +9,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::content::{CallArgs, FunctionCall, Part, Usage};
+use crate::protocol::content::{CallArgs, FunctionCall, Part, Usage};
 
 mod approval;
-mod invoke;
+pub mod content;
+pub mod hooks;
 pub use approval::{ApprovalDecision, ApprovalMode, ApprovalRequest, ConfirmationDetails};
-pub use invoke::{HostOutcome, Invoke};
 
 // ---------------------------------------------------------------- tool results
 
@@ -248,7 +248,7 @@ pub struct UserInput {
 #[rtype(result = "()")]
 pub struct UserParts {
     pub text: String,
-    pub parts: Vec<crate::engine::content::Part>,
+    pub parts: Vec<crate::protocol::content::Part>,
 }
 
 /// Switches the model of later requests (`/model NAME`).
@@ -410,7 +410,7 @@ pub enum SessionEvent {
     User { parts: Vec<Part> },
     /// A model turn, with the calls it makes (ids assigned), before they run.
     Model {
-        content: crate::engine::content::Content,
+        content: crate::protocol::content::Content,
         usage: Option<Usage>,
     },
     /// Calls of the last model turn that finished, in call order, following those
@@ -424,7 +424,7 @@ pub enum SessionEvent {
     /// The last user input was rolled back (its model call failed for good).
     RolledBack,
     /// The whole history was replaced (`/clear`, compression, `/chat resume`, …).
-    Replaced(Vec<crate::engine::content::Content>),
+    Replaced(Vec<crate::protocol::content::Content>),
 }
 
 /// Answers once every record sent before it is written.
@@ -436,7 +436,7 @@ pub struct FlushRecords;
 /// holds it: a session picked with `/resume`).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
-pub struct SeedHistory(pub Vec<crate::engine::content::Content>);
+pub struct SeedHistory(pub Vec<crate::protocol::content::Content>);
 
 /// Points the recorder at another session's file (`/resume` in the REPL); the old
 /// session's lock is released, the new one's held.
@@ -455,7 +455,7 @@ pub struct SwitchSession {
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct TakeCheckpoint {
-    pub history: Vec<crate::engine::content::Content>,
+    pub history: Vec<crate::protocol::content::Content>,
     pub calls: Vec<FunctionCall>,
 }
 
@@ -463,9 +463,9 @@ pub struct TakeCheckpoint {
 
 /// Runs the hooks of one event (the Hooks actor); answers the merged verdict.
 #[derive(Debug, Message)]
-#[rtype(result = "crate::hooks::HookVerdict")]
+#[rtype(result = "crate::protocol::hooks::HookVerdict")]
 pub struct RunHooks {
-    pub event: crate::hooks::HookEvent,
+    pub event: crate::protocol::hooks::HookEvent,
     /// What the matcher is tested on: a tool name, a session source/reason, a trigger.
     pub target: Option<String>,
     /// The event's own input fields (the common ones are added by the actor).
@@ -476,7 +476,7 @@ pub struct RunHooks {
 
 /// The session's hooks, for `/hooks`.
 #[derive(Debug, Message)]
-#[rtype(result = "Vec<crate::hooks::HookInfo>")]
+#[rtype(result = "Vec<crate::protocol::hooks::HookInfo>")]
 pub struct ListHooks;
 
 /// `/hooks enable|disable [name]`: `None` means every hook. Answers how many changed.

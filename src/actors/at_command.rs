@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 
 use tokio_util::sync::CancellationToken;
 
-use super::filesystem::FsClient;
 use crate::engine::at_refs::{self, PromptPiece};
-use crate::engine::content::Part;
-use crate::engine::ignore_rules::{FilterOptions, IgnoreRules};
-use crate::engine::workspace::Workspace;
+use crate::platform::filesystem::FsClient;
+use crate::platform::ignore_rules::{FilterOptions, IgnoreRules};
+use crate::platform::workspace::Workspace;
+use crate::protocol::content::Part;
 use crate::tools::file_walk::{glob_matcher, walk_files};
 use crate::tools::glob::sort_entries;
 use crate::tools::read_many_files::gather_for_references;
@@ -57,7 +57,7 @@ struct Resolved {
 }
 
 fn expand_in(
-    ws: &crate::actors::filesystem::Confined,
+    ws: &crate::platform::filesystem::Confined,
     query: &str,
     cancel: &CancellationToken,
 ) -> Result<Option<Expanded>, String> {

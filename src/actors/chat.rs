@@ -26,13 +26,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use actix::prelude::*;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::content::{Content, FunctionCall, FunctionDeclaration, Part, Role, Usage};
 use crate::engine::context_budget::fit_history;
-use crate::engine::context_files::ContextFiles;
 use crate::engine::history::{assign_call_ids, curated, TurnAssembler};
 use crate::engine::loop_detection::LoopDetector;
 use crate::engine::model::ModelRequest;
 use crate::engine::prompt::SystemPrompt;
+use crate::platform::context_files::ContextFiles;
+use crate::protocol::content::{Content, FunctionCall, FunctionDeclaration, Part, Role, Usage};
 use crate::protocol::{
     ApprovalRequest, CancelTurn, CompressHistory, CompressionOutcome, Memory, MemoryReport,
     Schedule, SeedHistory, SessionEvent, TakeCheckpoint, TurnOutcome, UiEvent, UserInput,
@@ -70,7 +70,7 @@ pub struct ChatConfig {
     /// their instructions go into the first user turn.
     pub mcp: Option<Arc<crate::mcp::McpHub>>,
     /// The session's hooks (BeforeAgent, BeforeModel, …; see `chat/hooks.rs`).
-    pub hooks: crate::hooks::HookClient,
+    pub hooks: crate::protocol::hooks::HookClient,
 }
 
 /// How the system prompt is rebuilt when the context files are read again.
@@ -280,7 +280,7 @@ impl Chat {
             if let Some(call) = part.function_call.as_mut().map(Arc::make_mut) {
                 assign_call_ids(std::slice::from_mut(call), millis, &mut self.call_counter);
                 // The history keeps the arguments all session: no spare room.
-                crate::engine::content::compact(&mut call.args);
+                crate::protocol::content::compact(&mut call.args);
             }
         }
         self.model_usage = assembled.usage;
@@ -605,12 +605,12 @@ impl Chat {
         content.parts.extend(
             std::mem::take(&mut self.extra_parts)
                 .into_iter()
-                .map(crate::engine::content::Part::text),
+                .map(crate::protocol::content::Part::text),
         );
         if let Some(instructions) = self.config.mcp.as_ref().and_then(|h| h.take_instructions()) {
             content.parts.insert(
                 0,
-                crate::engine::content::Part::text(format!(
+                crate::protocol::content::Part::text(format!(
                     "<loaded_context>\n<project_context>\n{instructions}\n</project_context>\n</loaded_context>"
                 )),
             );

@@ -6,8 +6,8 @@
 
 use actix::prelude::*;
 
+use crate::platform::sessions::checkpoint::Checkpoints;
 use crate::protocol::{TakeCheckpoint, UiEvent};
-use crate::sessions::checkpoint::Checkpoints;
 
 /// Takes checkpoints for one project.
 pub struct Checkpointer {

@@ -16,11 +16,11 @@ use actix::prelude::*;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::engine::content::{Content, Part, Usage};
 use crate::engine::session_file::{
     history_records, last_updated_record, metadata_record, record_call_id, user_record,
 };
 use crate::engine::text::iso8601;
+use crate::protocol::content::{Content, Part, Usage};
 use crate::protocol::{CallStatus, CompletedCall, FlushRecords, SessionEvent, SwitchSession};
 
 /// Where and what a recorder writes.

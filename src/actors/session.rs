@@ -10,19 +10,19 @@ use actix::prelude::*;
 
 use super::chat::{Chat, ChatConfig, ChatMemory, ChatTuning};
 use super::checkpointer::Checkpointer;
-use super::corrector::{Corrector, CorrectorConfig};
-use super::filesystem::{FileSystem, FsClient};
 use super::recorder::{RecorderSetup, SessionRecorder};
 use super::scheduler::{AllowRule, PolicyState, Scheduler, SharedPolicy};
-use crate::engine::context_files::{git_root, ContextConfig, ContextFiles};
 use crate::engine::prompt::{self, SystemPrompt};
 use crate::engine::text::iso8601;
-use crate::engine::workspace::Workspace;
+use crate::platform::context_files::{git_root, ContextConfig, ContextFiles};
+use crate::platform::filesystem::{FileSystem, FsClient};
+use crate::platform::sessions::checkpoint::Checkpoints;
+use crate::platform::sessions::plan::SessionPlan;
+use crate::platform::workspace::Workspace;
 use crate::protocol::{ApprovalMode, ApprovalRequest, FlushRecords, MemoryReport, UiEvent};
 use crate::providers::ModelClient;
-use crate::sessions::checkpoint::Checkpoints;
-use crate::sessions::plan::SessionPlan;
 use crate::settings::Settings;
+use crate::tools::corrector::{Corrector, CorrectorConfig};
 use crate::tools::registry::register_builtin;
 use crate::tools::registry::ToolArbiters;
 use crate::tools::shell::background::BackgroundProcesses;
@@ -39,7 +39,7 @@ pub struct SessionOptions {
     /// Registers the test-only tools (`TROUPE_TEST_TOOLS=1`).
     pub test_tools: bool,
     /// A client editor serving files (ACP); `None` elsewhere.
-    pub editor_files: Option<super::editor_files::SharedEditor>,
+    pub editor_files: Option<crate::platform::filesystem::editor::SharedEditor>,
 }
 
 /// The running session.
@@ -55,9 +55,9 @@ pub struct Session {
     /// The MCP servers and their status; `None` when none is configured.
     pub mcp: Option<Arc<crate::mcp::McpHub>>,
     /// The session's hooks (front ends fire SessionStart and SessionEnd).
-    pub hooks: crate::hooks::HookClient,
+    pub hooks: crate::protocol::hooks::HookClient,
     /// The removal of temps an earlier, killed run left (it runs while the session does).
-    sweep: tokio::sync::Mutex<crate::actors::filesystem::stale_temps::Sweep>,
+    sweep: tokio::sync::Mutex<crate::platform::filesystem::stale_temps::Sweep>,
 }
 
 impl Session {
@@ -73,20 +73,7 @@ impl Session {
     }
 }
 
-/// A random id in UUID shape.
-pub fn new_session_id() -> String {
-    let hex: String = (0..32)
-        .map(|_| format!("{:x}", fastrand::u8(0..16)))
-        .collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
-}
+pub use crate::platform::sessions::new_session_id;
 
 /// Starts every actor of a session. Must run inside an actix `System`.
 pub fn start_session(
@@ -141,23 +128,23 @@ pub fn start_session_with(
     };
     let checkpointer = checkpoints.map(|c| Checkpointer::start_own(c, events.clone()));
     let settings = options.settings.clone();
-    let hooks = crate::hooks::start(
+    let hooks = crate::actors::hooks::start(
         options.workspace.primary(),
         &session_id,
         &settings,
         events.clone(),
     );
-    let confined = crate::actors::filesystem::Confined::new(options.workspace.clone())
+    let confined = crate::platform::filesystem::Confined::new(options.workspace.clone())
         .map(Arc::new)
         .map_err(|e| format!("cannot open the workspace: {e}"))?;
     let writers = options
         .workspace
         .temp_dir()
-        .map(crate::actors::filesystem::writers::writers_dir);
+        .map(crate::platform::filesystem::writers::writers_dir);
     if let Some(dir) = &writers {
-        crate::actors::filesystem::writers::register(dir, &options.workspace.roots());
+        crate::platform::filesystem::writers::register(dir, &options.workspace.roots());
     }
-    let sweep = crate::actors::filesystem::stale_temps::Sweep::start(
+    let sweep = crate::platform::filesystem::stale_temps::Sweep::start(
         confined.clone(),
         process_start(),
         writers,
@@ -359,7 +346,7 @@ pub const SYSTEM_MD_ENV: &str = "TROUPE_SYSTEM_MD";
 fn system_prompt(
     settings: &Settings,
     workspace: &Workspace,
-    tools: &[crate::engine::content::FunctionDeclaration],
+    tools: &[crate::protocol::content::FunctionDeclaration],
 ) -> Result<SystemPrompt, String> {
     let from_env = std::env::var(SYSTEM_MD_ENV)
         .ok()

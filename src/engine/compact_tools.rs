@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::content::FunctionDeclaration;
+use crate::protocol::content::FunctionDeclaration;
 
 /// The longest description kept, in characters.
 const MAX_DESCRIPTION: usize = 120;

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::content::{Content, Role};
+use crate::protocol::content::{Content, Role};
 
 /// Function-response tokens kept verbatim, newest first, before the rest are shortened.
 pub const FUNCTION_RESPONSE_TOKEN_BUDGET: u64 = 50_000;
@@ -203,7 +203,7 @@ pub fn judge(original: &[Content], new_history: &[Content], summary: &str) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::content::{FunctionCall, FunctionResponse, Part};
+    use crate::protocol::content::{FunctionCall, FunctionResponse, Part};
     use serde_json::json;
 
     fn call_turn() -> Content {

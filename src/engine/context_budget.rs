@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 
 use super::compression::{estimate_tokens, json_len, json_len_of};
-use super::content::{Content, FunctionDeclaration, FunctionResponse, Part, Role};
+use crate::protocol::content::{Content, FunctionDeclaration, FunctionResponse, Part, Role};
 
 /// A compression must summarise at least this share of the context window, or it is
 /// not worth a model call (and the server's prompt cache).
@@ -153,7 +153,7 @@ fn only_response(part: &Part) -> Option<&Arc<FunctionResponse>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::content::{FunctionCall, FunctionResponse, Part};
+    use crate::protocol::content::{FunctionCall, FunctionResponse, Part};
     use serde_json::json;
 
     fn call(id: &str) -> Content {

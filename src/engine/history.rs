@@ -1,8 +1,8 @@
 //! History rules: the curated history sent to the model, the model turn recorded from
 //! a stream, call ids, and the checks on a finished stream.
 
-use super::content::{Content, FunctionCall, Part, Role, Usage};
 use super::model::ModelEvent;
+use crate::protocol::content::{Content, FunctionCall, Part, Role, Usage};
 
 /// Is a recorded model turn valid? Empty turns and turns with empty parts are not.
 pub fn is_valid_model_turn(content: &Content) -> bool {
@@ -132,7 +132,7 @@ impl TurnAssembler {
 
     /// The visible text of the turn so far (without copying its parts).
     pub fn text(&self) -> String {
-        crate::engine::content::visible_text(&self.parts)
+        crate::protocol::content::visible_text(&self.parts)
     }
 
     /// gemini-cli's stream checks (§9.3) for a turn without function calls.
@@ -258,7 +258,7 @@ mod tests {
         let answer = Content {
             role: Role::User,
             parts: vec![Part::function_response(
-                crate::engine::content::FunctionResponse {
+                crate::protocol::content::FunctionResponse {
                     id: Some("1".into()),
                     name: "ls".into(),
                     response: serde_json::json!({"output": "x"}),

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::content::FunctionCall;
+use crate::protocol::content::FunctionCall;
 
 /// Identical consecutive tool calls that make a loop (gemini-cli: 5).
 pub const TOOL_CALL_LOOP_THRESHOLD: u32 = 5;

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::content::{Content, FunctionCall, FunctionDeclaration, Role, Usage};
+use crate::protocol::content::{Content, FunctionCall, FunctionDeclaration, Role, Usage};
 
 /// One request to a model.
 #[derive(Debug, Clone, PartialEq)]
@@ -328,7 +328,7 @@ mod tests {
     #[test]
     fn active_loop_calls_get_a_signature() {
         let call = |name: &str| {
-            crate::engine::content::Part::function_call(FunctionCall {
+            crate::protocol::content::Part::function_call(FunctionCall {
                 id: None,
                 name: name.into(),
                 args: json!({}),

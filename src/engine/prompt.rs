@@ -1,7 +1,7 @@
 //! The system prompt: a template from `config/` (or a user's file) with the tool list,
 //! the environment and the context files / memory filled in.
 
-use crate::engine::content::FunctionDeclaration;
+use crate::protocol::content::FunctionDeclaration;
 
 /// The built-in template.
 pub const DEFAULT_TEMPLATE: &str = include_str!("../../config/system_prompt.md");

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::content::{FunctionResponse, Part};
+use crate::protocol::content::{FunctionResponse, Part};
 use crate::protocol::LlmContent;
 
 /// `[functionResponse {output}, sibling parts…]` for a successful call. Images and

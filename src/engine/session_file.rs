@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use indexmap::IndexMap;
 use serde_json::{json, Map, Value};
 
-use super::content::{Content, FunctionCall, FunctionResponse, Part, Role};
+use crate::protocol::content::{Content, FunctionCall, FunctionResponse, Part, Role};
 
 /// The text answering a call that a crash or a kill cut off.
 pub const INTERRUPTED_CALL: &str =

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use crate::engine::content::Usage;
+use crate::protocol::content::Usage;
 use crate::protocol::{CallStatus, CompletedCall, UiEvent};
 
 /// Counters of one tool.

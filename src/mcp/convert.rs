@@ -5,7 +5,7 @@
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{json, Value};
 
-use crate::engine::content::Part;
+use crate::protocol::content::Part;
 use crate::protocol::{LlmContent, ToolErrorKind, ToolOutput};
 
 /// `mcp_<server>_<tool>` with every character outside `[A-Za-z0-9_.:-]` replaced by

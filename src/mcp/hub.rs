@@ -10,8 +10,8 @@ use std::time::Duration;
 use actix::prelude::*;
 use serde_json::Value;
 
-use super::config::McpServerConfig;
 use super::server::{McpServer, Reload};
+use crate::settings::mcp::McpServerConfig;
 use crate::tools::ToolRegistry;
 
 /// Where a server is in its life.
@@ -168,7 +168,7 @@ impl McpHub {
             .lock()
             .map(|m| m.values().cloned().collect())
             .unwrap_or_default();
-        list.sort_by_key(|s| s.config.scope != super::config::Scope::User);
+        list.sort_by_key(|s| s.config.scope != crate::settings::mcp::Scope::User);
         list
     }
 

@@ -2,14 +2,11 @@
 //! actor, every tool it offers a dynamic entry of the tool registry; plus `troupe mcp`
 //! and Troupe's own tools served over MCP.
 
-pub mod cli;
-pub mod config;
 pub mod convert;
 pub mod hub;
 pub mod listing;
 pub mod prompts;
 pub mod remote;
-pub mod serve;
 pub mod server;
 pub mod sse;
 pub mod status;

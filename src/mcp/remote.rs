@@ -13,8 +13,8 @@ use rmcp::transport::streamable_http_client::{
 };
 use rmcp::ServiceExt;
 
-use super::config::{expand, McpServerConfig};
 use super::server::{Connected, TroupeClient};
+use crate::settings::mcp::{expand, McpServerConfig};
 
 /// Calls that may be in flight at once over one Streamable HTTP connection.
 const MAX_CONCURRENT_POSTS: usize = 256;

@@ -15,9 +15,9 @@ use rmcp::service::{NotificationContext, Peer, RequestContext, RunningService};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 
-use super::config::{child_env, McpServerConfig};
 use super::hub::{McpHub, PromptInfo, ResourceInfo, ServerState, ToolInfo};
 use super::tool::McpTool;
+use crate::settings::mcp::{child_env, McpServerConfig};
 use crate::tools::registry::ToolHandle;
 
 /// The live peer of a server, shared with its tools (empty while not connected).

@@ -8,15 +8,15 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
 
-use super::config::McpServerConfig;
 use super::convert::{declared_schema, result_to_output, tool_name};
 use super::hub::McpHub;
 use super::server::Connection;
-use crate::actors::tool_host::run_guarded;
-use crate::engine::content::FunctionDeclaration;
 use crate::engine::policy::PolicyDecision;
-use crate::protocol::HostOutcome;
+use crate::protocol::content::FunctionDeclaration;
 use crate::protocol::{ApprovalMode, ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
+use crate::settings::mcp::McpServerConfig;
+use crate::tools::host::run_guarded;
+use crate::tools::invoke::HostOutcome;
 use crate::tools::registry::{Invocation, ToolHandle};
 use crate::tools::{PolicyHint, Services, ToolContext, Touched};
 

@@ -166,8 +166,8 @@ impl ModelClient for RecordingModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::content::{FunctionCall, Usage};
     use crate::engine::model::gemini_chunk_events;
+    use crate::protocol::content::{FunctionCall, Usage};
 
     #[test]
     fn recorded_chunks_replay_the_same_events() {

@@ -12,8 +12,8 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::engine::content::{FunctionCall, Usage};
 use crate::engine::model::{gemini_chunk_events_owned, ModelEvent};
+use crate::protocol::content::{FunctionCall, Usage};
 
 /// What a line is, read without keeping its content.
 #[derive(Debug, Deserialize)]

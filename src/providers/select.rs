@@ -28,7 +28,7 @@ pub struct ModelChoice<'a> {
 
 /// The process environment, for [`ModelChoice::env`].
 pub fn process_env(name: &str) -> Option<String> {
-    crate::secrets::env_var(name)
+    crate::settings::secrets::env_var(name)
 }
 
 fn setting_or_env(

@@ -8,7 +8,12 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
+pub mod extension_trust;
+pub mod hook_trust;
+pub mod hooks;
+pub mod mcp;
 pub mod profiles;
+pub mod secrets;
 mod sections;
 pub mod trust;
 
@@ -101,7 +106,7 @@ pub fn load_in(
     load_for_trust(
         &troupe_home().join("config.toml"),
         workspace,
-        &crate::secrets::env_vars(),
+        &crate::settings::secrets::env_vars(),
         overrides,
         trusted,
     )
@@ -149,8 +154,8 @@ pub fn load_with(
     }
     let mut mcp_servers = Vec::new();
     for (file, scope) in [
-        (user_file, crate::mcp::config::Scope::User),
-        (project_file, crate::mcp::config::Scope::Project),
+        (user_file, crate::settings::mcp::Scope::User),
+        (project_file, crate::settings::mcp::Scope::Project),
     ] {
         if file.as_os_str().is_empty() || !file.exists() {
             continue;
@@ -166,7 +171,7 @@ pub fn load_with(
                 origin: source.clone(),
                 message: e.to_string(),
             })?;
-        crate::mcp::config::take_servers(&mut layer, scope, &source, &mut mcp_servers)?;
+        crate::settings::mcp::take_servers(&mut layer, scope, &source, &mut mcp_servers)?;
         merge_layer(&defaults, &mut table, &layer, "", &source, &mut origins)?;
     }
     for key in leaf_keys(&defaults) {
@@ -216,7 +221,7 @@ pub fn load_with(
         trusted: true,
         skipped_project_file: None,
     };
-    crate::mcp::config::gate_project_servers(&mut loaded);
+    crate::settings::mcp::gate_project_servers(&mut loaded);
     Ok(loaded)
 }
 

@@ -24,7 +24,7 @@ pub struct Settings {
     pub mcp: McpSettings,
     /// `[mcp_servers.NAME]` of the user and project files (not merged key by key).
     #[serde(skip)]
-    pub mcp_servers: Vec<crate::mcp::config::McpServerConfig>,
+    pub mcp_servers: Vec<crate::settings::mcp::McpServerConfig>,
     pub hooks: HookSettings,
     /// Whether the workspace is trusted for this run (never read from a file: set by
     /// the loader from `<troupe home>/trusted_folders.toml` or `--skip-trust`). Tools

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, RwLock};
 
 use super::registry::ToolHandle;
-use crate::engine::content::FunctionDeclaration;
+use crate::protocol::content::FunctionDeclaration;
 
 #[derive(Default)]
 struct Table {

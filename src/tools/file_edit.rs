@@ -16,9 +16,9 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 
 use super::{Services, Touched};
-use crate::actors::filesystem::FsError;
 use crate::engine::diff::FileDiff;
 use crate::engine::edit::snapshot::FileSnapshot;
+use crate::platform::filesystem::FsError;
 use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolOutput};
 
 /// The environment variable of the test-only pause.
@@ -39,7 +39,7 @@ pub async fn pause_after_commit() {
 }
 
 async fn pause_on(var: &str) {
-    let Some(flag) = crate::actors::filesystem::test_pause::arm(var) else {
+    let Some(flag) = crate::platform::filesystem::test_pause::arm(var) else {
         return;
     };
     let waited = tokio::time::timeout(PAUSE_LIMIT, async {

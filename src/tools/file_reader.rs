@@ -7,10 +7,10 @@ use std::path::Path;
 
 use base64::Engine as _;
 
-use crate::actors::filesystem::{Confined, FsError, OpenMode};
-use crate::engine::content::Part;
 use crate::engine::file_kind::{self, FileKind, SUPPORTED_AUDIO_FORMATS};
 use crate::engine::text::{utf16_len, utf16_prefix};
+use crate::platform::filesystem::{Confined, FsError, OpenMode};
+use crate::protocol::content::Part;
 use crate::protocol::{LlmContent, ToolErrorKind, ToolOutput};
 
 pub const MAX_LINES: usize = 2000;
@@ -136,7 +136,8 @@ pub fn process_open_file_with(
     }
     // At most the size limit, even if the file grows while it is read.
     let limit = (MAX_FILE_SIZE_MB * 1024.0 * 1024.0) as u64;
-    let bytes = match crate::actors::filesystem::read_reported_size(&mut file, meta.len(), limit) {
+    let bytes = match crate::platform::filesystem::read_reported_size(&mut file, meta.len(), limit)
+    {
         Ok(bytes) => bytes,
         Err(e) => return read_failure(rel, &e.to_string()),
     };

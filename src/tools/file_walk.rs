@@ -10,7 +10,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use tokio_util::sync::CancellationToken;
 
 /// Directories never walked (gemini-cli's `COMMON_IGNORE_PATTERNS`).
-pub const PRUNED_DIRS: &[&str] = &[".git", "node_modules", "bower_components", ".svn", ".hg"];
+pub use crate::platform::ignore_rules::PRUNED_DIRS;
 
 /// A file found by [`walk_files`].
 #[derive(Debug, Clone)]

@@ -12,9 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::file_walk::{glob_matcher, literal_or_glob, walk_files};
 use super::{Services, Tool, ToolContext};
-use crate::actors::filesystem::{stat_confined, Confined, FsError, OpenMode};
-use crate::engine::ignore_rules::{FilterOptions, IgnoreRules};
 use crate::engine::text::locale_cmp;
+use crate::platform::filesystem::{stat_confined, Confined, FsError, OpenMode};
+use crate::platform::ignore_rules::{FilterOptions, IgnoreRules};
 use crate::protocol::{ToolErrorKind, ToolKind, ToolOutput};
 
 /// The `glob` tool.

@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::{Services, Tool, ToolContext};
-use crate::actors::filesystem::{read_checked, Confined, FsError, OpenMode};
-use crate::engine::ignore_rules::{FilterOptions, IgnoreRules};
+use crate::platform::filesystem::{read_checked, Confined, FsError, OpenMode};
+use crate::platform::ignore_rules::{FilterOptions, IgnoreRules};
 use crate::protocol::{ToolErrorKind, ToolKind, ToolOutput};
 use format::{add_auto_context, format_results, GrepReport};
 use search::{build_matcher, SearchError, SearchRequest};

@@ -5,10 +5,10 @@
 use std::path::PathBuf;
 
 use super::Services;
-use crate::engine::content::Part;
-use crate::engine::context_files::format_blocks;
-use crate::protocol::HostOutcome;
+use crate::platform::context_files::format_blocks;
+use crate::protocol::content::Part;
 use crate::protocol::LlmContent;
+use crate::tools::invoke::HostOutcome;
 
 /// The tools whose touched paths trigger the JIT tier.
 pub const JIT_TOOLS: [&str; 4] = ["read_file", "write_file", "replace", "list_directory"];
@@ -66,7 +66,7 @@ pub async fn with_jit_context(
         .fs
         .run(move |confined| {
             let read = |path: &std::path::Path| {
-                let bytes = crate::actors::filesystem::read_checked(confined, path).ok()?;
+                let bytes = crate::platform::filesystem::read_checked(confined, path).ok()?;
                 String::from_utf8(bytes.bytes).ok()
             };
             let mut files = Vec::new();

@@ -7,9 +7,9 @@ use serde_json::{json, Value};
 use std::path::Path;
 
 use super::{FileFilteringOptions, Services, Tool, ToolContext, Touched};
-use crate::actors::filesystem::{list_confined, stat_confined, Confined, FsError};
-use crate::engine::ignore_rules::{FilterOptions, IgnoreRules};
 use crate::engine::text::locale_cmp;
+use crate::platform::filesystem::{list_confined, stat_confined, Confined, FsError};
+use crate::platform::ignore_rules::{FilterOptions, IgnoreRules};
 use crate::protocol::{ToolErrorKind, ToolKind, ToolOutput};
 
 /// The `list_directory` tool.

@@ -1,14 +1,17 @@
 //! Tools: the [`Tool`] trait a tool implements (one file per tool), the type-erased
 //! handle the Scheduler uses, and the registry. Each registered tool gets its own
-//! [`ToolActor`](crate::actors::tool_host::ToolActor) on its own arbiter.
+//! [`ToolActor`](crate::tools::host::ToolActor) on its own arbiter.
 
 pub mod background_tools;
+pub mod corrector;
 pub mod dynamic;
 pub mod file_edit;
 pub mod file_reader;
 pub mod file_walk;
 pub mod glob;
 pub mod grep;
+pub mod host;
+pub mod invoke;
 pub mod jit;
 pub mod list_directory;
 pub mod protected;
@@ -33,14 +36,14 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::actors::corrector::Corrector;
-use crate::actors::filesystem::FsClient;
-use crate::engine::content::FunctionDeclaration;
-use crate::engine::context_files::ContextFiles;
-use crate::engine::workspace::Workspace;
+use crate::platform::context_files::ContextFiles;
+use crate::platform::filesystem::FsClient;
+use crate::platform::workspace::Workspace;
+use crate::protocol::content::FunctionDeclaration;
 use crate::protocol::{ConfirmationDetails, ToolKind, ToolOutput, UiEvent};
 use crate::providers::ModelClient;
 use crate::settings::Settings;
+use crate::tools::corrector::Corrector;
 
 pub use registry::ToolRegistry;
 
@@ -61,7 +64,7 @@ pub struct Services {
     /// The context files (AGENTS.md, ...): loaded at start, found later near touched paths.
     pub context: Arc<ContextFiles>,
     /// The session's hooks (BeforeTool, AfterTool, Notification run in the Scheduler).
-    pub hooks: crate::hooks::HookClient,
+    pub hooks: crate::protocol::hooks::HookClient,
 }
 
 /// The context of one call.
@@ -110,7 +113,9 @@ impl ToolContext {
         original: &str,
     ) -> Result<(), Box<ToolOutput>> {
         match self.approved_original {
-            Some(hash) if hash != crate::actors::filesystem::content_hash(original.as_bytes()) => {
+            Some(hash)
+                if hash != crate::platform::filesystem::content_hash(original.as_bytes()) =>
+            {
                 let msg = format!("The file {} changed after this edit was approved, so the approved edit was not written. Read the file again and propose the edit against its current content.", path.display());
                 Err(Box::new(ToolOutput::error(
                     crate::protocol::ToolErrorKind::FileChangedOnDisk,
@@ -264,8 +269,8 @@ pub struct FileFilteringOptions {
 
 impl FileFilteringOptions {
     /// Unset options default to true.
-    pub fn resolve(self) -> crate::engine::ignore_rules::FilterOptions {
-        crate::engine::ignore_rules::FilterOptions {
+    pub fn resolve(self) -> crate::platform::ignore_rules::FilterOptions {
+        crate::platform::ignore_rules::FilterOptions {
             respect_git_ignore: self.respect_git_ignore.unwrap_or(true),
             respect_gemini_ignore: self.respect_gemini_ignore.unwrap_or(true),
         }

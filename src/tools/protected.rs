@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::{PolicyHint, Services};
-use crate::engine::workspace::real_path;
+use crate::platform::workspace::real_path;
 
 /// Directory names whose contents configure an agent.
 pub const PROTECTED_DIRS: [&str; 2] = [".troupe", ".gemini"];

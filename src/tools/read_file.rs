@@ -8,10 +8,10 @@ use serde_json::{json, Value};
 
 use super::file_reader::{not_found, process_open_file_with, read_failure, LineWindow};
 use super::{Services, Tool, ToolContext, Touched};
-use crate::actors::filesystem::{Confined, FsError, OpenMode};
 use crate::engine::file_kind;
-use crate::engine::ignore_rules::{FilterOptions, IgnoreRules};
-use crate::engine::workspace::PathError;
+use crate::platform::filesystem::{Confined, FsError, OpenMode};
+use crate::platform::ignore_rules::{FilterOptions, IgnoreRules};
+use crate::platform::workspace::PathError;
 use crate::protocol::{ToolErrorKind, ToolKind, ToolOutput};
 
 pub use super::file_reader::{split_lines, MAX_LINES, MAX_LINE_LENGTH};
@@ -106,15 +106,10 @@ impl Tool for ReadFile {
             let result = match result {
                 // A client editor's buffer wins over the disk (checks done above).
                 // Boxed: only a session with an editor needs this state in flight.
-                Ok(out) if ctx.services.fs.reading_editor().is_some() => {
-                    Ok(Box::pin(crate::actors::editor_files::text_for_model(
-                        &ctx.services,
-                        &p.file_path,
-                        window,
-                        out,
-                    ))
-                    .await)
-                }
+                Ok(out) if ctx.services.fs.reading_editor().is_some() => Ok(Box::pin(
+                    editor_text_for_model(&ctx.services, &p.file_path, window, out),
+                )
+                .await),
                 other => other,
             };
             result.unwrap_or_else(|e| {
@@ -262,4 +257,30 @@ pub fn looks_binary(bytes: &[u8]) -> bool {
 /// BOM-aware decoding (see [`file_kind::decode_text`]).
 pub fn decode_text(bytes: &[u8]) -> String {
     file_kind::decode_text(bytes)
+}
+
+/// `read_file`'s output with the editor's text in place of the disk's: only for a
+/// text file the disk read accepted (workspace, ignore rules and file kind checked).
+async fn editor_text_for_model(
+    services: &crate::tools::Services,
+    raw: &str,
+    window: crate::tools::file_reader::LineWindow,
+    disk: crate::protocol::ToolOutput,
+) -> crate::protocol::ToolOutput {
+    let is_text =
+        disk.error.is_none() && matches!(disk.llm_content, crate::protocol::LlmContent::Text(_));
+    if !is_text {
+        return disk;
+    }
+    let path = services.workspace.resolve_defensive(raw);
+    match services.fs.read(path).await {
+        Ok(read) => match String::from_utf8(read.bytes) {
+            Ok(text) => {
+                let rel = services.workspace.display_relative(&read.real_path);
+                crate::tools::file_reader::render_text(&text, window, &rel).output
+            }
+            Err(_) => disk,
+        },
+        Err(_) => disk,
+    }
 }

@@ -14,11 +14,11 @@ use tokio_util::sync::CancellationToken;
 use super::file_reader::{process_open_file, LineWindow};
 use super::file_walk::{glob_matcher, walk_files};
 use super::{FileFilteringOptions, Services, Tool, ToolContext, Touched};
-use crate::actors::filesystem::{Confined, FsError, OpenMode};
-use crate::engine::content::Part;
 use crate::engine::file_kind;
-use crate::engine::ignore_rules::IgnoreRules;
-use crate::engine::workspace::Workspace;
+use crate::platform::filesystem::{Confined, FsError, OpenMode};
+use crate::platform::ignore_rules::IgnoreRules;
+use crate::platform::workspace::Workspace;
+use crate::protocol::content::Part;
 use crate::protocol::{LlmContent, ToolErrorKind, ToolKind, ToolOutput};
 
 /// Excluded unless `useDefaultExcludes` is false (gemini-cli's `DEFAULT_FILE_EXCLUDES`).

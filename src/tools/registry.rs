@@ -10,10 +10,11 @@ use futures::future::BoxFuture;
 use serde_json::Value;
 
 use super::{apply_aliases, declaration_of, PolicyHint, Services, Tool, ToolContext, Touched};
-use crate::actors::tool_host::ToolActor;
-use crate::engine::content::FunctionDeclaration;
 use crate::engine::schema;
-use crate::protocol::{ConfirmationDetails, HostOutcome, Invoke, ToolKind};
+use crate::protocol::content::FunctionDeclaration;
+use crate::protocol::{ConfirmationDetails, ToolKind};
+use crate::tools::host::ToolActor;
+use crate::tools::invoke::{HostOutcome, Invoke};
 
 /// A validated call, ready to be confirmed and executed.
 pub trait Invocation: Send {

@@ -14,15 +14,15 @@ use serde_json::{json, Value};
 
 use super::file_edit::{self, edit_data, is_json_like, Existing, ReadFailure};
 use super::{PolicyHint, Services, Tool, ToolContext, Touched};
-use crate::actors::corrector::{CorrectEdit, Correction};
-use crate::actors::filesystem::path_lookup::correct_path;
-use crate::actors::filesystem::WriteExpect;
 use crate::engine::diff;
 use crate::engine::edit::snapshot::{encode_text, FileSnapshot};
 use crate::engine::edit::snippet::context_snippet_of;
 use crate::engine::edit::{self, placeholders, EditError, EditPlan, EditRequest, Occurrences};
-use crate::engine::path_correction::PathCorrectionError;
+use crate::platform::filesystem::path_lookup::correct_path;
+use crate::platform::filesystem::WriteExpect;
+use crate::platform::path_correction::PathCorrectionError;
 use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
+use crate::tools::corrector::{CorrectEdit, Correction};
 
 /// The `replace` tool. Remembers the file content each confirmation showed, so that
 /// "modify with external editor" can turn the user's edited file into a whole-file edit.
@@ -115,7 +115,7 @@ async fn compute(p: &Params, ctx: &ToolContext) -> Result<Computed, ToolOutput> 
     let (path, snapshot) = match file_edit::read_existing(services, requested).await {
         Ok(Existing::Text { path, snapshot }) => (path, Some(snapshot)),
         Ok(Existing::Missing { path }) => (path, None),
-        Err(ReadFailure::Fs(crate::actors::filesystem::FsError::Path(e))) => {
+        Err(ReadFailure::Fs(crate::platform::filesystem::FsError::Path(e))) => {
             return Err(ToolOutput::error(
                 ToolErrorKind::PathNotInWorkspace,
                 e.to_string(),

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::actors::filesystem::atomic_write::write_owned_path;
-use crate::actors::filesystem::{content_hash, FsError, WriteExpect};
+use crate::platform::filesystem::atomic_write::write_owned_path;
+use crate::platform::filesystem::{content_hash, FsError, WriteExpect};
 
 use futures::future::BoxFuture;
 use serde::Deserialize;

@@ -11,11 +11,11 @@ use serde_json::{json, Value};
 
 use super::file_edit::{self, edit_data, is_json_like, Existing, ReadFailure};
 use super::{PolicyHint, Services, Tool, ToolContext, Touched};
-use crate::actors::filesystem::{FsError, WriteExpect};
 use crate::engine::diff;
 use crate::engine::edit::snapshot::FileSnapshot;
 use crate::engine::edit::snippet::context_snippet_of;
 use crate::engine::edit::{placeholders, unescape};
+use crate::platform::filesystem::{FsError, WriteExpect};
 use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
 
 /// The `write_file` tool.

@@ -12,8 +12,8 @@ use tokio::sync::mpsc;
 
 use troupe::actors::chat::GetHistory;
 use troupe::actors::session::{start_session, Session, SessionOptions};
-use troupe::engine::content::{Content, Role};
-use troupe::engine::workspace::Workspace;
+use troupe::platform::workspace::Workspace;
+use troupe::protocol::content::{Content, Role};
 use troupe::protocol::{
     ApprovalDecision, ApprovalMode, ApprovalRequest, CancelTurn, CompressHistory,
     CompressionOutcome, TurnOutcome, UiEvent, UserInput,

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use serde_json::Value;
 
-use troupe::actors::filesystem::{Confined, OpenMode};
 use troupe::engine::edit::{calculate_replacement, Occurrences};
-use troupe::engine::workspace::Workspace;
+use troupe::platform::filesystem::{Confined, OpenMode};
+use troupe::platform::workspace::Workspace;
 
 /// Cases per property unless `PROPTEST_CASES` says otherwise.
 const CI_CASES: u32 = 128;
@@ -210,7 +210,7 @@ fn sse_seed_corpus() {
 }
 
 fn openai_decode(chunks: &[Value]) {
-    let mut decoder = troupe::engine::openai::StreamDecoder::default();
+    let mut decoder = troupe::providers::openai::wire::StreamDecoder::default();
     for chunk in chunks {
         if decoder.push(chunk).is_err() {
             return;

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use actix::Recipient;
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use crate::engine::content::{CallArgs, FunctionCall, Part};
 use crate::engine::context_budget::SizeMemo;
 use crate::engine::responses::error_parts;
+use crate::protocol::content::{CallArgs, FunctionCall, Part};
 use crate::protocol::{CallStatus, CompletedCall, SessionEvent};
 
 /// Finished calls sent to the session recorder in one message.

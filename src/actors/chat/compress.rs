@@ -12,10 +12,10 @@ use crate::engine::compression::{
     truncate_function_responses, Verdict, COMPRESSION_SYSTEM_PROMPT,
     FUNCTION_RESPONSE_TOKEN_BUDGET,
 };
-use crate::engine::content::Content;
 use crate::engine::context_budget;
 use crate::engine::history::curated;
 use crate::engine::model::{ModelEvent, ModelRequest};
+use crate::protocol::content::Content;
 use crate::protocol::{CompressionOutcome, SessionEvent, UiEvent};
 use crate::providers::ModelError;
 

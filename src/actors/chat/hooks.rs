@@ -7,11 +7,11 @@ use serde_json::{json, Value};
 
 use super::model_call::CallFailure;
 use super::Chat;
-use crate::engine::content::{Content, Part, Role};
+use crate::actors::hooks::{HookClient, HookEvent, HookVerdict};
 use crate::engine::history::TurnAssembler;
 use crate::engine::loop_detection::LoopKind;
 use crate::engine::model::{ModelEvent, ModelRequest};
-use crate::hooks::{HookClient, HookEvent, HookVerdict};
+use crate::protocol::content::{Content, Part, Role};
 use crate::protocol::{TurnOutcome, UiEvent};
 
 /// gemini-cli's `llm_request`: the model, one message per content that has text (its

@@ -7,8 +7,8 @@
 use actix::prelude::*;
 
 use super::Chat;
-use crate::engine::content::{Content, FunctionCall};
 use crate::engine::loop_detection::LoopKind;
+use crate::protocol::content::{Content, FunctionCall};
 use crate::protocol::{ApprovalDecision, ApprovalRequest, ConfirmationDetails, TurnOutcome};
 
 impl Chat {

@@ -291,9 +291,9 @@ pub(super) async fn confirmation_guarded(
 /// The hash an approved edit is bound to: the file's content as the diff showed it.
 pub(crate) fn approved_hash(details: &crate::protocol::ConfirmationDetails) -> Option<[u8; 32]> {
     match details {
-        crate::protocol::ConfirmationDetails::Edit { original, .. } => {
-            Some(crate::actors::filesystem::content_hash(original.as_bytes()))
-        }
+        crate::protocol::ConfirmationDetails::Edit { original, .. } => Some(
+            crate::platform::filesystem::content_hash(original.as_bytes()),
+        ),
         _ => None,
     }
 }

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::{CallInfo, Inner};
-use crate::hooks::{Decision, HookEvent};
+use crate::actors::hooks::{Decision, HookEvent};
 use crate::protocol::{
     ApprovalRequest, CallStatus, CompletedCall, ConfirmationDetails, ToolError, ToolErrorKind,
     UiEvent,
@@ -70,7 +70,7 @@ impl Inner {
             match tool.prepare(&new_args, &self.services) {
                 Ok(inv) => {
                     invocation = inv;
-                    call.args = crate::engine::content::CallArgs::new(new_args);
+                    call.args = crate::protocol::content::CallArgs::new(new_args);
                     call.hook_modified = true;
                 }
                 Err(msg) => {

@@ -11,8 +11,8 @@ use actix::prelude::*;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::content::{CallArgs, FunctionCall};
 use crate::engine::responses::error_parts;
+use crate::protocol::content::{CallArgs, FunctionCall};
 use crate::protocol::{
     ApprovalRequest, CallEvents, CallStatus, CallTimeline, CompletedCall, Schedule, ToolError,
     ToolErrorKind, UiEvent,

@@ -10,7 +10,8 @@ use tokio_util::sync::CancellationToken;
 use super::conflicts::DoneSignal;
 use super::{budget, CallInfo, Inner};
 use crate::engine::responses::{cancelled_parts, error_parts, success_parts};
-use crate::protocol::{CallStatus, CompletedCall, HostOutcome, ToolError, ToolErrorKind};
+use crate::protocol::{CallStatus, CompletedCall, ToolError, ToolErrorKind};
+use crate::tools::invoke::HostOutcome;
 use crate::tools::registry::{Invocation, ToolHandle};
 use crate::tools::ToolContext;
 
@@ -215,7 +216,7 @@ fn host_failure(call: &CallInfo, kind: ToolErrorKind, message: String) -> Outcom
 /// Status, response parts, display, error and data of a finished call.
 type Outcome = (
     CallStatus,
-    Vec<crate::engine::content::Part>,
+    Vec<crate::protocol::content::Part>,
     String,
     Option<ToolError>,
     Option<serde_json::Value>,

@@ -16,7 +16,7 @@ use ignore::overrides::{Override, OverrideBuilder};
 use ignore::{WalkBuilder, WalkState};
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::ignore_rules::{GEMINI_IGNORE, TROUPE_IGNORE};
+use crate::platform::ignore_rules::{GEMINI_IGNORE, TROUPE_IGNORE};
 
 /// Directories and files gemini-cli's ripgrep call excludes (unless `no_ignore`).
 pub const DEFAULT_EXCLUDE_GLOBS: &[&str] = &[

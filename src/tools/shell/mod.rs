@@ -19,9 +19,9 @@ use serde_json::{json, Value};
 use self::format::{aborted_text, head_tail_excerpt, result_text, wrap_untrusted, ShellResult};
 use self::process::{group_alive, group_members, signal_name, RunningCommand, ShellSpec, Stop};
 use super::{PolicyHint, Services, Tool, ToolContext};
-use crate::actors::filesystem::FsError;
 use crate::engine::shell_readonly::Verdict;
 use crate::engine::shell_syntax;
+use crate::platform::filesystem::FsError;
 use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
 
 /// What the model reads when a command is refused for command substitution.

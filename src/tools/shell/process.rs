@@ -172,7 +172,10 @@ impl RunningCommand {
             command.env_remove(name);
         }
         for (name, _) in std::env::vars_os() {
-            if name.to_str().is_some_and(crate::secrets::is_secret_name) {
+            if name
+                .to_str()
+                .is_some_and(crate::settings::secrets::is_secret_name)
+            {
                 command.env_remove(name);
             }
         }

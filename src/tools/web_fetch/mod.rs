@@ -18,8 +18,8 @@ use url::Url;
 use self::net::{fetch, readable_text, FetchError, FetchLimits};
 use super::shell::format::wrap_untrusted;
 use super::{Services, Tool, ToolContext};
-use crate::engine::content::Content;
 use crate::engine::model::ModelRequest;
+use crate::protocol::content::Content;
 use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
 
 /// Characters of fetched text shared among all URLs of one call.

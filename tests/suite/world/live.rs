@@ -11,12 +11,12 @@ use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use troupe::actors::chat::GetHistory;
-use troupe::actors::headless::{HeadlessFront, OutputFormat};
 use troupe::actors::session::{start_session, SessionOptions};
-use troupe::app::run_turn;
-use troupe::engine::content::{FunctionCall, Part};
 use troupe::engine::model::{ModelEvent, ModelRequest};
-use troupe::engine::workspace::Workspace;
+use troupe::frontends::headless::{HeadlessFront, OutputFormat};
+use troupe::frontends::run_turn;
+use troupe::platform::workspace::Workspace;
+use troupe::protocol::content::{FunctionCall, Part};
 use troupe::protocol::{
     ApprovalDecision, ApprovalMode, ApprovalRequest, CancelTurn, ConfirmationDetails, Memory,
     UiEvent, UserInput,

@@ -1,0 +1,235 @@
+//! Runs one hook command: `bash -c` in the session's directory, in a process group of
+//! its own, the input JSON on stdin, stdout and stderr read separately (each capped),
+//! the whole group killed on timeout, on cancellation, or when the run is dropped. The
+//! environment is Troupe's minus every credential (a hook never sees a model key).
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+use tokio_util::sync::CancellationToken;
+
+use crate::settings::hooks::HookDef;
+
+/// Bytes kept of each output stream; the rest is read and dropped.
+pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
+
+/// Time between SIGTERM and SIGKILL for a hook that timed out.
+const TERM_GRACE: Duration = Duration::from_millis(500);
+
+/// What the hook process did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunResult {
+    Exited {
+        code: i32,
+        stdout: String,
+        stderr: String,
+    },
+    /// Could not start, was killed by a signal, timed out or was cancelled.
+    Failed(String),
+}
+
+/// The session facts every hook gets, as variables and substitutions.
+#[derive(Debug, Clone)]
+pub struct HookEnv {
+    pub project_dir: PathBuf,
+    pub cwd: PathBuf,
+    pub session_id: String,
+    pub plans_dir: PathBuf,
+}
+
+/// Whether an environment variable holds a credential and is kept from hooks.
+pub fn is_secret_var(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    upper.ends_with("_API_KEY")
+        || upper.ends_with("_APIKEY")
+        || upper == "API_KEY"
+        || upper.ends_with("_TOKEN")
+        || upper.ends_with("_SECRET")
+        || upper.ends_with("_SECRET_KEY")
+        || upper.ends_with("_PASSWORD")
+        || upper.starts_with("TROUPE_MODEL_")
+        || upper == "GOOGLE_APPLICATION_CREDENTIALS"
+}
+
+fn substitutions(env: &HookEnv) -> Vec<(&'static str, String)> {
+    let project = env.project_dir.display().to_string();
+    vec![
+        ("GEMINI_PROJECT_DIR", project.clone()),
+        ("CLAUDE_PROJECT_DIR", project.clone()),
+        ("TROUPE_PROJECT_DIR", project),
+        ("GEMINI_CWD", env.cwd.display().to_string()),
+        ("GEMINI_PLANS_DIR", env.plans_dir.display().to_string()),
+        ("GEMINI_SESSION_ID", env.session_id.clone()),
+    ]
+}
+
+/// `$VAR` and `${VAR}` of the session variables replaced, shell-escaped.
+pub fn expand_command(command: &str, env: &HookEnv) -> String {
+    let mut out = command.to_string();
+    for (name, value) in substitutions(env) {
+        let quoted = shell_words::quote(&value).into_owned();
+        out = out.replace(&format!("${{{name}}}"), &quoted);
+        out = out.replace(&format!("${name}"), &quoted);
+    }
+    out
+}
+
+/// Kills the group when dropped unless disarmed.
+struct GroupGuard(i32);
+
+impl GroupGuard {
+    fn kill(&self, signal: Signal) {
+        if self.0 > 0 {
+            let _ = killpg(Pid::from_raw(self.0), signal);
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill(Signal::SIGKILL);
+    }
+}
+
+async fn read_capped<R: AsyncRead + Unpin>(mut reader: R) -> String {
+    let mut kept = Vec::new();
+    let mut buf = [0u8; 8192];
+    let mut dropped = 0usize;
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = MAX_OUTPUT_BYTES.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+                dropped += n.saturating_sub(room);
+            }
+        }
+    }
+    let text = String::from_utf8_lossy(&kept).into_owned();
+    if dropped > 0 {
+        tracing::warn!(dropped, "hook output over the limit was dropped");
+    }
+    text
+}
+
+/// Runs `def` with `input` on stdin.
+pub async fn run(
+    def: &HookDef,
+    input: &serde_json::Value,
+    env: &HookEnv,
+    cancel: &CancellationToken,
+) -> RunResult {
+    let mut cmd = Command::new("bash");
+    cmd.arg("-c")
+        .arg(expand_command(&def.command, env))
+        .current_dir(&env.cwd)
+        .env_clear()
+        .envs(std::env::vars().filter(|(k, _)| !is_secret_var(k)))
+        .envs(substitutions(env))
+        .envs(def.env.iter().filter(|(k, _)| !is_secret_var(k)).cloned())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return RunResult::Failed(format!("cannot start bash: {e}")),
+    };
+    let guard = GroupGuard(child.id().map(|p| p as i32).unwrap_or(0));
+    let payload = serde_json::to_vec(input).unwrap_or_default();
+    let stdin = child.stdin.take();
+    let writer = async move {
+        if let Some(mut stdin) = stdin {
+            // A hook that never reads its input must not block us: errors are ignored.
+            let _ = stdin.write_all(&payload).await;
+            let _ = stdin.shutdown().await;
+        }
+    };
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let io = async {
+        let out = async {
+            match stdout {
+                Some(s) => read_capped(s).await,
+                None => String::new(),
+            }
+        };
+        let err = async {
+            match stderr {
+                Some(s) => read_capped(s).await,
+                None => String::new(),
+            }
+        };
+        let ((), out, err, status) = tokio::join!(writer, out, err, child.wait());
+        (out, err, status)
+    };
+    let limit = Duration::from_millis(def.timeout_ms);
+    let result = tokio::select! {
+        r = tokio::time::timeout(limit, io) => Some(r),
+        _ = cancel.cancelled() => None,
+    };
+    let Some(result) = result else {
+        guard.kill(Signal::SIGKILL);
+        let _ = child.wait().await;
+        return RunResult::Failed("Hook was cancelled".into());
+    };
+    match result {
+        Err(_) => {
+            guard.kill(Signal::SIGTERM);
+            if tokio::time::timeout(TERM_GRACE, child.wait())
+                .await
+                .is_err()
+            {
+                guard.kill(Signal::SIGKILL);
+                let _ = child.wait().await;
+            }
+            // Whatever the hook started goes with its group.
+            guard.kill(Signal::SIGKILL);
+            RunResult::Failed(format!("Hook timed out after {}ms", def.timeout_ms))
+        }
+        Ok((stdout, stderr, status)) => {
+            // Children the hook left behind go with its group.
+            guard.kill(Signal::SIGKILL);
+            match status {
+                Ok(s) => match s.code() {
+                    Some(code) => RunResult::Exited {
+                        code,
+                        stdout,
+                        stderr,
+                    },
+                    None => RunResult::Failed(format!("Hook was killed by a signal ({s})")),
+                },
+                Err(e) => RunResult::Failed(format!("cannot wait for the hook: {e}")),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_recognised_and_commands_expanded() {
+        assert!(is_secret_var("GEMINI_API_KEY"));
+        assert!(is_secret_var("openai_api_key"));
+        assert!(is_secret_var("GITHUB_TOKEN"));
+        assert!(!is_secret_var("PATH"));
+        let env = HookEnv {
+            project_dir: PathBuf::from("/a b"),
+            cwd: PathBuf::from("/a b"),
+            session_id: "s1".into(),
+            plans_dir: PathBuf::from("/p"),
+        };
+        assert_eq!(
+            expand_command("cd $GEMINI_PROJECT_DIR && echo ${GEMINI_SESSION_ID}", &env),
+            "cd '/a b' && echo s1"
+        );
+    }
+}

@@ -1,0 +1,286 @@
+//! Starting the Troupe session behind `session/new` and `session/load`: the model
+//! (with the key `authenticate` gave), the client's MCP servers as `[mcp_servers]`
+//! entries, and the session recorded through the project's [`SessionStore`] like a
+//! REPL or headless one (`session/load` resumes a recorded session from it).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use actix::prelude::*;
+use serde_json::Value;
+
+use super::front::{self, AcpFront};
+use super::{editor, models, Link, State};
+use crate::actors::session::{start_session_with, Session, SessionOptions};
+use crate::platform::sessions::plan::{open_existing, plan, SessionArgs};
+use crate::platform::sessions::SessionStore;
+use crate::platform::workspace::Workspace;
+use crate::protocol::content::Content;
+use crate::protocol::ApprovalMode;
+use crate::settings::mcp::{McpServerConfig, Scope, ServerEntry};
+
+/// One ACP session: the Troupe session, its front, and what the connection tracks.
+pub struct AcpSession {
+    pub session: Session,
+    pub front: Addr<AcpFront>,
+    /// The models `session/set_model` may choose (`None`: the provider could not say).
+    pub models: Option<Vec<String>>,
+    pub model: Mutex<String>,
+    /// The "Always allow" rules last written to the user's config.
+    pub persisted: Mutex<Vec<String>>,
+}
+
+/// A started session and what `session/new` / `session/load` answer with.
+pub struct Started {
+    pub id: String,
+    pub mode: &'static str,
+    pub models: Value,
+    /// The recorded history (`session/load`), to replay.
+    pub history: Vec<Content>,
+}
+
+/// The user's config file, where "Always allow" saves rules (as the REPL's).
+pub fn user_config() -> PathBuf {
+    crate::settings::troupe_home().join("config.toml")
+}
+
+/// [`user_config`] with the home directory as `~`.
+pub fn user_config_label() -> String {
+    let path = user_config();
+    let home = crate::settings::home_dir();
+    match path.strip_prefix(&home) {
+        Ok(rest) if home != Path::new("/") => format!("~/{}", rest.display()),
+        _ => path.display().to_string(),
+    }
+}
+
+/// The client's MCP server descriptions (ACP `McpServer`: stdio, or `type` http/sse)
+/// as `[mcp_servers.NAME]` entries; stdio servers run in the session's cwd.
+pub fn mcp_servers(servers: &[Value], cwd: &Path) -> Result<Vec<McpServerConfig>, String> {
+    let pairs = |v: &Value| -> std::collections::BTreeMap<String, String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| {
+                Some((
+                    p["name"].as_str()?.to_string(),
+                    p["value"].as_str()?.to_string(),
+                ))
+            })
+            .collect()
+    };
+    let mut out = Vec::new();
+    for server in servers {
+        let name = server["name"].as_str().unwrap_or("").trim().to_string();
+        if name.is_empty() {
+            return Err(format!("an MCP server without a name: {server}"));
+        }
+        let kind = server["type"].as_str().unwrap_or("stdio");
+        let entry = match kind {
+            "stdio" => {
+                let command = server["command"].as_str().unwrap_or("").to_string();
+                if command.is_empty() {
+                    return Err(format!(
+                        "MCP server `{name}`: a stdio server needs a command"
+                    ));
+                }
+                ServerEntry {
+                    command: Some(command),
+                    args: server["args"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|a| a.as_str().map(str::to_string))
+                        .collect(),
+                    env: pairs(&server["env"]),
+                    cwd: Some(cwd.display().to_string()),
+                    ..ServerEntry::default()
+                }
+            }
+            "http" | "sse" => {
+                let url = server["url"].as_str().unwrap_or("").to_string();
+                if url.is_empty() {
+                    return Err(format!("MCP server `{name}`: an {kind} server needs a url"));
+                }
+                ServerEntry {
+                    url: Some(url),
+                    transport: Some(kind.to_string()),
+                    headers: pairs(&server["headers"]),
+                    ..ServerEntry::default()
+                }
+            }
+            other => return Err(format!("MCP server `{name}`: unknown type `{other}`")),
+        };
+        out.push(McpServerConfig {
+            name,
+            entry,
+            scope: Scope::User,
+            blocked: None,
+        });
+    }
+    Ok(out)
+}
+
+/// Starts a session for `session/new` (`load` = `None`) or resumes recorded session
+/// `load` for `session/load`.
+pub(super) async fn start(
+    state: &State,
+    req: &Value,
+    link: Link,
+    load: Option<&str>,
+) -> Result<Started, String> {
+    let cwd = PathBuf::from(req["cwd"].as_str().unwrap_or(""));
+    if !cwd.is_absolute() {
+        return Err(format!(
+            "cwd must be an absolute path, got {}",
+            cwd.display()
+        ));
+    }
+    let workspace = Workspace::new(&cwd, &state.args.include_directories)
+        .map(Arc::new)
+        .map_err(|e| format!("workspace: {e}"))?;
+    let mut loaded =
+        crate::frontends::load_settings(&workspace, &state.args).map_err(|e| e.to_string())?;
+    let client_servers = mcp_servers(
+        req["mcpServers"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[]),
+        workspace.primary(),
+    )?;
+    for server in client_servers {
+        loaded
+            .settings
+            .mcp_servers
+            .retain(|s| s.name != server.name);
+        loaded.settings.mcp_servers.push(server);
+    }
+    let model = {
+        let env = |name: &str| state.credentials.env(name);
+        crate::providers::select::select(
+            &loaded.settings,
+            &crate::providers::select::ModelChoice {
+                fake_responses: state.args.fake_responses.as_deref(),
+                record_responses: state.args.record_responses.as_deref(),
+                env: &env,
+            },
+        )
+        .map_err(|e| e.to_string())?
+    };
+    if loaded.settings.model.name.trim().is_empty() {
+        loaded.settings.model.name = model.default_model().await.map_err(|e| e.to_string())?;
+    }
+    let model_name = loaded.settings.model.name.clone();
+    let available = models::available(model.as_ref(), &model_name).await;
+    let settings = Arc::new(loaded.settings);
+    let store = SessionStore::open(&crate::settings::troupe_home(), workspace.primary())
+        .map_err(|e| e.to_string())?;
+    let plan = match load {
+        None => plan(store, &SessionArgs::default()).map_err(|f| f.message)?,
+        Some(id) => {
+            let info = store
+                .list()
+                .into_iter()
+                .find(|s| s.session_id == id)
+                .ok_or_else(|| format!("Invalid session identifier \"{id}\""))?;
+            open_existing(store, info).map_err(|e| e.to_string())?
+        }
+    };
+    let history = if load.is_some() {
+        plan.history.clone()
+    } else {
+        Vec::new()
+    };
+    let mode = ApprovalMode::parse(&settings.approval.mode).unwrap_or_default();
+    let (reads, writes) = state.client_fs.lock().map(|c| *c).unwrap_or((false, false));
+    let id = plan.session_id.clone();
+    let id_slot: Arc<Mutex<String>> = Arc::new(Mutex::new(id.clone()));
+    let editor = (reads || writes).then(|| {
+        Arc::new(editor::ClientFiles::new(
+            link.cx.clone(),
+            id_slot.clone(),
+            reads,
+            writes,
+        )) as crate::platform::filesystem::editor::SharedEditor
+    });
+    let root = workspace.primary().to_path_buf();
+    let front = AcpFront::new(id.clone(), Arc::new(link), root, user_config_label()).start();
+    let session = start_session_with(
+        SessionOptions {
+            workspace,
+            settings: settings.clone(),
+            model,
+            model_name: model_name.clone(),
+            approval_mode: mode,
+            request_log: state.args.log_requests.clone(),
+            test_tools: std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1"),
+            editor_files: editor,
+        },
+        Some(plan),
+        front.clone().recipient(),
+        front.clone().recipient(),
+    )?;
+    front.do_send(front::SetSessionId(id.clone()));
+    if let Some(hub) = &session.mcp {
+        // The client's servers' tools are there for the first prompt.
+        hub.settled(std::time::Duration::from_millis(
+            settings.mcp.startup_wait_ms,
+        ))
+        .await;
+    }
+    let hooks = session.hooks.clone();
+    let source = if load.is_some() { "resume" } else { "startup" };
+    actix::spawn(async move {
+        crate::actors::hooks::session_start(&hooks, source).await;
+    });
+    let persisted = session
+        .policy
+        .lock()
+        .map(|p| crate::frontends::repl::saved_rules::saved_rule_texts(&p.rules))
+        .unwrap_or_default();
+    let models = models::models_json(&model_name, &available);
+    if let Ok(mut sessions) = state.sessions.lock() {
+        sessions.insert(
+            id.clone(),
+            Arc::new(AcpSession {
+                session,
+                front,
+                models: available,
+                model: Mutex::new(model_name),
+                persisted: Mutex::new(persisted),
+            }),
+        );
+    }
+    Ok(Started {
+        id,
+        mode: mode.as_str(),
+        models,
+        history,
+    })
+}
+
+/// Writes the session's "Always allow" rules to the user's config when they changed
+/// (the REPL's store: a new session reads them back as `approval.allowed`).
+pub fn save_always_rules(session: &AcpSession) {
+    let Ok(current) = session
+        .session
+        .policy
+        .lock()
+        .map(|p| crate::frontends::repl::saved_rules::saved_rule_texts(&p.rules))
+    else {
+        return;
+    };
+    let Ok(mut persisted) = session.persisted.lock() else {
+        return;
+    };
+    if *persisted == current {
+        return;
+    }
+    match crate::frontends::repl::saved_rules::save_allowed(&user_config(), &current) {
+        Ok(()) => *persisted = current,
+        Err(e) => {
+            eprintln!("troupe: cannot save the \"Always allow\" rule: {e}");
+            tracing::warn!(error = %e, "cannot save always-allow rules");
+        }
+    }
+}

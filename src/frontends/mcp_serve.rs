@@ -1,0 +1,219 @@
+//! `troupe mcp serve`: Troupe's built-in tools as an MCP server on stdio. Each
+//! `tools/call` goes through a real session's Scheduler, so workspace confinement, the
+//! edit matcher, parallel execution and the approval policy of the settings all apply;
+//! a call that would need a person's approval is refused with the reason.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use actix::prelude::*;
+use clap::Args;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::actors::scheduler::Scheduler;
+use crate::frontends::AppError;
+use crate::protocol::content::{FunctionCall, FunctionDeclaration};
+use crate::protocol::{ApprovalDecision, ApprovalRequest, Schedule, UiEvent};
+
+/// `troupe mcp serve` options.
+#[derive(Debug, Clone, Args, Default)]
+pub struct ServeArgs {
+    /// How much runs without asking: plan, default, auto_edit or yolo.
+    #[arg(long = "approval-mode", value_name = "MODE")]
+    pub approval_mode: Option<String>,
+    /// Run every call without asking (same as --approval-mode yolo).
+    #[arg(short = 'y', long = "yolo")]
+    pub yolo: bool,
+    /// Override a setting: -c key=value (repeatable).
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+}
+
+/// Answers approvals for a session nobody watches: refused, with what would allow it.
+struct Unattended {
+    mode: String,
+}
+
+impl Actor for Unattended {
+    type Context = Context<Self>;
+}
+
+impl Handler<ApprovalRequest> for Unattended {
+    type Result = MessageResult<ApprovalRequest>;
+
+    fn handle(&mut self, req: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
+        MessageResult(ApprovalDecision::Deny {
+            reason: format!(
+                "Tool execution denied by policy. \"{}\" needs approval, which `troupe mcp serve` cannot ask for (approval mode \"{}\"). Start it with --approval-mode auto_edit to allow edits, or --yolo to allow everything.",
+                req.tool_name, self.mode
+            ),
+        })
+    }
+}
+
+impl Handler<UiEvent> for Unattended {
+    type Result = ();
+
+    fn handle(&mut self, _: UiEvent, _: &mut Self::Context) {}
+}
+
+/// The MCP server over a session's Scheduler.
+#[derive(Clone)]
+struct ToolServer {
+    scheduler: Addr<Scheduler>,
+    tools: Arc<Vec<FunctionDeclaration>>,
+    next_id: Arc<AtomicU64>,
+}
+
+impl ServerHandler for ToolServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
+            "Troupe's built-in coding tools, confined to the workspace Troupe was started in.",
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools: Vec<Value> = self
+            .tools
+            .iter()
+            .map(|d| json!({"name": d.name, "description": d.description, "inputSchema": d.parameters_json_schema}))
+            .collect();
+        serde_json::from_value(json!({ "tools": tools }))
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let call = FunctionCall {
+            id: Some(format!("{}_mcp_{n}", request.name)),
+            name: request.name.to_string(),
+            args: Value::Object(request.arguments.unwrap_or_default()),
+        };
+        let cancel = CancellationToken::new();
+        let guard = cancel.clone().drop_guard();
+        let ct = context.ct.clone();
+        let watch = cancel.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = ct.cancelled() => watch.cancel(),
+                _ = watch.cancelled() => {}
+            }
+        });
+        let (answers, mut answered) = tokio::sync::mpsc::unbounded_channel();
+        self.scheduler
+            .send(Schedule {
+                turn: 0,
+                calls: vec![Arc::new(call)],
+                cancel,
+                answers,
+            })
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        drop(guard);
+        let Some(completed) = answered.recv().await else {
+            return Err(ErrorData::internal_error("no result", None));
+        };
+        Ok(to_result(&completed).into())
+    }
+}
+
+/// A completed call as a `CallToolResult`: the output text (or the error), then any
+/// images the tool returned.
+fn to_result(call: &crate::protocol::CompletedCall) -> CallToolResult {
+    let response = call
+        .response_parts
+        .first()
+        .and_then(|p| p.function_response.as_deref())
+        .map(|fr| fr.response.clone())
+        .unwrap_or(Value::Null);
+    let mut content = Vec::new();
+    let is_error = call.error.is_some();
+    let text = match (&response["output"], &response["error"]) {
+        (Value::String(out), _) if !is_error => out.clone(),
+        (_, Value::String(err)) => err.clone(),
+        _ => response.to_string(),
+    };
+    content.push(json!({"type": "text", "text": text}));
+    for part in call.response_parts.iter().skip(1) {
+        if let Some(blob) = &part.inline_data {
+            content.push(json!({"type": "image", "data": blob.data, "mimeType": blob.mime_type}));
+        }
+    }
+    serde_json::from_value(json!({"content": content, "isError": is_error}))
+        .unwrap_or_else(|_| CallToolResult::error(vec![]))
+}
+
+/// Runs the server until stdin closes; returns the exit code.
+pub fn run(args: ServeArgs, _cwd: &Path) -> Result<i32, AppError> {
+    let run_args = crate::frontends::options::RunArgs {
+        approval_mode: args.approval_mode.clone(),
+        yolo: args.yolo,
+        overrides: args.overrides.clone(),
+        ..Default::default()
+    };
+    let usage = |e: AppError| e;
+    let ws = crate::frontends::workspace(&run_args).map_err(usage)?;
+    let loaded = crate::frontends::load_settings(&ws, &run_args).map_err(usage)?;
+    let _guard = crate::frontends::init_logging(&loaded.settings, None);
+    let mut settings = loaded.settings;
+    // Troupe serving its tools does not start the MCP servers it is itself configured with.
+    settings.mcp_servers.clear();
+    let model = crate::frontends::select_model(&run_args, &settings).or_else(|_| {
+        crate::providers::scripted::ScriptedModel::from_text("mcp serve", "")
+            .map(|m| Arc::new(m) as Arc<dyn crate::providers::ModelClient>)
+            .map_err(|e| crate::frontends::AppError::Model(e.to_string()))
+    });
+    let model = model.map_err(usage)?;
+    let mode = crate::protocol::ApprovalMode::parse(&settings.approval.mode).unwrap_or_default();
+    let model_name = settings.model.name.clone();
+    let system = System::new();
+    system.block_on(async move {
+        let front = Unattended {
+            mode: mode.as_str().to_string(),
+        }
+        .start();
+        let session = crate::actors::session::start_session(
+            crate::actors::session::SessionOptions {
+                workspace: ws,
+                settings: Arc::new(settings),
+                model,
+                model_name,
+                approval_mode: mode,
+                request_log: None,
+                test_tools: std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1"),
+                editor_files: None,
+            },
+            front.clone().recipient(),
+            front.recipient(),
+        )
+        .map_err(AppError::Usage)?;
+        let server = ToolServer {
+            scheduler: session.scheduler.clone(),
+            tools: Arc::new(session.registry.declarations()),
+            next_id: Arc::new(AtomicU64::new(0)),
+        };
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| AppError::Usage(format!("mcp serve: {e}")))?;
+        let _ = running.waiting().await;
+        session.shutdown().await;
+        Ok(0)
+    })
+}

@@ -1,0 +1,419 @@
+//! What the binary does with its arguments: set-up shared by every mode (settings,
+//! logging, model selection) and the headless run.
+
+pub mod acp;
+pub mod headless;
+pub mod interactive;
+pub mod mcp_serve;
+pub mod options;
+pub mod repl;
+pub mod sessions;
+pub mod signals;
+pub mod stdin;
+pub mod trace;
+pub mod trust;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use actix::prelude::*;
+use tokio::sync::oneshot;
+
+use crate::actors::session::{start_session_with, SessionOptions};
+use crate::frontends::headless::{
+    json_report, stream_result, HeadlessFront, OutputFormat, RunSummary,
+};
+use crate::frontends::options::{OutputFormatArg, RunArgs};
+use crate::platform::workspace::Workspace;
+use crate::protocol::{ApprovalMode, TurnOutcome, UserInput};
+use crate::providers::select::{process_env, select, ModelChoice};
+use crate::providers::ModelClient;
+use crate::settings::{self, LoadedSettings, Settings};
+
+/// A failure before or outside a turn, printed to stderr.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error("{0}")]
+    Settings(#[from] settings::SettingsError),
+    #[error("workspace: {0}")]
+    Workspace(String),
+    #[error("{0}")]
+    Model(String),
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Keeps the log writer alive for the process.
+pub type LogGuard = Option<tracing_appender::non_blocking::WorkerGuard>;
+
+/// Lines the log writer's queue holds before new lines are dropped.
+const LOG_QUEUE_LINES: usize = 8192;
+
+/// Sends tracing to the log file (never to stdout/stderr). Failure to open it only
+/// disables logging.
+pub fn init_logging(settings: &Settings, override_path: Option<&Path>) -> LogGuard {
+    let path = override_path.map(Path::to_path_buf).unwrap_or_else(|| {
+        if settings.log.file.is_empty() {
+            settings::troupe_home().join("logs").join("troupe.log")
+        } else {
+            PathBuf::from(&settings.log.file)
+        }
+    });
+    if let Some(dir) = path.parent() {
+        if std::fs::create_dir_all(dir).is_err() {
+            return None;
+        }
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .ok()?;
+    // The writer thread's queue is allocated whole at start: the default (128,000
+    // lines) costs 4 MB and a few milliseconds of every run, this one 256 KB. A burst
+    // larger than the queue drops lines rather than block a handler (lossy).
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .lossy(true)
+        .finish(file);
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TROUPE_LOG").unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(format!("troupe={}", settings.log.level))
+    });
+    // The ACP crate traces whole protocol lines below info, `authenticate`'s key too.
+    let filter = match "agent_client_protocol=info".parse() {
+        Ok(cap) => filter.add_directive(cap),
+        Err(_) => filter,
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .try_init();
+    std::panic::set_hook(Box::new(|info| {
+        tracing::error!(panic = %info, "panic");
+    }));
+    Some(guard)
+}
+
+/// The workspace: the current directory plus `--include-directories`.
+pub fn workspace(args: &RunArgs) -> Result<Arc<Workspace>, AppError> {
+    let cwd = std::env::current_dir()?;
+    let mut include = Vec::new();
+    for dir in &args.include_directories {
+        let dir = settings::expand_tilde(dir);
+        let shown = dir.display().to_string();
+        match std::fs::metadata(cwd.join(&dir)) {
+            Ok(meta) if meta.is_dir() => include.push(dir),
+            Ok(_) => {
+                return Err(AppError::Usage(format!(
+                    "--include-directories: {shown} is not a directory"
+                )))
+            }
+            Err(e) => {
+                return Err(AppError::Usage(format!(
+                    "--include-directories: {shown}: {e}"
+                )))
+            }
+        }
+    }
+    let ws = Workspace::new(&cwd, &include).map_err(|e| AppError::Workspace(e.to_string()))?;
+    let temp = crate::platform::workspace::project_temp_dir(&settings::troupe_home(), ws.primary());
+    ws.with_temp_dir(&temp)
+        .map(Arc::new)
+        .map_err(|e| AppError::Workspace(format!("project temp directory {}: {e}", temp.display())))
+}
+
+/// Settings with the command line's own overrides applied last.
+pub fn load_settings(ws: &Workspace, args: &RunArgs) -> Result<LoadedSettings, AppError> {
+    let mut overrides: Vec<String> = match &args.profile {
+        Some(name) => settings::profiles::profile(name)
+            .map_err(AppError::Usage)?
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        None => Vec::new(),
+    };
+    overrides.extend(args.overrides.iter().cloned());
+    if let Some(mode) = &args.approval_mode {
+        if crate::protocol::ApprovalMode::parse(mode).is_none() {
+            return Err(AppError::Usage(format!(
+                "--approval-mode: `{mode}` is not one of plan, default, auto_edit, yolo"
+            )));
+        }
+        overrides.push(format!("approval.mode={mode}"));
+    }
+    if args.yolo {
+        overrides.push("approval.mode=yolo".into());
+    }
+    if args.checkpointing {
+        overrides.push("general.checkpointing=true".into());
+    }
+    if let Some(model) = &args.model {
+        overrides.push(format!("model.name=\"{}\"", model.replace('"', "")));
+    }
+    let trusted = trust::run_trust(ws, args).is_trusted();
+    let loaded = settings::load_in(ws.primary(), &overrides, trusted)?;
+    if let Some(file) = &loaded.skipped_project_file {
+        eprintln!("{}", settings::trust::skipped_notice(file));
+    }
+    Ok(loaded)
+}
+
+/// Picks the model client: `--fake-responses` → scripted; otherwise the configured
+/// provider; `--record-responses` records what it answers.
+pub fn select_model(args: &RunArgs, settings: &Settings) -> Result<Arc<dyn ModelClient>, AppError> {
+    let choice = ModelChoice {
+        fake_responses: args.fake_responses.as_deref(),
+        record_responses: args.record_responses.as_deref(),
+        env: &process_env,
+    };
+    select(settings, &choice).map_err(|e| AppError::Model(e.to_string()))
+}
+
+/// The exit code of a run stopped by loop detection.
+pub const LOOP_EXIT_CODE: i32 = 55;
+
+/// Fills an empty `model.name` with the provider's default (for an OpenAI-compatible
+/// server, the first model it lists), so that no Gemini model name is ever sent to
+/// another server.
+pub fn resolve_model_name(
+    settings: &mut Settings,
+    model: &Arc<dyn ModelClient>,
+) -> Result<(), AppError> {
+    if !settings.model.name.trim().is_empty() {
+        return Ok(());
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let name = runtime
+        .block_on(model.default_model())
+        .map_err(|e| AppError::Model(e.to_string()))?;
+    tracing::info!(model = %name, "no model chosen; using the provider's default");
+    settings.model.name = name;
+    Ok(())
+}
+
+/// Runs one headless turn and returns the process exit code.
+pub fn run_headless(args: &RunArgs, prompt: String) -> Result<i32, AppError> {
+    let ws = workspace(args)?;
+    let mut loaded = load_settings(&ws, args)?;
+    let _guard = init_logging(&loaded.settings, args.log_file.as_deref());
+    let model = select_model(args, &loaded.settings)?;
+    resolve_model_name(&mut loaded.settings, &model)?;
+    let plan = match sessions::plan_for(args, &loaded.settings, &ws)? {
+        Ok(plan) => plan,
+        Err(code) => return Ok(code),
+    };
+    let format = match args.output_format {
+        OutputFormatArg::Text => OutputFormat::Text,
+        OutputFormatArg::Json => OutputFormat::Json,
+        OutputFormatArg::StreamJson => OutputFormat::StreamJson,
+    };
+    let summary = run_turn_with(
+        ws,
+        Arc::new(loaded.settings),
+        model,
+        stdin::with_piped_input(prompt),
+        format,
+        args.log_requests.clone(),
+        args.trace.is_some(),
+        Some(plan),
+    )?;
+    if let Some(path) = &args.trace {
+        trace::write(path, &summary.calls)?;
+    }
+    Ok(report(&summary, format))
+}
+
+/// Starts a session with a headless front end, runs one prompt, returns the summary.
+pub fn run_turn(
+    ws: Arc<Workspace>,
+    settings: Arc<Settings>,
+    model: Arc<dyn ModelClient>,
+    prompt: String,
+    format: OutputFormat,
+    request_log: Option<PathBuf>,
+    keep_calls: bool,
+) -> Result<RunSummary, AppError> {
+    run_turn_with(
+        ws,
+        settings,
+        model,
+        prompt,
+        format,
+        request_log,
+        keep_calls,
+        None,
+    )
+}
+
+/// [`run_turn`], recording into (and resuming from) `plan`'s session.
+#[allow(clippy::too_many_arguments)]
+pub fn run_turn_with(
+    ws: Arc<Workspace>,
+    settings: Arc<Settings>,
+    model: Arc<dyn ModelClient>,
+    prompt: String,
+    format: OutputFormat,
+    request_log: Option<PathBuf>,
+    keep_calls: bool,
+    plan: Option<crate::platform::sessions::plan::SessionPlan>,
+) -> Result<RunSummary, AppError> {
+    let mode = ApprovalMode::parse(&settings.approval.mode).unwrap_or_default();
+    let model_name = settings.model.name.clone();
+    let model_name_for_report = model_name.clone();
+    let test_tools = std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1");
+    let system = System::new();
+    let result = system.block_on(async move {
+        let (tx, rx) = oneshot::channel();
+        let front = HeadlessFront::new(format, mode.as_str(), keep_calls, tx).start();
+        let session = start_session_with(
+            SessionOptions {
+                workspace: ws,
+                settings,
+                model,
+                model_name,
+                approval_mode: mode,
+                request_log,
+                test_tools,
+                editor_files: None,
+            },
+            plan,
+            front.clone().recipient(),
+            front.recipient(),
+        )
+        .map_err(AppError::Usage)?;
+        session.scheduler.do_send(crate::protocol::CallEvents {
+            call_progress: format.shows_call_progress(),
+        });
+        if let Some(hub) = &session.mcp {
+            let wait = std::time::Duration::from_millis(hub_wait_ms(&session));
+            hub.settled(wait).await;
+        }
+        let mut signals = signals::Signals::install();
+        let start = crate::actors::hooks::session_start(&session.hooks, "startup").await;
+        let context = start.additional_context;
+        match crate::actors::at_command::expand(
+            &prompt,
+            &session.services.fs,
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await
+        {
+            Ok(Some(mut expanded)) => {
+                for note in &expanded.notes {
+                    tracing::info!(%note, "@ references");
+                }
+                // The hooks' session context goes before the prompt's text, as without `@`.
+                if let Some(first) = expanded.parts.first_mut() {
+                    let text = first.text.take().unwrap_or_default();
+                    first.text = Some(crate::actors::hooks::with_session_context(text, context));
+                }
+                session.chat.do_send(crate::protocol::UserParts {
+                    text: prompt,
+                    parts: expanded.parts,
+                });
+            }
+            Ok(None) => {
+                let prompt = crate::actors::hooks::with_session_context(prompt, context);
+                session.chat.do_send(UserInput { text: prompt });
+            }
+            Err(e) => {
+                crate::actors::hooks::session_end(&session.hooks, "exit").await;
+                session.shutdown().await;
+                return Err(AppError::Usage(format!(
+                    "Exiting due to an error processing the @ command: {e}"
+                )));
+            }
+        }
+        let mut rx = rx;
+        let summary = tokio::select! {
+            summary = &mut rx => summary
+                .map_err(|_| AppError::Usage("the session ended without finishing the turn".into())),
+            number = signals.first() => {
+                tracing::warn!(signal = number, "signalled: cancelling the turn");
+                signals::kill_started_groups().await;
+                session.chat.do_send(crate::protocol::CancelTurn);
+                let mut summary = match tokio::time::timeout(signals::REPORT_GRACE, rx).await {
+                    Ok(Ok(summary)) => summary,
+                    _ => RunSummary {
+                        session_id: session.session_id.clone(),
+                        model: model_name_for_report,
+                        outcome: TurnOutcome::Cancelled,
+                        response: String::new(),
+                        stats: Default::default(),
+                        calls: Vec::new(),
+                        elapsed: std::time::Duration::ZERO,
+                        turn_elapsed: std::time::Duration::ZERO,
+                        turn_cpu: std::time::Duration::ZERO,
+                        interrupted_by: None,
+                    },
+                };
+                summary.interrupted_by = Some(number);
+                crate::actors::hooks::session_end(&session.hooks, "exit").await;
+                session.shutdown().await;
+                signals::kill_started_groups().await;
+                Ok(summary)
+            }
+        };
+        // After a signal the end hooks already ran.
+        if !summary
+            .as_ref()
+            .is_ok_and(|s| s.interrupted_by.is_some())
+        {
+            crate::actors::hooks::session_end(&session.hooks, "exit").await;
+        }
+        session.shutdown().await;
+        summary
+    });
+    result
+}
+
+/// How long a headless run waits for MCP discovery before its first request.
+fn hub_wait_ms(session: &crate::actors::session::Session) -> u64 {
+    session.services.settings.mcp.startup_wait_ms
+}
+
+/// Prints the end of a run for `format` and returns the exit code.
+pub fn report(summary: &RunSummary, format: OutputFormat) -> i32 {
+    match format {
+        OutputFormat::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&json_report(summary)).unwrap_or_default()
+        ),
+        OutputFormat::StreamJson => println!("{}", stream_result(summary)),
+        OutputFormat::Text | OutputFormat::Transcript => {
+            if !summary.response.ends_with('\n') && !summary.response.is_empty() {
+                println!();
+            }
+        }
+        OutputFormat::Silent => {}
+    }
+    let code = summary
+        .interrupted_by
+        .map(|signal| 128 + signal)
+        .unwrap_or_else(|| exit_code(&summary.outcome));
+    if code != 0 && format != OutputFormat::Json {
+        let message = json_report(summary)["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        eprintln!("troupe: {message}");
+    }
+    code
+}
+
+/// 0 on success; 1 on failure; 53 when the turn limit was hit; 55 when the model was
+/// stopped in a loop; 130 when cancelled.
+pub fn exit_code(outcome: &TurnOutcome) -> i32 {
+    match outcome {
+        TurnOutcome::Completed { .. } => 0,
+        TurnOutcome::Failed { .. } => 1,
+        TurnOutcome::MaxTurns { .. } => 53,
+        TurnOutcome::LoopDetected { .. } => LOOP_EXIT_CODE,
+        TurnOutcome::Cancelled => 130,
+    }
+}

@@ -1,0 +1,111 @@
+//! The options of one session, interactive or headless, as the command line gives them
+//! (`troupe` flattens them into its arguments).
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+/// Options of a session (interactive or headless).
+#[derive(Debug, Clone, Args, Default)]
+pub struct RunArgs {
+    /// Run headless with this prompt and exit.
+    #[arg(short = 'p', long = "prompt")]
+    pub prompt: Option<String>,
+
+    /// A prompt to start an interactive session with.
+    #[arg(value_name = "QUERY")]
+    pub query: Vec<String>,
+
+    /// Output format of a headless run.
+    #[arg(short = 'o', long = "output-format", value_enum, default_value_t = OutputFormatArg::Text)]
+    pub output_format: OutputFormatArg,
+
+    /// How much runs without asking: plan, default, auto_edit or yolo.
+    #[arg(long = "approval-mode", value_name = "MODE")]
+    pub approval_mode: Option<String>,
+
+    /// Run every tool call without asking (same as --approval-mode yolo).
+    #[arg(short = 'y', long = "yolo", conflicts_with = "approval_mode")]
+    pub yolo: bool,
+
+    /// The model to use.
+    #[arg(short = 'm', long = "model")]
+    pub model: Option<String>,
+
+    /// More workspace roots (comma-separated or repeated).
+    #[arg(long = "include-directories", value_delimiter = ',')]
+    pub include_directories: Vec<PathBuf>,
+
+    /// Replay model responses from a gemini-cli fake-responses JSONL file (no network).
+    #[arg(long = "fake-responses", value_name = "FILE")]
+    pub fake_responses: Option<PathBuf>,
+
+    /// Write what the model sent, in the fake-responses format, to FILE.
+    #[arg(long = "record-responses", value_name = "FILE")]
+    pub record_responses: Option<PathBuf>,
+
+    /// Append every model request body (Gemini JSON) to FILE, one per line.
+    #[arg(long = "log-requests", value_name = "FILE", hide = true)]
+    pub log_requests: Option<PathBuf>,
+
+    /// A settings preset applied before -c overrides: `small` for small local models
+    /// (core tools, short system prompt, temperature 0, bounded answers, edits
+    /// corrected without the model).
+    #[arg(long = "profile", value_name = "NAME")]
+    pub profile: Option<String>,
+
+    /// Override a setting: -c model.max_turns=20 (repeatable).
+    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+
+    /// Write the log here instead of the default file.
+    #[arg(long = "log-file", value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
+
+    /// Write every tool call's states as a Chrome trace-event timeline to FILE (Perfetto,
+    /// chrome://tracing) when the session ends.
+    #[arg(long = "trace", value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+
+    /// Trust the current folder for this run only (its .troupe/config.toml applies).
+    #[arg(long = "skip-trust")]
+    pub skip_trust: bool,
+
+    /// Resume a previous session: `latest` (the default), its number in
+    /// --list-sessions, or its id.
+    #[arg(short = 'r', long = "resume", value_name = "latest|N|ID", num_args = 0..=1, default_missing_value = "latest")]
+    pub resume: Option<String>,
+
+    /// List the sessions of this project and exit (never calls a model).
+    #[arg(long = "list-sessions")]
+    pub list_sessions: bool,
+
+    /// Delete a session by its number in --list-sessions or its id, and exit.
+    #[arg(long = "delete-session", value_name = "N|ID")]
+    pub delete_session: Option<String>,
+
+    /// Start from a session file (Troupe's or gemini-cli's, .jsonl or legacy .json);
+    /// it is imported as a new session, the file itself is only read.
+    #[arg(long = "session-file", value_name = "PATH")]
+    pub session_file: Option<PathBuf>,
+
+    /// Start a new session with this id (letters, digits, - and _).
+    #[arg(long = "session-id", value_name = "ID")]
+    pub session_id: Option<String>,
+
+    /// Snapshot the workspace before each approved edit (/restore puts it back).
+    #[arg(long = "checkpointing")]
+    pub checkpointing: bool,
+    /// Run as an Agent Client Protocol agent on stdio (for editors such as Zed).
+    #[arg(long = "acp", alias = "experimental-acp")]
+    pub acp: bool,
+}
+
+/// `-o` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum OutputFormatArg {
+    #[default]
+    Text,
+    Json,
+    StreamJson,
+}

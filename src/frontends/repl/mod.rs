@@ -1,0 +1,667 @@
+//! The interactive front end (`troupe` without `-p`). Rustyline owns the terminal on
+//! the main thread; the actix system runs on a second thread. They talk over
+//! crossbeam channels: the [`ReplBridge`] actor forwards events and approval requests
+//! to the REPL thread, and the REPL sends `UserInput`/`CancelTurn` to the Chat actor
+//! (an `Addr` needs no runtime to send). While the prompt waits, events are printed
+//! above it through rustyline's external printer; while a turn runs, the REPL thread
+//! prints them itself under a spinner and asks the confirmations.
+
+pub mod bridge;
+mod commands;
+mod confirm;
+mod custom_commands;
+mod diff_view;
+mod editor;
+mod extra_commands;
+mod hooks_cmd;
+mod input;
+mod mcp_prompt;
+mod render;
+pub mod saved_rules;
+mod session_commands;
+mod shell_mode;
+mod status;
+mod terminal;
+mod turn;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use actix::prelude::*;
+use crossbeam_channel::{select, Receiver};
+use rustyline::error::ReadlineError;
+use rustyline::ExternalPrinter;
+
+pub use bridge::{FrontMsg, ReplBridge, SharedStats};
+
+use crate::actors::chat::Chat;
+use crate::actors::scheduler::SharedPolicy;
+use crate::actors::session::{start_session_with, SessionOptions};
+use crate::engine::stats::SessionStats;
+use crate::platform::sessions::plan::SessionPlan;
+use crate::protocol::{ApprovalDecision, ApprovalMode};
+use crate::tools::shell::background::BackgroundProcesses;
+
+use self::commands::After;
+use self::input::{line_editor, prompt_text, LineEditor};
+use self::render::EventRenderer;
+use self::saved_rules::{save_allowed, saved_rule_texts, SaveError};
+use self::terminal::Palette;
+use self::turn::{run_turn_with, TurnParts};
+
+/// A tool as `/tools` lists it.
+#[derive(Debug, Clone)]
+pub struct ToolInfo {
+    pub name: String,
+    pub kind: String,
+    pub description: String,
+}
+
+/// What the REPL thread holds of the running session.
+pub struct SessionLink {
+    pub chat: Addr<Chat>,
+    pub policy: SharedPolicy,
+    pub stats: SharedStats,
+    pub tools: Vec<ToolInfo>,
+    pub session_id: String,
+    pub model: String,
+    pub workspace: PathBuf,
+    /// The user's config file, where "Always allow" saves rules.
+    pub user_config: PathBuf,
+    /// The saved rules as last written (or loaded).
+    persisted: Mutex<Vec<String>>,
+    /// Background shell processes, ended when the user leaves.
+    processes: Arc<BackgroundProcesses>,
+    /// The session's services (the FileSystem actor for `@path`, settings, ...).
+    pub services: Arc<crate::tools::Services>,
+    /// Sessions: the store, the recorder and checkpoints (see `session_commands`).
+    pub sessions: session_commands::SessionParts,
+    /// The MCP servers (`/mcp`); `None` when none is configured.
+    pub mcp: Option<Arc<crate::mcp::McpHub>>,
+    /// The session's hooks (`/hooks`, SessionEnd).
+    pub hooks: crate::protocol::hooks::HookClient,
+}
+
+impl SessionLink {
+    pub fn mode(&self) -> ApprovalMode {
+        self.policy.lock().map(|s| s.mode).unwrap_or_default()
+    }
+
+    pub fn set_mode(&self, mode: ApprovalMode) {
+        if let Ok(mut state) = self.policy.lock() {
+            state.mode = mode;
+        }
+    }
+
+    /// The config path with the home directory shown as `~`.
+    pub fn user_config_label(&self) -> String {
+        let home = crate::settings::home_dir();
+        match self.user_config.strip_prefix(&home) {
+            Ok(rest) if home != std::path::Path::new("/") => format!("~/{}", rest.display()),
+            _ => self.user_config.display().to_string(),
+        }
+    }
+
+    /// Removes allow rule `n` (1-based); saved rules are removed from the config too.
+    pub fn revoke(&self, n: usize) -> Option<Result<String, SaveError>> {
+        let removed = {
+            let mut state = self.policy.lock().ok()?;
+            if n == 0 || n > state.rules.len() {
+                return None;
+            }
+            state.rules.remove(n - 1)
+        };
+        let text = crate::engine::policy::format_rule(&removed.tool, removed.key.as_deref());
+        Some(match self.sync_saved() {
+            Some(Err(e)) => Err(e),
+            _ => Ok(text),
+        })
+    }
+
+    /// Writes the saved rules to the user's config when they changed.
+    pub fn sync_saved(&self) -> Option<Result<(), SaveError>> {
+        let current = saved_rule_texts(&self.policy.lock().ok()?.rules);
+        let mut persisted = self.persisted.lock().ok()?;
+        if *persisted == current {
+            return None;
+        }
+        let result = save_allowed(&self.user_config, &current);
+        if result.is_ok() {
+            *persisted = current;
+        }
+        Some(result)
+    }
+}
+
+/// Starts the actix system and the session on a thread of their own.
+pub fn start_actors(
+    options: SessionOptions,
+    plan: Option<SessionPlan>,
+    user_config: PathBuf,
+) -> Result<(SessionLink, Receiver<FrontMsg>), String> {
+    let mut sessions = session_commands::SessionParts::new(plan.as_ref(), &options);
+    let start_source = if plan.as_ref().is_some_and(|p| p.existing) {
+        "resume"
+    } else {
+        "startup"
+    };
+    let (events_tx, events_rx) = crossbeam_channel::unbounded();
+    let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
+    let stats: SharedStats = Arc::new(Mutex::new(SessionStats::default()));
+    let bridge_stats = stats.clone();
+    let workspace = options.workspace.primary().to_path_buf();
+    let model = options.model_name.clone();
+    let initial_saved = options.settings.approval.allowed.clone();
+    std::thread::Builder::new()
+        .name("troupe-actors".into())
+        .spawn(move || {
+            let system = System::new();
+            let started = system.block_on(async move {
+                let bridge = ReplBridge::new(events_tx, bridge_stats).start();
+                start_session_with(
+                    options,
+                    plan,
+                    bridge.clone().recipient(),
+                    bridge.recipient(),
+                )
+                .map(|s| {
+                    let tools = s
+                        .registry
+                        .tools()
+                        .iter()
+                        .map(|t| ToolInfo {
+                            name: t.name().to_string(),
+                            kind: format!("{:?}", t.kind()).to_lowercase(),
+                            description: t.description(),
+                        })
+                        .collect::<Vec<_>>();
+                    let processes = s.services.processes.clone();
+                    crate::frontends::signals::exit_on_term_or_hup(processes.clone());
+                    let hooks = s.hooks.clone();
+                    let start = hooks.clone();
+                    actix::spawn(async move {
+                        crate::actors::hooks::session_start(&start, start_source).await;
+                    });
+                    (
+                        s.chat,
+                        s.policy,
+                        tools,
+                        s.session_id,
+                        (processes, hooks, s.services, s.mcp),
+                        s.recorder,
+                    )
+                })
+            });
+            let ok = started.is_ok();
+            let _ = ready_tx.send(started);
+            if ok {
+                let _ = system.run();
+            }
+        })
+        .map_err(|e| format!("cannot start the actor thread: {e}"))?;
+    let (chat, policy, tools, session_id, (processes, hooks, services, mcp), recorder) = ready_rx
+        .recv()
+        .map_err(|_| "the actor thread stopped while starting".to_string())??;
+    sessions.recorder = recorder;
+    sessions.current = Mutex::new(session_id.clone());
+    Ok((
+        SessionLink {
+            chat,
+            policy,
+            stats,
+            tools,
+            session_id,
+            model,
+            workspace,
+            user_config,
+            persisted: Mutex::new(initial_saved),
+            processes,
+            services,
+            sessions,
+            mcp,
+            hooks,
+        },
+        events_rx,
+    ))
+}
+
+/// The interactive session's front end.
+pub struct Repl {
+    editor: LineEditor,
+    link: SessionLink,
+    events: Receiver<FrontMsg>,
+    sigint: Receiver<()>,
+    notices: Receiver<String>,
+    palette: Palette,
+    history: PathBuf,
+    /// `!` alone toggles it: every line is then a shell command.
+    shell_mode: bool,
+    /// Custom commands from `.toml` files.
+    custom: Vec<custom_commands::CustomCommand>,
+    /// The status line the line editor draws under the prompt.
+    status: status::StatusSlot,
+}
+
+impl Repl {
+    /// Sets up the line editor (history in `history`) and the Ctrl+C handler.
+    pub fn new(
+        link: SessionLink,
+        events: Receiver<FrontMsg>,
+        history: PathBuf,
+    ) -> Result<Self, String> {
+        let (notice_tx, notices) = crossbeam_channel::unbounded();
+        let dirs = custom_commands::command_dirs(
+            &crate::settings::troupe_home(),
+            &crate::settings::home_dir(),
+            &link.workspace,
+        );
+        let (custom, problems) = custom_commands::load(&dirs);
+        for problem in problems {
+            eprintln!("troupe: custom command not loaded: {problem}");
+        }
+        let completion = input::Completion {
+            workspace: link.workspace.clone(),
+            custom: custom
+                .iter()
+                .map(|c| (c.name.clone(), c.description.clone()))
+                .collect(),
+        };
+        let status = status::StatusSlot::default();
+        let mut editor = line_editor(&link.policy, notice_tx, completion, status.clone())
+            .map_err(|e| format!("cannot start the line editor: {e}"))?;
+        if let Some(dir) = history.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = editor.load_history(&history);
+        let (sigint_tx, sigint) = crossbeam_channel::unbounded();
+        ctrlc::set_handler(move || {
+            let _ = sigint_tx.send(());
+        })
+        .map_err(|e| format!("cannot install the Ctrl+C handler: {e}"))?;
+        Ok(Self {
+            editor,
+            link,
+            events,
+            sigint,
+            notices,
+            palette: Palette::detect(),
+            history,
+            shell_mode: false,
+            custom,
+            status,
+        })
+    }
+
+    /// Runs until the user leaves; returns the exit code.
+    pub fn run(mut self, first_prompt: Option<String>) -> i32 {
+        let p = self.palette;
+        println!(
+            "{} {} · {}\n{}",
+            p.bold("Troupe"),
+            p.dim(&format!("model {}", self.link.model)),
+            p.dim(&self.link.workspace.display().to_string()),
+            p.dim("Type a request, /help for commands. Ctrl+C cancels a turn; Ctrl+D leaves.")
+        );
+        if let Some(line) = self.link.sessions.resumed_line() {
+            println!("{}", p.dim(&line));
+        }
+        if let Some(prompt) = first_prompt.filter(|q| !q.trim().is_empty()) {
+            println!("> {prompt}");
+            self.turn(prompt);
+        }
+        let mut interrupted = false;
+        let mut code = 0;
+        let under_prompt = std::io::stdout().is_terminal();
+        if !under_prompt {
+            println!("{}", status::status_line(&self.link, p));
+        }
+        loop {
+            if !self.link.chat.connected() {
+                println!(
+                    "{}",
+                    p.red("The chat actor stopped (an internal error, see the log file); the session ends.")
+                );
+                code = 1;
+                break;
+            }
+            let mode = self.link.mode();
+            let prompt = if self.shell_mode {
+                "[shell] > ".to_string()
+            } else if mode == ApprovalMode::Default {
+                "> ".to_string()
+            } else {
+                format!("[{}] > ", mode.as_str())
+            };
+            let shown = under_prompt.then(|| status::status_parts(&self.link));
+            self.show_status(shown.clone());
+            let read = self.read_line(&prompt);
+            self.show_status(None);
+            if let (Some(parts), Err(e)) = (&shown, &read) {
+                status::erase_after_abandoned_prompt(parts, self.link.mode(), e);
+            }
+            match read {
+                Ok(line) => {
+                    interrupted = false;
+                    let text = prompt_text(&line);
+                    if text.trim().is_empty() {
+                        continue;
+                    }
+                    let _ = self.editor.add_history_entry(line.as_str());
+                    let _ = self.editor.save_history(&self.history);
+                    if text.trim() == "!" {
+                        self.shell_mode = !self.shell_mode;
+                        let state = if self.shell_mode {
+                            "on: every line runs in the shell; `!` alone turns it off"
+                        } else {
+                            "off"
+                        };
+                        println!("{}", p.dim(&format!("Shell mode {state}.")));
+                    } else if self.shell_mode || text.trim_start().starts_with('!') {
+                        let command = text.trim_start();
+                        let command = if self.shell_mode {
+                            command
+                        } else {
+                            &command[1..]
+                        };
+                        let command = command.trim();
+                        if !command.is_empty() && self.shell_allowed(command, "The shell command") {
+                            shell_mode::run_and_record(command, &self.link, &self.sigint, p);
+                        }
+                    } else if text.trim_start().starts_with('/') {
+                        if self.command(text.trim()) == After::Quit {
+                            break;
+                        }
+                    } else {
+                        self.turn(text);
+                    }
+                }
+                Err(ReadlineError::Interrupted) if !interrupted => {
+                    interrupted = true;
+                    println!("{}", p.dim("Press Ctrl+C again (or Ctrl+D) to leave."));
+                }
+                Err(ReadlineError::Interrupted) | Err(ReadlineError::Eof) => break,
+                Err(e) => {
+                    eprintln!("troupe: cannot read input: {e}");
+                    break;
+                }
+            }
+        }
+        if let Some(Err(e)) = self.link.sync_saved() {
+            eprintln!("troupe: could not save allow rules: {e}");
+        }
+        self.link.sessions.flush();
+        // Background commands started by the model end with the session.
+        self.link.processes.kill_all_now();
+        futures::executor::block_on(crate::actors::hooks::session_end(&self.link.hooks, "exit"));
+        println!("{}", p.dim("Goodbye."));
+        code
+    }
+
+    fn command(&mut self, line: &str) -> After {
+        let body = line.trim_start_matches('/');
+        let (name, args) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
+        if let Some(extra) = extra_commands::run(name, args, &mut self.link, self.palette) {
+            let (lines, prompt) = match extra {
+                extra_commands::Extra::Lines(lines) => (lines, None),
+                extra_commands::Extra::Prompt(lines, prompt) => (lines, Some(prompt)),
+            };
+            if !lines.is_empty() {
+                println!("{}", lines.join("\n"));
+            }
+            if let Some(prompt) = prompt {
+                self.turn(prompt);
+            }
+            return After::Continue;
+        }
+        let builtin = commands::COMMANDS.iter().any(|(c, _, _)| *c == name);
+        if let Some(custom) = self.custom.iter().find(|c| c.name == name).cloned() {
+            if !builtin {
+                if let Some(prompt) = self.custom_prompt(&custom, line, args.trim()) {
+                    self.turn(prompt);
+                }
+                return After::Continue;
+            }
+        }
+        let custom_names: Vec<&str> = self.custom.iter().map(|c| c.name.as_str()).collect();
+        match mcp_prompt::run(&self.link, &custom_names, name, args, self.palette) {
+            Some(mcp_prompt::PromptOutcome::Submit(prompt)) => {
+                self.turn(prompt);
+                return After::Continue;
+            }
+            Some(mcp_prompt::PromptOutcome::Lines(lines)) => {
+                println!("{}", lines.join("\n"));
+                return After::Continue;
+            }
+            None => {}
+        }
+        if name.is_empty() || name == "help" || name == "?" {
+            let (mut lines, after) = commands::run(line, &self.link, self.palette);
+            lines.extend(custom_help(&self.custom, self.palette));
+            println!("{}", lines.join("\n"));
+            return after;
+        }
+        let (lines, after) = commands::run(line, &self.link, self.palette);
+        let mut out = std::io::stdout();
+        if after == After::ClearScreen && out.is_terminal() {
+            let _ = write!(out, "\x1b[2J\x1b[H");
+        }
+        if !lines.is_empty() {
+            let _ = writeln!(out, "{}", lines.join("\n"));
+        }
+        let _ = out.flush();
+        after
+    }
+
+    /// A custom command's prompt with `{{args}}`, `!{…}` and `@{…}` filled in; `None`
+    /// when a shell command was refused or an injection failed (said on screen).
+    fn custom_prompt(
+        &mut self,
+        command: &custom_commands::CustomCommand,
+        line: &str,
+        args: &str,
+    ) -> Option<String> {
+        use custom_commands::Injection;
+        let p = self.palette;
+        let mut prompt = String::new();
+        for piece in custom_commands::prepare(&command.prompt, line.trim(), args) {
+            match piece {
+                Injection::Text(text) => prompt.push_str(&text),
+                Injection::Shell(shell) => {
+                    if !self.shell_allowed(&shell, &format!("/{}", command.name)) {
+                        return None;
+                    }
+                    match shell_mode::run_command(&shell, &self.link, &self.sigint, p) {
+                        Ok(run) => {
+                            prompt.push_str(&run.output);
+                            if let Some(code) = run.exit_code.filter(|c| *c != 0) {
+                                prompt.push_str(&format!(
+                                    "\n[Shell command exited with code {code}]"
+                                ));
+                            }
+                        }
+                        Err(e) => {
+                            println!("{}", p.red(&e));
+                            return None;
+                        }
+                    }
+                }
+                Injection::File(path) => match status::read_workspace_file(&self.link, &path) {
+                    Ok(text) => prompt.push_str(&text),
+                    Err(e) => {
+                        println!("{}", p.red(&format!("@{{{path}}}: {e}")));
+                        return None;
+                    }
+                },
+            }
+        }
+        Some(prompt)
+    }
+
+    /// Applies `run_shell_command`'s approval policy to a command the user started
+    /// (`!`, or `!{…}` of a custom command): runs, asks here, or refuses.
+    fn shell_allowed(&mut self, command: &str, who: &str) -> bool {
+        use crate::engine::policy::PolicyDecision;
+        let p = self.palette;
+        match shell_mode::decision(&self.link, command) {
+            PolicyDecision::Allow => true,
+            PolicyDecision::Deny(reason) => {
+                println!("{}", p.yellow(&format!("Not run: {reason}")));
+                false
+            }
+            PolicyDecision::Ask => {
+                println!("{who} wants to run a shell command: {}", p.bold(command));
+                let answer = self.editor.readline("Allow? [y/N] ").unwrap_or_default();
+                let yes = matches!(answer.trim(), "y" | "Y" | "yes");
+                if !yes {
+                    println!("{}", p.yellow("Not run; the command was cancelled."));
+                }
+                yes
+            }
+        }
+    }
+
+    fn turn(&mut self, prompt: String) {
+        let model_parts = match self.expand_references(&prompt) {
+            Ok(parts) => parts,
+            Err(()) => return,
+        };
+        let failed = run_turn_with(
+            TurnParts {
+                editor: &mut self.editor,
+                link: &self.link,
+                events: &self.events,
+                sigint: &self.sigint,
+                palette: self.palette,
+                spinner: std::io::stdout().is_terminal(),
+            },
+            prompt,
+            model_parts,
+        );
+        // A Chat torn down by a panic closes its mailbox as it unwinds, just after it
+        // reported the failed turn: let that settle so the loop sees it.
+        let settle = std::time::Instant::now();
+        while failed
+            && self.link.chat.connected()
+            && settle.elapsed() < std::time::Duration::from_secs(1)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        if !std::io::stdout().is_terminal() {
+            println!("{}", status::status_line(&self.link, self.palette));
+        }
+    }
+
+    /// Sets (or removes) the status line under the prompt.
+    fn show_status(&self, parts: Option<status::StatusParts>) {
+        if let Ok(mut slot) = self.status.lock() {
+            *slot = parts;
+        }
+    }
+
+    /// Reads the prompt's `@path` references; prints what was read or skipped.
+    fn expand_references(
+        &self,
+        prompt: &str,
+    ) -> Result<Option<Vec<crate::protocol::content::Part>>, ()> {
+        let p = self.palette;
+        let fs = &self.link.services.fs;
+        let expanded = futures::executor::block_on(crate::actors::at_command::expand(
+            prompt,
+            fs,
+            tokio_util::sync::CancellationToken::new(),
+        ));
+        match expanded {
+            Ok(Some(expanded)) => {
+                for note in &expanded.notes {
+                    println!("{}", p.dim(&format!("  ℹ {note}")));
+                }
+                Ok(Some(expanded.parts))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => {
+                println!(
+                    "{}",
+                    p.red(&format!(
+                        "Exiting due to an error processing the @ command: {e}"
+                    ))
+                );
+                Err(())
+            }
+        }
+    }
+
+    /// Reads a line while a helper thread prints whatever arrives meanwhile above the
+    /// prompt.
+    fn read_line(&mut self, prompt: &str) -> rustyline::Result<String> {
+        let printer = self.editor.create_external_printer().ok();
+        let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(0);
+        let events = self.events.clone();
+        let notices = self.notices.clone();
+        let palette = self.palette;
+        let editor = &mut self.editor;
+        std::thread::scope(|scope| {
+            scope.spawn(move || idle_printer(printer, &events, &notices, &stop_rx, palette));
+            let line = editor.readline(prompt);
+            drop(stop_tx);
+            line
+        })
+    }
+}
+
+/// The custom commands, for `/help`.
+fn custom_help(custom: &[custom_commands::CustomCommand], p: Palette) -> Vec<String> {
+    if custom.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![p.bold("Custom commands")];
+    for c in custom {
+        out.push(format!(
+            "  {} {}",
+            p.cyan(&format!("{:<44}", format!("/{}", c.name))),
+            c.description
+        ));
+    }
+    out
+}
+
+/// Prints events and notices that arrive while the prompt waits.
+fn idle_printer(
+    mut printer: Option<impl ExternalPrinter>,
+    events: &Receiver<FrontMsg>,
+    notices: &Receiver<String>,
+    stop: &Receiver<()>,
+    palette: Palette,
+) {
+    let mut renderer = EventRenderer::new(palette);
+    let mut print = |lines: Vec<String>| {
+        if lines.is_empty() {
+            return;
+        }
+        let text = format!("{}\n", lines.join("\n"));
+        match printer.as_mut() {
+            Some(printer) => {
+                let _ = printer.print(text);
+            }
+            None => {
+                let _ = std::io::stdout().write_all(text.as_bytes());
+            }
+        }
+    };
+    loop {
+        select! {
+            recv(events) -> msg => match msg {
+                Ok(FrontMsg::Event(event)) => print(renderer.render(&event)),
+                Ok(FrontMsg::Approval { reply, .. }) => {
+                    let _ = reply.send(ApprovalDecision::Cancel { feedback: None });
+                }
+                Err(_) => return,
+            },
+            recv(notices) -> notice => match notice {
+                Ok(text) => print(vec![palette.yellow(&format!("  ℹ {text}"))]),
+                Err(_) => return,
+            },
+            recv(stop) -> _ => return,
+        }
+    }
+}

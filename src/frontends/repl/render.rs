@@ -1,0 +1,315 @@
+//! Turns the event stream into transcript lines: the model's text line by line with
+//! light Markdown styling (code blocks kept verbatim), one status line per finished
+//! tool call (a summary line for large batches), notices, retries and the end of a
+//! turn. Also tracks what the spinner should say.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use crate::frontends::headless::summarize_args;
+use crate::protocol::{CallStatus, CompletedCall, TurnOutcome, UiEvent, WaitingFor};
+
+use super::terminal::{fit, width, Palette};
+
+/// Batches larger than this get one summary line instead of a line per call.
+pub const LARGE_BATCH: usize = 12;
+
+/// What the turn is doing, for the spinner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Activity {
+    Thinking,
+    /// Something slow the user should know about (the model's first token, a retry's
+    /// back-off, an edit correction).
+    Waiting(WaitingFor),
+    Tools {
+        running: usize,
+        done: usize,
+        total: usize,
+    },
+    Cancelling,
+}
+
+/// Model text, buffered until whole lines can be styled.
+#[derive(Debug, Default)]
+struct TextStream {
+    partial: String,
+    in_code: bool,
+}
+
+impl TextStream {
+    fn push(&mut self, delta: &str, palette: Palette) -> Vec<String> {
+        self.partial.push_str(delta);
+        let mut lines = Vec::new();
+        while let Some(pos) = self.partial.find('\n') {
+            let line: String = self.partial.drain(..=pos).collect();
+            lines.push(self.style(line.trim_end_matches('\n'), palette));
+        }
+        lines
+    }
+
+    fn flush(&mut self, palette: Palette) -> Option<String> {
+        if self.partial.is_empty() {
+            return None;
+        }
+        let line = std::mem::take(&mut self.partial);
+        Some(self.style(&line, palette))
+    }
+
+    fn style(&mut self, line: &str, palette: Palette) -> String {
+        if line.trim_start().starts_with("```") {
+            self.in_code = !self.in_code;
+            return palette.dim(line);
+        }
+        if self.in_code {
+            return palette.cyan(line);
+        }
+        if line.starts_with('#') {
+            return palette.bold(line);
+        }
+        style_inline_code(line, palette)
+    }
+}
+
+/// Colours `inline code` spans, keeping the backticks.
+fn style_inline_code(line: &str, palette: Palette) -> String {
+    if !palette.color || !line.contains('`') {
+        return line.to_string();
+    }
+    let mut out = String::new();
+    for (i, piece) in line.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        if i % 2 == 1 && line.matches('`').count().is_multiple_of(2) {
+            out.push_str(&palette.cyan(piece));
+        } else {
+            out.push_str(piece);
+        }
+    }
+    out
+}
+
+/// Renders events to lines and keeps the counts behind the spinner.
+#[derive(Debug)]
+pub struct EventRenderer {
+    palette: Palette,
+    text: TextStream,
+    activity: Activity,
+    batch_total: usize,
+    batch_done: usize,
+    batch_by_status: [usize; 3],
+    executing: HashSet<String>,
+}
+
+impl EventRenderer {
+    pub fn new(palette: Palette) -> Self {
+        Self {
+            palette,
+            text: TextStream::default(),
+            activity: Activity::Thinking,
+            batch_total: 0,
+            batch_done: 0,
+            batch_by_status: [0; 3],
+            executing: HashSet::new(),
+        }
+    }
+
+    pub fn activity(&self) -> &Activity {
+        &self.activity
+    }
+
+    pub fn cancelling(&mut self) {
+        self.activity = Activity::Cancelling;
+    }
+
+    /// The lines this event adds to the transcript.
+    pub fn render(&mut self, event: &UiEvent) -> Vec<String> {
+        let p = self.palette;
+        match event {
+            UiEvent::TurnStarted { .. } => {
+                self.text = TextStream::default();
+                self.activity = Activity::Thinking;
+                Vec::new()
+            }
+            UiEvent::ModelRequest { .. } => {
+                self.batch_total = 0;
+                self.batch_done = 0;
+                self.batch_by_status = [0; 3];
+                self.executing.clear();
+                if self.activity != Activity::Cancelling {
+                    self.activity = Activity::Thinking;
+                }
+                Vec::new()
+            }
+            UiEvent::TextDelta(delta) => {
+                if matches!(self.activity, Activity::Waiting(_)) {
+                    self.activity = Activity::Thinking;
+                }
+                self.text.push(delta, p)
+            }
+            UiEvent::Waiting { what, .. } => {
+                if self.activity != Activity::Cancelling {
+                    self.activity = Activity::Waiting(*what);
+                }
+                Vec::new()
+            }
+            UiEvent::Thought(thought) => {
+                let mut lines = self.flush_text();
+                lines.extend(thought.lines().map(|l| p.dim(&format!("  ✦ {l}"))));
+                lines
+            }
+            UiEvent::ToolCallRequested { .. } => {
+                self.batch_total += 1;
+                self.update_tools();
+                self.flush_text()
+            }
+            UiEvent::ToolCallStatus {
+                call_id, status, ..
+            } => {
+                if *status == CallStatus::Executing {
+                    self.executing.insert(call_id.clone());
+                }
+                self.update_tools();
+                Vec::new()
+            }
+            UiEvent::ToolOutputChunk { chunk, .. } => {
+                let mut lines = self.flush_text();
+                lines.extend(chunk.lines().map(|l| p.dim(&format!("    │ {l}"))));
+                lines
+            }
+            UiEvent::ToolCallCompleted(call) => self.completed(call),
+            UiEvent::Retry { attempt, reason } => {
+                vec![p.yellow(&format!(
+                    "  ↻ Retrying the model request (attempt {attempt}): {reason}"
+                ))]
+            }
+            UiEvent::Warning(message) => {
+                let mut lines = self.flush_text();
+                lines.push(p.yellow(&format!("  ⚠ {message}")));
+                lines
+            }
+            UiEvent::Notice(message) => {
+                let mut lines = self.flush_text();
+                lines.push(p.yellow(&format!("  ℹ {message}")));
+                lines
+            }
+            UiEvent::TurnFinished(outcome) => {
+                let mut lines = self.flush_text();
+                match outcome {
+                    TurnOutcome::Completed { .. } => {}
+                    TurnOutcome::Cancelled => lines.push(p.yellow("⊘ Request cancelled.")),
+                    TurnOutcome::MaxTurns { limit } => lines.push(p.yellow(&format!(
+                        "Stopped after {limit} model turns (model.max_turns)."
+                    ))),
+                    TurnOutcome::Failed { message } => {
+                        lines.push(p.red(&format!("✗ Error: {message}")))
+                    }
+                    TurnOutcome::LoopDetected { message } => {
+                        lines.push(p.yellow(&format!("⟳ {message}")))
+                    }
+                }
+                lines
+            }
+            UiEvent::SessionStarted { .. } | UiEvent::Usage(_) => Vec::new(),
+        }
+    }
+
+    fn flush_text(&mut self) -> Vec<String> {
+        self.text.flush(self.palette).into_iter().collect()
+    }
+
+    fn update_tools(&mut self) {
+        if self.activity == Activity::Cancelling {
+            return;
+        }
+        self.activity = Activity::Tools {
+            running: self.executing.len(),
+            done: self.batch_done,
+            total: self.batch_total,
+        };
+    }
+
+    fn completed(&mut self, call: &CompletedCall) -> Vec<String> {
+        self.batch_done += 1;
+        self.executing.remove(&call.call_id);
+        let slot = match call.status {
+            CallStatus::Success => 0,
+            CallStatus::Cancelled => 2,
+            _ => 1,
+        };
+        self.batch_by_status[slot] += 1;
+        self.update_tools();
+        if self.batch_total <= LARGE_BATCH {
+            return vec![call_line(call, self.palette)];
+        }
+        if self.batch_done < self.batch_total {
+            return Vec::new();
+        }
+        let [ok, failed, cancelled] = self.batch_by_status;
+        vec![self.palette.bold(&format!(
+            "● {} tool calls: {ok} succeeded, {failed} failed, {cancelled} cancelled",
+            self.batch_total
+        ))]
+    }
+}
+
+/// `✓ name(args) — result` for one finished call.
+pub fn call_line(call: &CompletedCall, p: Palette) -> String {
+    let (mark, paint): (&str, fn(&Palette, &str) -> String) = match call.status {
+        CallStatus::Success => ("✓", Palette::green),
+        CallStatus::Cancelled => ("⊘", Palette::yellow),
+        _ => ("✗", Palette::red),
+    };
+    let args = fit(&summarize_args(&call.args), 60);
+    let text = call
+        .error
+        .as_ref()
+        .map(|e| e.message.clone())
+        .unwrap_or_else(|| call.display.clone());
+    let first = text.lines().next().unwrap_or("");
+    let took = duration_text(call.duration);
+    let used = call.name.chars().count() + args.chars().count() + took.chars().count() + 7;
+    let first = fit(first, width().saturating_sub(used).max(20));
+    format!(
+        "{} {}({}) {} {}",
+        paint(&p, mark),
+        p.bold(&call.name),
+        p.dim(&args),
+        first,
+        p.dim(&took)
+    )
+}
+
+/// `850 ms`, `3.2 s`, `2m 05s`.
+pub fn duration_text(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms < 60_000 {
+        format!("{:.1} s", d.as_secs_f64())
+    } else {
+        format!("{}m {:02}s", d.as_secs() / 60, d.as_secs() % 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_printed_by_whole_lines_with_code_blocks_kept() {
+        let p = Palette { color: false };
+        let mut r = EventRenderer::new(p);
+        assert!(r.render(&UiEvent::TextDelta("Here:\n```rs\nfn ".into())) == ["Here:", "```rs"]);
+        assert_eq!(
+            r.render(&UiEvent::TextDelta("main() {}\n```\nend".into())),
+            ["fn main() {}", "```"]
+        );
+        assert_eq!(
+            r.render(&UiEvent::TurnFinished(TurnOutcome::Completed {
+                response: String::new()
+            })),
+            ["end"]
+        );
+    }
+}

@@ -1,0 +1,116 @@
+//! `troupe trust [DIR]`, `troupe untrust [DIR]`, and the question asked on the first
+//! interactive start in an untrusted folder that holds project settings (or other
+//! things trust would turn on).
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::Path;
+
+use crate::frontends::options::RunArgs;
+use crate::frontends::AppError;
+use crate::platform::workspace::Workspace;
+use crate::settings::trust::{self, TrustState};
+
+fn trust_error(e: trust::TrustError) -> AppError {
+    AppError::Usage(e.to_string())
+}
+
+fn dir_or_cwd(dir: Option<&Path>) -> Result<std::path::PathBuf, AppError> {
+    match dir {
+        Some(d) => Ok(d.to_path_buf()),
+        None => Ok(std::env::current_dir()?),
+    }
+}
+
+/// `troupe trust [DIR]`.
+pub fn trust(dir: Option<&Path>) -> Result<i32, AppError> {
+    let dir = dir_or_cwd(dir)?;
+    let real = trust::trust_in(&trust::trust_file(), &dir).map_err(trust_error)?;
+    println!(
+        "Trusted {} (listed in {}).",
+        real.display(),
+        trust::trust_file().display()
+    );
+    Ok(0)
+}
+
+/// `troupe untrust [DIR]`.
+pub fn untrust(dir: Option<&Path>) -> Result<i32, AppError> {
+    let dir = dir_or_cwd(dir)?;
+    let (removed, still) = trust::untrust_in(&trust::trust_file(), &dir).map_err(trust_error)?;
+    let shown = trust::real_dir(&dir).unwrap_or(dir);
+    match (removed, still) {
+        (_, Some(by)) => println!(
+            "{} is still trusted through {} (run `troupe untrust {}`).",
+            shown.display(),
+            by.display(),
+            by.display()
+        ),
+        (true, None) => println!("{} is no longer trusted.", shown.display()),
+        (false, None) => println!("{} was not trusted.", shown.display()),
+    }
+    Ok(0)
+}
+
+/// Whether this run trusts the workspace: `--skip-trust` or `TROUPE_TRUST_WORKSPACE=1`
+/// (gemini-cli's `GEMINI_CLI_TRUST_WORKSPACE`), else the trust file.
+pub fn run_trust(ws: &Workspace, args: &RunArgs) -> TrustState {
+    if args.skip_trust || crate::settings::hook_trust::workspace_trusted(ws.primary()) {
+        return TrustState::SkippedForRun;
+    }
+    trust::is_trusted(ws.primary())
+}
+
+/// On an interactive start in an untrusted folder that holds something trust would
+/// turn on, asks once: trust this folder, its parent, or not now. Only a terminal is
+/// asked; the answer is kept in the user's trust file.
+pub fn prompt_if_needed(ws: &Workspace, args: &RunArgs) -> Result<(), AppError> {
+    if run_trust(ws, args).is_trusted()
+        || !std::io::stdin().is_terminal()
+        || !std::io::stderr().is_terminal()
+    {
+        return Ok(());
+    }
+    let names = crate::settings::load_in(ws.primary(), &args.overrides, false)
+        .map(|l| l.settings.context.file_names)
+        .unwrap_or_else(|_| vec!["AGENTS.md".into(), "GEMINI.md".into()]);
+    let found = trust::discover(ws.primary(), &names);
+    if found.is_empty() {
+        return Ok(());
+    }
+    let folder = ws.primary().to_path_buf();
+    let parent = folder.parent().unwrap_or(&folder).to_path_buf();
+    let mut err = std::io::stderr();
+    let _ = writeln!(err, "Do you trust the files in this folder?\n");
+    let _ = writeln!(
+        err,
+        "{} contains:\n{}",
+        folder.display(),
+        found
+            .iter()
+            .map(|f| format!("  - {f}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let _ = writeln!(
+        err,
+        "\nTrusting a folder lets its settings change how Troupe runs (approval mode, \
+         allowed commands, model endpoint, …).\n  1. Trust this folder ({})\n  2. Trust \
+         the parent folder ({})\n  3. Not now (project settings are ignored this run)",
+        folder.display(),
+        parent.display()
+    );
+    let _ = write!(err, "Choose 1, 2 or 3 [3]: ");
+    let _ = err.flush();
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    let target = match answer.trim() {
+        "1" => Some(folder),
+        "2" => Some(parent),
+        _ => None,
+    };
+    if let Some(dir) = target {
+        let real = trust::trust_in(&trust::trust_file(), &dir).map_err(trust_error)?;
+        let _ = writeln!(err, "Trusted {}.", real.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,10 @@
+//! Every I/O service the runtime stands on: the confined file system, the workspace and
+//! its roots, context and ignore files, and the session store.
+
+pub mod context_files;
+pub mod context_imports;
+pub mod filesystem;
+pub mod ignore_rules;
+pub mod path_correction;
+pub mod sessions;
+pub mod workspace;

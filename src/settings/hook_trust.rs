@@ -1,0 +1,62 @@
+//! Folder trust for project hooks, and the one-time announcement of new ones.
+//!
+//! The trust decision is `Settings::trusted` (see `crate::settings::trust`: the user's
+//! trust file, `--skip-trust`, or `TROUPE_TRUST_WORKSPACE=1` in Troupe's environment —
+//! nothing a repository can set); [`project_hooks_allowed`] is the one gate every
+//! project hook passes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::settings::hooks::{HookDef, HookOrigin};
+
+/// The variable that marks the workspace trusted until folder trust exists.
+pub const TRUST_ENV: &str = "TROUPE_TRUST_WORKSPACE";
+
+/// Whether `TROUPE_TRUST_WORKSPACE` trusts the workspace for this run (read by the
+/// settings loader, like `--skip-trust`).
+pub fn workspace_trusted(_workspace: &Path) -> bool {
+    std::env::var(TRUST_ENV).is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+}
+
+/// Whether hooks that came from `origin` may run: user hooks always, project hooks only
+/// in a trusted folder.
+pub fn project_hooks_allowed(origin: HookOrigin, workspace_trusted: bool) -> bool {
+    match origin {
+        HookOrigin::User => true,
+        HookOrigin::Project => workspace_trusted,
+    }
+}
+
+/// The file remembering which project hooks the user has been told about.
+pub fn seen_file() -> PathBuf {
+    crate::settings::troupe_home().join("trusted_hooks.json")
+}
+
+/// Project hooks of `workspace` not announced before; they are remembered as announced.
+/// A file that cannot be read or written only means hooks are announced again.
+pub fn newly_seen(defs: &[HookDef], workspace: &Path, file: &Path) -> Vec<String> {
+    let mut seen: BTreeMap<String, Vec<String>> = std::fs::read_to_string(file)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    let key = workspace.display().to_string();
+    let known = seen.entry(key).or_default();
+    let mut fresh = Vec::new();
+    for def in defs.iter().filter(|d| d.origin == HookOrigin::Project) {
+        let id = def.key();
+        if !known.contains(&id) {
+            known.push(id);
+            fresh.push(def.name.clone());
+        }
+    }
+    if !fresh.is_empty() {
+        if let Some(dir) = file.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        if let Ok(text) = serde_json::to_string_pretty(&seen) {
+            let _ = std::fs::write(file, text);
+        }
+    }
+    fresh
+}
