@@ -15,7 +15,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here"
 
-targets_all=(edit_matcher sse_gemini openai_stream fake_responses shell_command path_resolution)
+targets_all=(edit_matcher sse_gemini openai_stream fake_responses shell_command path_resolution sanitize)
 
 if ! command -v cargo-fuzz >/dev/null 2>&1; then
     echo "fuzz/run.sh: ERROR: cargo-fuzz is not installed (cargo install cargo-fuzz --locked)." >&2

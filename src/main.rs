@@ -11,9 +11,14 @@ use troupe::frontends as app;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    // First, while the process has one thread: API keys leave the environment.
+    // First, while the process has one thread: API keys leave the environment, and a
+    // key given with `-c` leaves the command line (after the arguments are copied).
     troupe::settings::secrets::scrub_process_env();
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    for key in troupe::settings::secrets::scrub_key_arguments() {
+        eprintln!("{}", troupe::settings::secrets::key_argument_warning(&key));
+    }
+    let cli = Cli::parse_from(args);
     let result = match cli.command {
         Some(Command::Demo) => troupe::cli::demo::run(),
         Some(Command::Bench(args)) => troupe::cli::bench::run(&args),

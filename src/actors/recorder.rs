@@ -10,6 +10,7 @@
 
 use std::fs::File;
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use actix::prelude::*;
@@ -122,10 +123,13 @@ impl SessionRecorder {
             if let Some(dir) = path.parent() {
                 let _ = std::fs::create_dir_all(dir);
             }
+            // The conversation is the user's alone: created 0600, before anything is
+            // written to it.
             let opened = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
                 .read(true)
+                .mode(0o600)
                 .open(path)
                 .and_then(end_on_a_new_line);
             match opened {

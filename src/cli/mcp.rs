@@ -1,5 +1,7 @@
 //! `troupe mcp add|remove|list|get|serve`. Like gemini-cli, messages of add, remove and
 //! list go to stderr; unlike it, `-e K=a=b` keeps `a=b` and comma lists are split.
+//! What a server said (its tools' names, its errors and stderr) and what a settings
+//! file holds are printed through the one sanitiser: escapes are shown, not obeyed.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -7,6 +9,7 @@ use std::time::Duration;
 use clap::{Args, Subcommand, ValueEnum};
 use toml_edit::{DocumentMut, Item, Table};
 
+use crate::engine::sanitize::{for_terminal, one_line};
 use crate::mcp::server::{open, TroupeClient};
 use crate::settings::mcp::{McpServerConfig, Scope, ServerEntry};
 
@@ -311,7 +314,10 @@ fn skipped_lines(result: &Result<Probed, String>) -> Vec<String> {
     match result {
         Ok((_, skipped)) => skipped
             .iter()
-            .map(|t| format!("    Skipped tool {}: {}", t.name, t.reason))
+            .map(|t| {
+                let line = format!("    Skipped tool {}: {}", t.name, t.reason);
+                one_line(&line).into_owned()
+            })
             .collect(),
         Err(_) => Vec::new(),
     }
@@ -331,12 +337,13 @@ fn line(config: &McpServerConfig, result: &Result<Probed, String>) -> String {
         Ok(_) => ("✓", "Connected"),
         Err(_) => ("✗", "Disconnected"),
     };
-    format!(
+    let line = format!(
         "{symbol} {}: {} ({}) - {state}",
         config.name,
         config.target(),
         config.transport()
-    )
+    );
+    one_line(&line).into_owned()
 }
 
 fn list(cwd: &Path) -> Result<i32, McpCliError> {
@@ -358,7 +365,7 @@ fn list(cwd: &Path) -> Result<i32, McpCliError> {
     for (server, result) in servers.iter().zip(&results) {
         eprintln!("{}", line(server, result));
         if let (Err(e), true) = (result, server.enabled()) {
-            eprintln!("    Error: {e}");
+            eprintln!("    Error: {}", one_line(e));
         }
         for skipped in skipped_lines(result) {
             eprintln!("{skipped}");
@@ -383,12 +390,17 @@ fn get(name: &str, cwd: &Path) -> Result<i32, McpCliError> {
     } else {
         Err("disabled".into())
     };
-    println!("{} ({} settings)", server.name, server.config_scope());
-    print!("{}", toml::to_string(&server.entry).unwrap_or_default());
+    println!(
+        "{} ({} settings)",
+        one_line(&server.name),
+        server.config_scope()
+    );
+    let entry = toml::to_string(&server.entry).unwrap_or_default();
+    print!("{}", for_terminal(&entry));
     println!("{}", line(&server, &result));
     match &result {
-        Ok((tools, _)) => tools.iter().for_each(|t| println!("  - {t}")),
-        Err(e) => println!("    Error: {e}"),
+        Ok((tools, _)) => tools.iter().for_each(|t| println!("  - {}", one_line(t))),
+        Err(e) => println!("    Error: {}", one_line(e)),
     }
     for skipped in skipped_lines(&result) {
         println!("{skipped}");

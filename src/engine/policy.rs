@@ -44,6 +44,42 @@ pub fn decide(mode: ApprovalMode, kind: ToolKind, hint_allow: Option<bool>) -> P
     }
 }
 
+/// Tools whose approval keys are command prefixes (`git status`); every other tool's
+/// keys are file paths.
+const COMMAND_KEYED_TOOLS: [&str; 1] = ["run_shell_command"];
+
+/// Whether an allow rule of `tool` with key `rule_key` covers a call whose approval key
+/// is `call_key`, matched the way that tool's keys mean:
+///
+/// - a command-keyed tool (`run_shell_command`): the same command, or a longer one
+///   that starts with the rule's words (`git` covers `git status`, not `gitk`);
+/// - a path-keyed tool (`write_file`, `replace`): the same path, or a path beneath the
+///   rule's as a directory, at a path-component boundary (`/w/src` covers
+///   `/w/src/a.rs`; never `/w/src2`, `/w/srcx.rs` or `/w/src b`).
+///
+/// ```
+/// # use troupe::engine::policy::key_covers;
+/// assert!(key_covers("write_file", "/w/src", "/w/src/a.rs"));
+/// assert!(!key_covers("write_file", "/w/src/a", "/w/src/ab"));
+/// assert!(!key_covers("write_file", "/w/notes", "/w/notes secret.txt"));
+/// assert!(key_covers("run_shell_command", "git", "git status"));
+/// ```
+pub fn key_covers(tool: &str, rule_key: &str, call_key: &str) -> bool {
+    if call_key == rule_key {
+        return true;
+    }
+    if COMMAND_KEYED_TOOLS.contains(&tool) {
+        return call_key
+            .strip_prefix(rule_key)
+            .is_some_and(|rest| rest.starts_with(' '));
+    }
+    let dir = rule_key.trim_end_matches('/');
+    !rule_key.is_empty()
+        && call_key
+            .strip_prefix(dir)
+            .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
+}
+
 /// An allow rule as written in `approval.allowed`: `tool` or `tool(key)`.
 pub fn format_rule(tool: &str, key: Option<&str>) -> String {
     match key {
@@ -93,6 +129,35 @@ mod tests {
             parse_rule(&text),
             Some(("replace".into(), Some("/w/f.rs".into())))
         );
+    }
+
+    #[test]
+    fn path_rules_match_whole_components_and_command_rules_whole_words() {
+        // A path rule: the file itself, or what lies beneath it as a directory.
+        assert!(key_covers("write_file", "/w/src/a", "/w/src/a"));
+        assert!(key_covers("replace", "/w/src", "/w/src/a/b.rs"));
+        assert!(key_covers("replace", "/w/src/", "/w/src/a.rs"));
+        assert!(!key_covers("write_file", "/w/src/a", "/w/src/ab"));
+        assert!(!key_covers("write_file", "/w/src/a", "/w/src/a b"));
+        assert!(!key_covers("write_file", "/w/src/a", "/w/src/a.bak"));
+        assert!(!key_covers("write_file", "/w/src", "/w/src2/x"));
+        assert!(!key_covers("write_file", "/w/src/a.rs", "/w/src/a.rs/"));
+        assert!(!key_covers("write_file", "", "/w/x"));
+        // A command rule: the command, or one that continues it with more words.
+        assert!(key_covers("run_shell_command", "git status", "git status"));
+        assert!(key_covers("run_shell_command", "git", "git status"));
+        assert!(!key_covers("run_shell_command", "git", "gitk"));
+        assert!(!key_covers(
+            "run_shell_command",
+            "/usr/bin/make",
+            "/usr/bin/make2"
+        ));
+        assert!(key_covers(
+            "run_shell_command",
+            "/usr/bin/make",
+            "/usr/bin/make all"
+        ));
+        assert!(!key_covers("run_shell_command", "ls", "ls/x"));
     }
 
     #[test]

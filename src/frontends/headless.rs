@@ -1,14 +1,20 @@
 //! The headless front end (`troupe -p`): renders events as text, JSON or stream-JSON,
 //! answers confirmations by policy (in `default` mode nothing can be asked, so such
 //! calls are refused with a clear message), and reports the run when the turn ends.
+//!
+//! Model text goes to stdout as it is when stdout is a file or a pipe (a script gets
+//! the model's bytes), and through the one sanitiser ([`for_terminal`]) when it is a
+//! terminal; transcript lines and the warnings on stderr always go through it.
 
-use std::io::Write;
+use std::borrow::Cow;
+use std::io::{IsTerminal, Write};
 use std::time::{Instant, SystemTime};
 
 use actix::prelude::*;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
+use crate::engine::sanitize::{for_terminal, one_line};
 use crate::engine::stats::SessionStats;
 use crate::engine::text::iso8601;
 use crate::protocol::{
@@ -102,6 +108,8 @@ pub struct HeadlessFront {
     line_open: bool,
     /// Counts finished calls for a progress line (`troupe bench`).
     progress: Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
+    /// stdout is a terminal: model text is sanitised before it is printed.
+    to_terminal: bool,
 }
 
 impl HeadlessFront {
@@ -127,6 +135,7 @@ impl HeadlessFront {
             request_start: 0,
             line_open: false,
             progress: None,
+            to_terminal: std::io::stdout().is_terminal(),
         }
     }
 
@@ -190,8 +199,13 @@ impl Handler<UiEvent> for HeadlessFront {
                 self.response.push_str(text);
                 match self.format {
                     OutputFormat::Text | OutputFormat::Transcript => {
+                        let shown = if self.to_terminal {
+                            for_terminal(text)
+                        } else {
+                            Cow::Borrowed(text.as_str())
+                        };
                         let mut out = std::io::stdout().lock();
-                        let _ = out.write_all(text.as_bytes());
+                        let _ = out.write_all(shown.as_bytes());
                         let _ = out.flush();
                         self.line_open = !text.ends_with('\n');
                     }
@@ -211,7 +225,8 @@ impl Handler<UiEvent> for HeadlessFront {
                     "tool_name": name, "tool_id": call_id, "parameters": &**args})),
                 OutputFormat::Transcript => {
                     self.close_line();
-                    println!("● {name}({})", summarize_args(args));
+                    let line = format!("● {name}({})", summarize_args(args));
+                    println!("{}", one_line(&line));
                 }
                 _ => {}
             },
@@ -239,9 +254,10 @@ impl Handler<UiEvent> for HeadlessFront {
                             (None, false) => call.display.clone(),
                             (None, true) => output_summary(call),
                         };
-                        let first = text.lines().next().unwrap_or("").to_string();
+                        let first = text.lines().next().unwrap_or("");
+                        let line = format!("  {mark} {}: {first}", call.name);
                         self.close_line();
-                        println!("  {mark} {}: {first}", call.name);
+                        println!("{}", one_line(&line));
                     }
                     _ => {}
                 }
@@ -257,7 +273,10 @@ impl Handler<UiEvent> for HeadlessFront {
                 self.response.truncate(self.request_start);
                 // On stderr in every format: stdout stays the format's own.
                 if self.format != OutputFormat::Silent {
-                    eprintln!("troupe: retrying model request (attempt {attempt}): {reason}");
+                    eprintln!(
+                        "troupe: retrying model request (attempt {attempt}): {}",
+                        for_terminal(reason)
+                    );
                 }
             }
             UiEvent::Waiting { what, seconds }
@@ -274,13 +293,13 @@ impl Handler<UiEvent> for HeadlessFront {
             }
             UiEvent::Warning(message) => {
                 if !matches!(self.format, OutputFormat::Silent) {
-                    eprintln!("troupe: {message}");
+                    eprintln!("troupe: {}", for_terminal(message));
                 }
                 tracing::warn!(%message, "warning");
             }
             UiEvent::Notice(message) => {
                 if matches!(self.format, OutputFormat::Transcript) {
-                    println!("  ℹ {message}");
+                    println!("  ℹ {}", for_terminal(message));
                 }
                 tracing::info!(%message, "notice");
             }

@@ -401,7 +401,11 @@ pub fn report(summary: &RunSummary, format: OutputFormat) -> i32 {
             .as_str()
             .unwrap_or("")
             .to_string();
-        eprintln!("troupe: {message}");
+        // The message may quote a server, a hook or the model.
+        eprintln!(
+            "troupe: {}",
+            crate::engine::sanitize::for_terminal(&message)
+        );
     }
     code
 }

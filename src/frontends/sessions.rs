@@ -61,7 +61,7 @@ pub fn delete(args: &RunArgs, which: &str) -> Result<i32, AppError> {
             print!(
                 "Deleted session {}: {} ({})",
                 index + 1,
-                session.title,
+                crate::engine::sanitize::one_line(&session.title),
                 age_text(session.modified, std::time::SystemTime::now())
             );
             let _ = std::io::stdout().flush();

@@ -30,7 +30,7 @@ pub async fn open_remote(
             "MCP server '{name}': Invalid configuration: missing url (for Streamable HTTP or SSE) and command (for stdio)."
         ));
     };
-    let headers = expanded_headers(&config.entry.headers, &|v| std::env::var(v).ok())
+    let headers = expanded_headers(&config.entry.headers, &crate::settings::secrets::env_var)
         .map_err(|e| format!("MCP server '{name}': {e}"))?;
     match config.entry.transport.as_deref() {
         Some("http") => open_http(url, &headers, client)

@@ -1,10 +1,19 @@
 //! `/mcp [list|desc|schema|reload]` in the REPL: the servers, their state and last
-//! error, and their tools (gemini-cli's layout).
+//! error, and their tools (gemini-cli's layout). Names, descriptions and errors come
+//! from the servers: every line goes through the one sanitiser
+//! ([`crate::engine::sanitize::one_line`]) before it is printed.
 
 use super::hub::{McpHub, ServerState};
 
-/// The lines `/mcp` prints for `args`.
+/// The lines `/mcp` prints for `args`, safe to print to a terminal.
 pub fn command(hub: Option<&McpHub>, args: &[&str]) -> Vec<String> {
+    lines(hub, args)
+        .iter()
+        .map(|l| crate::engine::sanitize::one_line(l).into_owned())
+        .collect()
+}
+
+fn lines(hub: Option<&McpHub>, args: &[&str]) -> Vec<String> {
     let Some(hub) = hub else {
         return vec!["No MCP servers configured.".to_string()];
     };

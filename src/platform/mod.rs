@@ -1,6 +1,7 @@
 //! Every I/O service the runtime stands on: the confined file system, the workspace and
 //! its roots, context and ignore files, and the session store.
 
+pub mod child_env;
 pub mod context_files;
 pub mod context_imports;
 pub mod filesystem;

@@ -2,6 +2,13 @@
 //! timeout, requests whose answer must start within the first-byte timeout, error
 //! bodies turned into [`ModelError::Http`] (with the server's message and retry delay),
 //! and server-sent events read incrementally with an idle timeout between chunks.
+//!
+//! Redirects: a request carries the API key (in a header) and the conversation (in the
+//! body), and reqwest re-sends both on a 307/308 (it drops only `Authorization` and
+//! cookies across origins, not `x-goog-api-key`). So the client follows a redirect only
+//! within the origin of the request (same scheme, host and port, at most
+//! [`MAX_REDIRECTS`] hops); a redirect to another origin is not followed, and becomes
+//! [`ModelError::CrossOriginRedirect`] naming where it pointed.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -27,13 +34,58 @@ pub struct Timeouts {
     pub idle: Duration,
 }
 
-/// A client with the connect timeout set.
+/// Redirects followed within one origin before giving up.
+pub const MAX_REDIRECTS: usize = 5;
+
+/// A client with the connect timeout set, following redirects only within the
+/// request's origin.
 pub fn client(provider: &str, timeouts: Timeouts) -> Result<reqwest::Client, ModelError> {
     reqwest::Client::builder()
         .connect_timeout(timeouts.connect)
         .user_agent(concat!("troupe/", env!("CARGO_PKG_VERSION")))
+        .redirect(reqwest::redirect::Policy::custom(|attempt| {
+            let follow = attempt
+                .previous()
+                .first()
+                .is_some_and(|first| same_origin(first, attempt.url()))
+                && attempt.previous().len() <= MAX_REDIRECTS;
+            if follow {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        }))
         .build()
         .map_err(|e| ModelError::Config(format!("cannot build the {provider} HTTP client: {e}")))
+}
+
+/// Same scheme, host and port (the default port of the scheme when none is written).
+pub fn same_origin(a: &url::Url, b: &url::Url) -> bool {
+    a.scheme() == b.scheme()
+        && a.host_str() == b.host_str()
+        && a.port_or_known_default() == b.port_or_known_default()
+}
+
+/// The error for a redirect that was not followed because it leaves the request's
+/// origin (`None`: no usable `Location`, or one within the origin).
+fn cross_origin(provider: &str, response: &reqwest::Response) -> Option<ModelError> {
+    let location = response.headers().get(reqwest::header::LOCATION)?;
+    let target = response
+        .url()
+        .join(&String::from_utf8_lossy(location.as_bytes()))
+        .ok()?;
+    if same_origin(response.url(), &target) {
+        return None;
+    }
+    let host = crate::engine::sanitize::one_line(target.host_str().unwrap_or("")).into_owned();
+    let origin = match target.port() {
+        Some(port) => format!("{}://{host}:{port}", target.scheme()),
+        None => format!("{}://{host}", target.scheme()),
+    };
+    Some(ModelError::CrossOriginRedirect {
+        provider: provider.to_string(),
+        origin,
+    })
 }
 
 /// Sends a request. A status other than 2xx becomes [`ModelError::Http`].
@@ -49,6 +101,11 @@ pub async fn send(
     };
     if response.status().is_success() {
         return Ok(response);
+    }
+    if response.status().is_redirection() {
+        if let Some(error) = cross_origin(provider, &response) {
+            return Err(error);
+        }
     }
     Err(http_error(provider, response, timeouts).await)
 }

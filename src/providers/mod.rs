@@ -49,6 +49,10 @@ pub enum ModelError {
     Script(String),
     #[error("{0}")]
     Config(String),
+    /// The endpoint answered with a redirect to another origin, which is not followed:
+    /// the key and the conversation go only where the settings say.
+    #[error("{provider}: the endpoint redirected to another origin ({origin}); Troupe does not follow it with your key and conversation")]
+    CrossOriginRedirect { provider: String, origin: String },
     #[error("request cancelled")]
     Cancelled,
 }
@@ -68,6 +72,7 @@ impl ModelError {
             ModelError::Malformed { .. } => false,
             ModelError::Script(_) => false,
             ModelError::Config(_) => false,
+            ModelError::CrossOriginRedirect { .. } => false,
             ModelError::Cancelled => false,
         }
     }

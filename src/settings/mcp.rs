@@ -1,5 +1,6 @@
 //! `[mcp_servers.NAME]` tables: parsing, where each came from, the folder-trust gate
-//! for project servers, `$VAR` expansion and the child's sanitised environment.
+//! for project servers, `$VAR` expansion and the variables a stdio server is given on
+//! top of the children's environment policy (`crate::platform::child_env`).
 
 use std::collections::BTreeMap;
 
@@ -69,6 +70,9 @@ pub struct McpServerConfig {
     pub scope: Scope,
     /// Why it may not start (a project server in an untrusted folder).
     pub blocked: Option<String>,
+    /// `[environment] pass` of the settings the server came with: the secret-named
+    /// variables of Troupe's environment its process may inherit.
+    pub env_pass: Vec<String>,
 }
 
 impl McpServerConfig {
@@ -168,6 +172,7 @@ pub fn take_servers(
             entry,
             scope,
             blocked: None,
+            env_pass: Vec::new(),
         });
     }
     Ok(())
@@ -242,43 +247,17 @@ pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
     out
 }
 
-/// The process environment a stdio server starts with: the parent's, minus anything
-/// whose name looks like a secret, plus `env` (expanded).
-pub fn child_env(
-    parent: &[(String, String)],
+/// The variables a stdio server is given on top of what it inherits under the
+/// children's policy: its configured `env` (`$VAR` expanded from `lookup`, the model
+/// keys never), then `TROUPE_CLI=1`. Set after the policy, so they win over it.
+pub fn server_env(
     extra: &BTreeMap<String, String>,
+    lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Vec<(String, String)> {
-    const ALWAYS: [&str; 6] = ["PATH", "HOME", "LANG", "SHELL", "TERM", "USER"];
-    const SECRET: [&str; 10] = [
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "KEY",
-        "AUTH",
-        "CREDENTIAL",
-        "CREDS",
-        "PRIVATE",
-        "CERT",
-    ];
-    let mut out: Vec<(String, String)> = parent
+    let mut out: Vec<(String, String)> = extra
         .iter()
-        .filter(|(k, _)| {
-            let upper = k.to_ascii_uppercase();
-            ALWAYS.contains(&k.as_str()) || !SECRET.iter().any(|s| upper.contains(s))
-        })
-        .cloned()
+        .map(|(k, v)| (k.clone(), expand(v, lookup)))
         .collect();
-    let lookup = |name: &str| {
-        parent
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-    };
-    for (k, v) in extra {
-        out.retain(|(name, _)| name != k);
-        out.push((k.clone(), expand(v, &lookup)));
-    }
     out.push(("TROUPE_CLI".into(), "1".into()));
     out
 }
@@ -300,20 +279,25 @@ mod tests {
     }
 
     #[test]
-    fn child_env_drops_secrets_and_adds_config() {
-        let parent = vec![
-            ("PATH".to_string(), "/bin".to_string()),
-            ("GEMINI_API_KEY".to_string(), "k".to_string()),
-            ("MY_TOKEN".to_string(), "t".to_string()),
-            ("LANG".to_string(), "C".to_string()),
-        ];
-        let extra = BTreeMap::from([("A".to_string(), "$LANG-${MY_TOKEN}".to_string())]);
-        let env = child_env(&parent, &extra);
-        assert!(env.iter().any(|(k, _)| k == "PATH"));
-        assert!(!env
-            .iter()
-            .any(|(k, _)| k == "GEMINI_API_KEY" || k == "MY_TOKEN"));
-        assert!(env.contains(&("A".to_string(), "C-t".to_string())));
+    fn server_env_expands_the_configured_variables_only() {
+        let lookup = |n: &str| match n {
+            "LANG" => Some("C".to_string()),
+            "MY_TOKEN" => Some("t".to_string()),
+            "GEMINI_API_KEY" => Some("k".to_string()),
+            _ => None,
+        };
+        let extra = BTreeMap::from([
+            ("A".to_string(), "$LANG-${MY_TOKEN}".to_string()),
+            ("B".to_string(), "$GEMINI_API_KEY".to_string()),
+        ]);
+        assert_eq!(
+            server_env(&extra, &lookup),
+            [
+                ("A".to_string(), "C-t".to_string()),
+                ("B".to_string(), String::new()),
+                ("TROUPE_CLI".to_string(), "1".to_string()),
+            ]
+        );
     }
 
     #[test]
@@ -323,6 +307,7 @@ mod tests {
             entry: ServerEntry::default(),
             scope: Scope::User,
             blocked: None,
+            env_pass: Vec::new(),
         };
         c.entry.include_tools = vec!["echo(a)".into(), "peek".into()];
         c.entry.exclude_tools = vec!["peek".into()];

@@ -213,6 +213,9 @@ pub fn load_with(
             })?;
     check_values(&settings, &origins)?;
     settings.trusted = true;
+    for server in &mut mcp_servers {
+        server.env_pass = settings.environment.pass.clone();
+    }
     settings.mcp_servers = mcp_servers;
     let mut loaded = LoadedSettings {
         settings,

@@ -1,11 +1,14 @@
-//! API keys taken out of the process environment at start-up.
+//! Secrets taken out of the process environment at start-up.
 //!
 //! [`scrub_process_env`] runs first thing in `main`, before any thread exists: every
-//! variable that holds a key (`*_API_KEY`, `TROUPE_*_API_KEY` included) is copied into
-//! a private table, its bytes in the process's initial environment block are
-//! overwritten (so `/proc/<troupe pid>/environ` no longer shows them), and it is
-//! removed from the environment (so no child inherits it). Troupe reads keys back with
-//! [`env_var`] / [`env_vars`], which see the table as if the variables were still set.
+//! variable whose name holds a secret ([`is_secret_name`], the one rule of
+//! [`crate::engine::secret_names`]: `*_API_KEY`, `*_TOKEN`, `*_PAT`, `*_SECRET*`, cloud
+//! credentials, …) is copied into a private table, its bytes in the process's initial
+//! environment block are overwritten (so `/proc/<troupe pid>/environ` no longer shows
+//! them), and it is removed from the environment (so no child inherits it). Troupe
+//! reads them back with [`env_var`] / [`env_vars`], which see the table as if the
+//! variables were still set; [`crate::platform::child_env`] gives a child the ones
+//! `[environment] pass` names.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -13,15 +16,7 @@ use std::sync::OnceLock;
 static TAKEN: OnceLock<BTreeMap<String, String>> = OnceLock::new();
 
 /// Whether an environment variable holds a secret Troupe keeps from its children.
-pub fn is_secret_name(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    upper.ends_with("_API_KEY")
-        || upper.ends_with("_APIKEY")
-        || matches!(
-            upper.as_str(),
-            "GEMINI_API_KEY" | "GOOGLE_API_KEY" | "OPENAI_API_KEY" | "ANTHROPIC_API_KEY"
-        )
-}
+pub use crate::engine::secret_names::is_secret_name;
 
 /// Moves every secret variable out of the environment. Call once, at the very start of
 /// `main`, while the process has a single thread.
@@ -75,12 +70,99 @@ fn overwrite_initial_block(name: &str) {
 #[cfg(not(target_os = "linux"))]
 fn overwrite_initial_block(_name: &str) {}
 
+/// Hides the secrets given with `-c KEY=VALUE` (an API key) from the process's command
+/// line: each value's bytes in the argument strings the kernel placed on the initial
+/// stack (what `/proc/<troupe pid>/cmdline` and `ps` read) are overwritten with `*`.
+/// Returns the keys that were given so (for [`key_argument_warning`]).
+///
+/// Call once, at the very start of `main`, while the process has a single thread, and
+/// after taking a copy of the arguments (`std::env::args_os` reads the same memory).
+pub fn scrub_key_arguments() -> Vec<String> {
+    #[cfg(target_os = "linux")]
+    if let Some(keys) = overwrite_argument_block() {
+        return keys;
+    }
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let bytes: Vec<&[u8]> = args.iter().map(|a| a.as_encoded_bytes()).collect();
+    crate::engine::secret_names::secret_config_arguments(&bytes)
+        .into_iter()
+        .map(|s| s.key)
+        .collect()
+}
+
+/// The argument strings' memory (`arg_start`..`arg_end` of `/proc/self/stat`, fields
+/// 48 and 49), with every secret `-c` value overwritten; `None` when it cannot be
+/// found.
+#[cfg(target_os = "linux")]
+fn overwrite_argument_block() -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Field 3 (the state) is the first after the name: arg_start is field 48.
+    let mut fields = crate::engine::proc_stat::fields_after_name(&stat)?;
+    let start: usize = fields.nth(48 - 3)?.parse().ok()?;
+    let end: usize = fields.next()?.parse().ok()?;
+    if start == 0 || end <= start {
+        return None;
+    }
+    // SAFETY: the kernel reports `arg_start..arg_end` as this process's argument
+    // strings, which it copied onto the initial stack at exec: mapped, writable and
+    // never freed. Single-threaded at this point (called first in main), and the only
+    // other reader, `std::env::args_os`, has already been copied from by the caller.
+    let block: &mut [u8] = unsafe {
+        std::slice::from_raw_parts_mut(std::ptr::with_exposed_provenance_mut(start), end - start)
+    };
+    let mut ranges = Vec::new();
+    let mut at = 0;
+    for piece in block.split(|b| *b == 0) {
+        ranges.push(at..at + piece.len());
+        at += piece.len() + 1;
+    }
+    let found = {
+        let args: Vec<&[u8]> = ranges.iter().map(|r| &block[r.clone()]).collect();
+        crate::engine::secret_names::secret_config_arguments(&args)
+    };
+    for secret in &found {
+        let Some(arg) = ranges.get(secret.index) else {
+            continue;
+        };
+        let from = arg.start + secret.value.start;
+        let to = arg.start + secret.value.end;
+        if let Some(bytes) = block.get_mut(from..to) {
+            bytes.fill(b'*');
+        }
+    }
+    Some(found.into_iter().map(|s| s.key).collect())
+}
+
+/// The warning for a key given with `-c KEY=VALUE`: where to put it instead.
+pub fn key_argument_warning(key: &str) -> String {
+    let variable = match key {
+        "model.gemini.api_key" => "GEMINI_API_KEY",
+        "model.openai.api_key" => "OPENAI_API_KEY",
+        _ => "an environment variable",
+    };
+    format!(
+        "troupe: warning: a secret was given on the command line (-c {key}=…); other users' \
+         processes can read a command line (ps, /proc) while it runs, and shells keep it \
+         in their history. Put it in the environment ({variable}) or in a file only you \
+         can read (`{key} = \"…\"` in ~/.troupe/config.toml, mode 0600) instead."
+    )
+}
+
 /// An environment variable, including the secrets taken at start-up (empty: unset).
 pub fn env_var(name: &str) -> Option<String> {
     std::env::var(name)
         .ok()
         .or_else(|| TAKEN.get().and_then(|t| t.get(name).cloned()))
         .filter(|v| !v.is_empty())
+}
+
+/// The secrets taken out of the environment at start-up, by name (for a child whose
+/// policy passes some of them).
+pub fn taken_vars() -> Vec<(String, String)> {
+    TAKEN
+        .get()
+        .map(|t| t.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default()
 }
 
 /// Every environment variable, including the secrets taken at start-up.
@@ -107,5 +189,9 @@ mod tests {
         assert!(is_secret_name("my_service_api_key"));
         assert!(!is_secret_name("PATH"));
         assert!(!is_secret_name("TROUPE_MODEL_NAME"));
+        // The same rule as the children's policy: more than model keys.
+        assert!(is_secret_name("GITHUB_TOKEN"));
+        assert!(is_secret_name("AWS_SECRET_ACCESS_KEY"));
+        assert!(is_secret_name("GITHUB_PAT"));
     }
 }

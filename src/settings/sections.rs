@@ -16,6 +16,7 @@ pub struct Settings {
     pub tools: ToolSettings,
     pub edit: EditSettings,
     pub shell: ShellSettings,
+    pub environment: EnvironmentSettings,
     pub web_fetch: WebFetchSettings,
     pub context: ContextSettings,
     pub log: LogSettings,
@@ -174,6 +175,16 @@ pub struct EditSettings {
 pub struct ShellSettings {
     pub inactivity_timeout_secs: u64,
     pub output_limit_chars: usize,
+}
+
+/// `[environment]`: what children (shell commands, hooks, MCP servers, custom commands)
+/// inherit of Troupe's environment.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvironmentSettings {
+    /// Variables passed through although their names look secret (exact names, or a
+    /// prefix ending in `*`).
+    pub pass: Vec<String>,
 }
 
 /// `web_fetch` limits and the test-only loopback switch.

@@ -75,6 +75,7 @@ pub fn start(
         cwd: workspace.to_path_buf(),
         session_id: session_id.to_string(),
         plans_dir: crate::settings::troupe_home().join("plans"),
+        child_env: crate::platform::child_env::ChildEnvPolicy::from_settings(settings),
     };
     let disabled = loaded.disabled;
     let addr = Hooks::new(defs, &disabled, env, events).start();

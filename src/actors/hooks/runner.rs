@@ -1,7 +1,9 @@
 //! Runs one hook command: `bash -c` in the session's directory, in a process group of
 //! its own, the input JSON on stdin, stdout and stderr read separately (each capped),
 //! the whole group killed on timeout, on cancellation, or when the run is dropped. The
-//! environment is Troupe's minus every credential (a hook never sees a model key).
+//! environment is Troupe's under the children's policy ([`ChildEnvPolicy`]: no
+//! secret-named variable unless `[environment] pass` names it), then the session
+//! variables, then the hook's own `env`.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -13,6 +15,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 use tokio_util::sync::CancellationToken;
 
+use crate::platform::child_env::ChildEnvPolicy;
 use crate::settings::hooks::HookDef;
 
 /// Bytes kept of each output stream; the rest is read and dropped.
@@ -40,20 +43,8 @@ pub struct HookEnv {
     pub cwd: PathBuf,
     pub session_id: String,
     pub plans_dir: PathBuf,
-}
-
-/// Whether an environment variable holds a credential and is kept from hooks.
-pub fn is_secret_var(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    upper.ends_with("_API_KEY")
-        || upper.ends_with("_APIKEY")
-        || upper == "API_KEY"
-        || upper.ends_with("_TOKEN")
-        || upper.ends_with("_SECRET")
-        || upper.ends_with("_SECRET_KEY")
-        || upper.ends_with("_PASSWORD")
-        || upper.starts_with("TROUPE_MODEL_")
-        || upper == "GOOGLE_APPLICATION_CREDENTIALS"
+    /// What of Troupe's environment the hook inherits.
+    pub child_env: ChildEnvPolicy,
 }
 
 fn substitutions(env: &HookEnv) -> Vec<(&'static str, String)> {
@@ -125,13 +116,12 @@ pub async fn run(
     cancel: &CancellationToken,
 ) -> RunResult {
     let mut cmd = Command::new("bash");
+    env.child_env.apply_std(cmd.as_std_mut());
     cmd.arg("-c")
         .arg(expand_command(&def.command, env))
         .current_dir(&env.cwd)
-        .env_clear()
-        .envs(std::env::vars().filter(|(k, _)| !is_secret_var(k)))
         .envs(substitutions(env))
-        .envs(def.env.iter().filter(|(k, _)| !is_secret_var(k)).cloned())
+        .envs(def.env.iter().cloned())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -216,16 +206,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn secrets_are_recognised_and_commands_expanded() {
-        assert!(is_secret_var("GEMINI_API_KEY"));
-        assert!(is_secret_var("openai_api_key"));
-        assert!(is_secret_var("GITHUB_TOKEN"));
-        assert!(!is_secret_var("PATH"));
+    fn commands_are_expanded() {
         let env = HookEnv {
             project_dir: PathBuf::from("/a b"),
             cwd: PathBuf::from("/a b"),
             session_id: "s1".into(),
             plans_dir: PathBuf::from("/p"),
+            child_env: ChildEnvPolicy::default(),
         };
         assert_eq!(
             expand_command("cd $GEMINI_PROJECT_DIR && echo ${GEMINI_SESSION_ID}", &env),

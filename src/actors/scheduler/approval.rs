@@ -47,7 +47,7 @@ impl PolicyState {
                         !keys.is_empty()
                             && keys
                                 .iter()
-                                .all(|key| key == k || key.starts_with(&format!("{k} ")))
+                                .all(|key| crate::engine::policy::key_covers(tool, k, key))
                     }
                 }
         })

@@ -116,6 +116,7 @@ pub fn mcp_servers(servers: &[Value], cwd: &Path) -> Result<Vec<McpServerConfig>
             entry,
             scope: Scope::User,
             blocked: None,
+            env_pass: Vec::new(),
         });
     }
     Ok(out)
@@ -148,7 +149,8 @@ pub(super) async fn start(
             .unwrap_or(&[]),
         workspace.primary(),
     )?;
-    for server in client_servers {
+    for mut server in client_servers {
+        server.env_pass = loaded.settings.environment.pass.clone();
         loaded
             .settings
             .mcp_servers

@@ -6,6 +6,7 @@ use futures::executor::block_on;
 
 use crate::actors::chat::SetHistory;
 use crate::actors::session::SAVED_ORIGIN;
+use crate::engine::sanitize::{for_terminal, one_line};
 use crate::protocol::{ApprovalMode, CompressHistory, CompressionOutcome, Memory};
 
 use super::render::duration_text;
@@ -190,6 +191,7 @@ fn stats(link: &SessionLink, p: Palette) -> Vec<String> {
             "tool", "calls", "ok", "failed", "avg time"
         )));
         for (name, t) in &s.by_tool {
+            let name = one_line(name);
             let avg = if t.count == 0 {
                 0.0
             } else {
@@ -229,14 +231,16 @@ fn tools(link: &SessionLink, p: Palette) -> Vec<String> {
     let mut out = vec![p.bold(&format!("{} tools", link.tools.len()))];
     let width = super::terminal::width();
     for tool in &link.tools {
-        let first = tool.description.lines().next().unwrap_or("");
-        let head = format!("  {:<16} {:<8} ", tool.name, format!("[{}]", tool.kind));
+        // Descriptions of MCP tools come from their servers.
+        let first = one_line(tool.description.lines().next().unwrap_or(""));
+        let name = one_line(&tool.name);
+        let head = format!("  {:<16} {:<8} ", name, format!("[{}]", tool.kind));
         let room = width.saturating_sub(head.chars().count()).max(10);
         out.push(format!(
             "  {} {} {}",
-            p.cyan(&format!("{:<16}", tool.name)),
+            p.cyan(&format!("{:<16}", name)),
             p.dim(&format!("{:<8}", format!("[{}]", tool.kind))),
-            super::terminal::fit(first, room)
+            super::terminal::fit(&first, room)
         ));
     }
     out
@@ -262,9 +266,9 @@ fn memory(link: &SessionLink, args: &[&str], p: Palette) -> Vec<String> {
                 report.files.len(),
                 if refresh { " (refreshed)" } else { "" }
             ))];
-            out.extend(report.files.iter().map(|f| format!("  {f}")));
+            out.extend(report.files.iter().map(|f| format!("  {}", one_line(f))));
             out.push(String::new());
-            out.extend(report.text.lines().map(str::to_string));
+            out.extend(for_terminal(&report.text).lines().map(str::to_string));
             out
         }
         Err(e) => vec![p.red(&format!("The chat is unavailable: {e}"))],
@@ -310,7 +314,7 @@ fn approval_mode(link: &SessionLink, args: &[&str], p: Palette) -> Vec<String> {
 fn approvals(link: &SessionLink, args: &[&str], p: Palette) -> Vec<String> {
     if let ["revoke", n] = args {
         return match n.parse::<usize>().ok().and_then(|n| link.revoke(n)) {
-            Some(Ok(text)) => vec![format!("Revoked {text}.")],
+            Some(Ok(text)) => vec![format!("Revoked {}.", one_line(&text))],
             Some(Err(e)) => vec![p.red(&format!("Revoked for this session, but {e}"))],
             None => vec![p.yellow(&format!("There is no entry {n}; /approvals lists them."))],
         };
@@ -328,7 +332,11 @@ fn approvals(link: &SessionLink, args: &[&str], p: Palette) -> Vec<String> {
     }
     out.push("Allowed without asking:".into());
     for (i, rule) in state.rules.iter().enumerate() {
-        let scope = rule.key.clone().unwrap_or_else(|| "(every call)".into());
+        let scope = rule
+            .key
+            .as_deref()
+            .map(|k| one_line(k).into_owned())
+            .unwrap_or_else(|| "(every call)".into());
         let origin = if rule.origin == SAVED_ORIGIN {
             format!("saved in {}", link.user_config.display())
         } else {
@@ -337,7 +345,7 @@ fn approvals(link: &SessionLink, args: &[&str], p: Palette) -> Vec<String> {
         out.push(format!(
             "  {:>2}. {} {}  {}",
             i + 1,
-            p.cyan(&rule.tool),
+            p.cyan(&one_line(&rule.tool)),
             scope,
             p.dim(&format!("({origin})"))
         ));

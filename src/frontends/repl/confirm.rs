@@ -2,6 +2,11 @@
 //! command and its directory, the URLs), then a menu — arrows or j/k and Enter, or the
 //! option's number; Esc or Ctrl+C answer No — and, for No, a line to tell the model
 //! what to do instead.
+//!
+//! What the user approves is exactly what runs: commands, file paths, tool names and
+//! titles are shown with [`one_line`], multi-line text with [`for_terminal`], so an
+//! escape sequence in a proposed command is shown (`\e]52;…^G^M`) instead of rewriting
+//! the screen, and nothing is trimmed or reformatted.
 
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -10,6 +15,7 @@ use std::time::Duration;
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use crossterm::{cursor, queue, terminal};
 
+use crate::engine::sanitize::{for_terminal, one_line};
 use crate::protocol::{ApprovalDecision, ApprovalRequest, ConfirmationDetails};
 
 use super::diff_view::render_edit;
@@ -53,12 +59,18 @@ pub fn describe(request: &ApprovalRequest, ctx: &ConfirmContext) -> Vec<String> 
             proposed,
             ..
         } => {
-            lines.push(p.bold(&format!("? {title}")));
+            lines.push(p.bold(&format!("? {}", one_line(title))));
             let label = Path::new(file_path)
                 .strip_prefix(ctx.workspace)
                 .map(|r| r.display().to_string())
                 .unwrap_or_else(|_| file_path.clone());
-            lines.extend(render_edit(&label, original, proposed, p, max_diff));
+            lines.extend(render_edit(
+                &one_line(&label),
+                original,
+                proposed,
+                p,
+                max_diff,
+            ));
         }
         ConfirmationDetails::Exec {
             title,
@@ -66,35 +78,43 @@ pub fn describe(request: &ApprovalRequest, ctx: &ConfirmContext) -> Vec<String> 
             dir,
             ..
         } => {
-            lines.push(p.bold(&format!("? {title}")));
-            for (i, line) in command.lines().enumerate() {
-                let lead = if i == 0 { "$" } else { " " };
-                lines.push(format!("  {} {}", p.dim(lead), p.cyan(line)));
-            }
-            lines.push(p.dim(&format!("  in {dir}")));
+            lines.push(p.bold(&format!("? {}", one_line(title))));
+            lines.push(command_line(command, p));
+            lines.push(p.dim(&format!("  in {}", one_line(dir))));
         }
         ConfirmationDetails::Fetch {
             title,
             prompt,
             urls,
         } => {
-            lines.push(p.bold(&format!("? {title}")));
-            lines.extend(prompt.lines().map(|l| format!("  {l}")));
+            lines.push(p.bold(&format!("? {}", one_line(title))));
+            lines.extend(for_terminal(prompt).lines().map(|l| format!("  {l}")));
             lines.push(p.dim("  URLs to fetch:"));
-            lines.extend(urls.iter().map(|u| format!("   - {}", p.cyan(u))));
+            lines.extend(
+                urls.iter()
+                    .map(|u| format!("   - {}", p.cyan(&one_line(u)))),
+            );
         }
         ConfirmationDetails::Info { title, prompt } => {
-            lines.push(p.bold(&format!("? {title}")));
-            lines.extend(prompt.lines().map(|l| format!("  {l}")));
+            lines.push(p.bold(&format!("? {}", one_line(title))));
+            lines.extend(for_terminal(prompt).lines().map(|l| format!("  {l}")));
         }
         ConfirmationDetails::Mcp { title, .. } => {
-            lines.push(p.bold(&format!("? {title}")));
+            lines.push(p.bold(&format!("? {}", one_line(title))));
             if !request.args.as_object().is_none_or(|m| m.is_empty()) {
-                lines.push(p.dim(&format!("  {}", request.args)));
+                let args = request.args.to_string();
+                lines.push(p.dim(&format!("  {}", one_line(&args))));
             }
         }
     }
     lines
+}
+
+/// A shell command as the confirmation shows it: byte for byte on one (wrapped) line
+/// after `$`, a line break shown as `\n` and every other control or hidden character
+/// shown visibly, so no part of it can scroll away from the rest or be drawn over.
+fn command_line(command: &str, p: Palette) -> String {
+    format!("  {} {}", p.dim("$"), p.cyan(&one_line(command)))
 }
 
 /// The menu for these details.
@@ -109,7 +129,10 @@ pub fn options(details: &ConfirmationDetails, saved_to: &str) -> Vec<(Choice, St
             ),
             (
                 Choice::Save,
-                format!("Allow tool for all future sessions (saved to {saved_to})"),
+                format!(
+                    "Allow tool for all future sessions (saved to {})",
+                    one_line(saved_to)
+                ),
             ),
             (
                 Choice::No,
@@ -119,14 +142,20 @@ pub fn options(details: &ConfirmationDetails, saved_to: &str) -> Vec<(Choice, St
     }
     let session = match details {
         ConfirmationDetails::Exec { root_commands, .. } if !root_commands.is_empty() => {
-            format!("Allow for this session: {}", root_commands.join(", "))
+            format!(
+                "Allow for this session: {}",
+                one_line(&root_commands.join(", "))
+            )
         }
         _ => "Allow for this session".to_string(),
     };
     let mut list = vec![
         (Choice::Once, "Allow once".to_string()),
         (Choice::Session, session),
-        (Choice::Save, format!("Always allow (saved to {saved_to})")),
+        (
+            Choice::Save,
+            format!("Always allow (saved to {})", one_line(saved_to)),
+        ),
     ];
     if matches!(details, ConfirmationDetails::Edit { .. }) {
         list.push((Choice::Modify, "Modify with external editor".to_string()));
@@ -356,5 +385,38 @@ mod tests {
         let menu = options(&exec, "x");
         assert_eq!(menu.len(), 4);
         assert_eq!(menu[1].1, "Allow for this session: git, ls");
+    }
+
+    #[test]
+    fn a_command_is_shown_whole_on_one_line_with_its_escapes_visible() {
+        let exec = ConfirmationDetails::Exec {
+            title: "Confirm Shell Command".into(),
+            command: "touch P #\x1b]52;c;ZXZpbA==\x07\r\x1b[2K  $ ls -la\nrm -rf x".into(),
+            root_commands: vec!["touch\x1b[8m".into()],
+            dir: "/w/\u{202e}txt.exe".into(),
+        };
+        let ctx = ConfirmContext {
+            palette: Palette { color: false },
+            saved_to: "x".into(),
+            workspace: Path::new("/w"),
+        };
+        let request = ApprovalRequest {
+            call_id: "c1".into(),
+            tool_name: "run_shell_command".into(),
+            args: serde_json::Value::Null,
+            details: exec.clone(),
+        };
+        assert_eq!(
+            describe(&request, &ctx),
+            [
+                "? Confirm Shell Command",
+                "  $ touch P #\\e]52;c;ZXZpbA==^G^M\\e[2K  $ ls -la\\nrm -rf x",
+                "  in /w/<U+202E>txt.exe"
+            ]
+        );
+        assert_eq!(
+            options(&exec, "x")[1].1,
+            "Allow for this session: touch\\e[8m"
+        );
     }
 }

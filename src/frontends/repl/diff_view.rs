@@ -1,8 +1,12 @@
 //! The diff of an edit as the confirmation shows it: a header with the file and the
 //! size of the change, then hunks with old and new line numbers, removed lines red,
 //! added lines green, and unchanged stretches between hunks collapsed to one line.
+//! The file's lines are shown through the one sanitiser: an escape sequence in the
+//! content is shown (`\e[2J`), not obeyed.
 
 use similar::ChangeTag;
+
+use crate::engine::sanitize::one_line;
 
 use super::terminal::Palette;
 
@@ -58,7 +62,7 @@ pub fn render_edit(
         }
         for op in group {
             for change in diff.iter_changes(op) {
-                let text = change.value().trim_end_matches(['\n', '\r']);
+                let text = one_line(change.value().trim_end_matches(['\n', '\r']));
                 let old = change.old_index().map(|i| i + 1);
                 let new = change.new_index().map(|i| i + 1);
                 let num = |n: Option<usize>| match n {

@@ -5,6 +5,7 @@ use futures::executor::block_on;
 
 use super::terminal::Palette;
 use super::SessionLink;
+use crate::engine::sanitize::one_line;
 use crate::protocol::{ListHooks, SetHookEnabled};
 
 /// Runs `/hooks` with `args`.
@@ -49,14 +50,14 @@ pub fn hooks(link: &SessionLink, args: &[&str], p: Palette) -> Vec<String> {
                 let matcher = if h.matcher.is_empty() {
                     String::new()
                 } else {
-                    format!(" [{}]", h.matcher)
+                    format!(" [{}]", one_line(&h.matcher))
                 };
                 let origin = if h.project { "project" } else { "user" };
                 out.push(format!(
                     "  {state} {:<20} {}{matcher}  {}",
                     h.event.as_str(),
-                    h.name,
-                    p.dim(&format!("({origin}: {})", h.source))
+                    one_line(&h.name),
+                    p.dim(&format!("({origin}: {})", one_line(&h.source)))
                 ));
             }
             out

@@ -1,6 +1,7 @@
 //! MCP prompts typed as slash commands (`/<prompt> [args]`, `/<prompt> help`): the
 //! prompt is fetched from its server and its text submitted as the user's prompt.
 
+use crate::engine::sanitize::{for_terminal, one_line};
 use crate::mcp::prompts::{help, parse_arguments};
 
 use super::commands::COMMANDS;
@@ -36,17 +37,21 @@ pub fn run(
         .into_iter()
         .find(|c| c.command == name)?;
     if args.trim() == "help" {
-        return Some(PromptOutcome::Lines(help(&found)));
+        let lines = help(&found)
+            .iter()
+            .map(|l| one_line(l).into_owned())
+            .collect();
+        return Some(PromptOutcome::Lines(lines));
     }
     let arguments = match parse_arguments(&found.prompt, args) {
         Ok(a) => a,
-        Err(e) => return Some(PromptOutcome::Lines(vec![p.red(&e)])),
+        Err(e) => return Some(PromptOutcome::Lines(vec![p.red(&for_terminal(&e))])),
     };
     let (h, server, prompt) = (hub.clone(), found.server, found.prompt.name);
     let fetched = hub.block_on(async move { h.get_prompt(&server, &prompt, arguments).await });
     Some(match fetched {
         Some(Ok(text)) => PromptOutcome::Submit(text),
-        Some(Err(e)) => PromptOutcome::Lines(vec![p.red(&e)]),
+        Some(Err(e)) => PromptOutcome::Lines(vec![p.red(&for_terminal(&e))]),
         None => PromptOutcome::Lines(vec![p.red("the session has ended")]),
     })
 }

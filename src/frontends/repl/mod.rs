@@ -258,6 +258,7 @@ impl Repl {
         );
         let (custom, problems) = custom_commands::load(&dirs);
         for problem in problems {
+            let problem = crate::engine::sanitize::for_terminal(&problem);
             eprintln!("troupe: custom command not loaded: {problem}");
         }
         let completion = input::Completion {
@@ -510,7 +511,8 @@ impl Repl {
                 false
             }
             PolicyDecision::Ask => {
-                println!("{who} wants to run a shell command: {}", p.bold(command));
+                let shown = crate::engine::sanitize::one_line(command);
+                println!("{who} wants to run a shell command: {}", p.bold(&shown));
                 let answer = self.editor.readline("Allow? [y/N] ").unwrap_or_default();
                 let yes = matches!(answer.trim(), "y" | "Y" | "yes");
                 if !yes {

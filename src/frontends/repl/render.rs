@@ -2,10 +2,16 @@
 //! light Markdown styling (code blocks kept verbatim), one status line per finished
 //! tool call (a summary line for large batches), notices, retries and the end of a
 //! turn. Also tracks what the spinner should say.
+//!
+//! Every text that came from the model, a tool, a server or a hook goes through the
+//! one sanitiser ([`crate::engine::sanitize`]) before it is styled: escape sequences
+//! and other control or hidden characters are shown visibly (`\e]52;…^G`), never sent
+//! to the terminal.
 
 use std::collections::HashSet;
 use std::time::Duration;
 
+use crate::engine::sanitize::{for_terminal, one_line};
 use crate::frontends::headless::summarize_args;
 use crate::protocol::{CallStatus, CompletedCall, TurnOutcome, UiEvent, WaitingFor};
 
@@ -42,7 +48,8 @@ impl TextStream {
         let mut lines = Vec::new();
         while let Some(pos) = self.partial.find('\n') {
             let line: String = self.partial.drain(..=pos).collect();
-            lines.push(self.style(line.trim_end_matches('\n'), palette));
+            let line = line.strip_suffix('\n').unwrap_or(&line);
+            lines.push(self.style(&for_terminal(line), palette));
         }
         lines
     }
@@ -52,7 +59,7 @@ impl TextStream {
             return None;
         }
         let line = std::mem::take(&mut self.partial);
-        Some(self.style(&line, palette))
+        Some(self.style(&for_terminal(&line), palette))
     }
 
     fn style(&mut self, line: &str, palette: Palette) -> String {
@@ -155,7 +162,11 @@ impl EventRenderer {
             }
             UiEvent::Thought(thought) => {
                 let mut lines = self.flush_text();
-                lines.extend(thought.lines().map(|l| p.dim(&format!("  ✦ {l}"))));
+                lines.extend(
+                    for_terminal(thought)
+                        .lines()
+                        .map(|l| p.dim(&format!("  ✦ {l}"))),
+                );
                 lines
             }
             UiEvent::ToolCallRequested { .. } => {
@@ -174,23 +185,28 @@ impl EventRenderer {
             }
             UiEvent::ToolOutputChunk { chunk, .. } => {
                 let mut lines = self.flush_text();
-                lines.extend(chunk.lines().map(|l| p.dim(&format!("    │ {l}"))));
+                lines.extend(
+                    for_terminal(chunk)
+                        .lines()
+                        .map(|l| p.dim(&format!("    │ {l}"))),
+                );
                 lines
             }
             UiEvent::ToolCallCompleted(call) => self.completed(call),
             UiEvent::Retry { attempt, reason } => {
                 vec![p.yellow(&format!(
-                    "  ↻ Retrying the model request (attempt {attempt}): {reason}"
+                    "  ↻ Retrying the model request (attempt {attempt}): {}",
+                    for_terminal(reason)
                 ))]
             }
             UiEvent::Warning(message) => {
                 let mut lines = self.flush_text();
-                lines.push(p.yellow(&format!("  ⚠ {message}")));
+                lines.push(p.yellow(&format!("  ⚠ {}", for_terminal(message))));
                 lines
             }
             UiEvent::Notice(message) => {
                 let mut lines = self.flush_text();
-                lines.push(p.yellow(&format!("  ℹ {message}")));
+                lines.push(p.yellow(&format!("  ℹ {}", for_terminal(message))));
                 lines
             }
             UiEvent::TurnFinished(outcome) => {
@@ -202,10 +218,10 @@ impl EventRenderer {
                         "Stopped after {limit} model turns (model.max_turns)."
                     ))),
                     TurnOutcome::Failed { message } => {
-                        lines.push(p.red(&format!("✗ Error: {message}")))
+                        lines.push(p.red(&format!("✗ Error: {}", for_terminal(message))))
                     }
                     TurnOutcome::LoopDetected { message } => {
-                        lines.push(p.yellow(&format!("⟳ {message}")))
+                        lines.push(p.yellow(&format!("⟳ {}", for_terminal(message))))
                     }
                 }
                 lines
@@ -260,20 +276,22 @@ pub fn call_line(call: &CompletedCall, p: Palette) -> String {
         CallStatus::Cancelled => ("⊘", Palette::yellow),
         _ => ("✗", Palette::red),
     };
-    let args = fit(&summarize_args(&call.args), 60);
+    let args = fit(&one_line(&summarize_args(&call.args)), 60);
+    let name = one_line(&call.name);
     let text = call
         .error
         .as_ref()
-        .map(|e| e.message.clone())
-        .unwrap_or_else(|| call.display.clone());
+        .map(|e| e.message.as_str())
+        .unwrap_or(call.display.as_str());
     let first = text.lines().next().unwrap_or("");
+    let first = one_line(first);
     let took = duration_text(call.duration);
-    let used = call.name.chars().count() + args.chars().count() + took.chars().count() + 7;
-    let first = fit(first, width().saturating_sub(used).max(20));
+    let used = name.chars().count() + args.chars().count() + took.chars().count() + 7;
+    let first = fit(&first, width().saturating_sub(used).max(20));
     format!(
         "{} {}({}) {} {}",
         paint(&p, mark),
-        p.bold(&call.name),
+        p.bold(&name),
         p.dim(&args),
         first,
         p.dim(&took)
@@ -310,6 +328,20 @@ mod tests {
                 response: String::new()
             })),
             ["end"]
+        );
+    }
+
+    #[test]
+    fn text_from_the_model_and_tools_is_drawn_with_its_escapes_visible() {
+        let p = Palette { color: false };
+        let mut r = EventRenderer::new(p);
+        assert_eq!(
+            r.render(&UiEvent::TextDelta("\x1b]0;title\x07hi\r\x1b[2K\n".into())),
+            ["\\e]0;title^Ghi^M\\e[2K"]
+        );
+        assert_eq!(
+            r.render(&UiEvent::Warning("hook said \x1b[8mhidden".into())),
+            ["  ⚠ hook said \\e[8mhidden"]
         );
     }
 }

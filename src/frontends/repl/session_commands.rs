@@ -13,6 +13,7 @@ use crate::actors::chat::{GetHistory, SetHistory};
 use crate::actors::recorder::SessionRecorder;
 use crate::actors::session::SessionOptions;
 use crate::engine::history::curated;
+use crate::engine::sanitize::one_line;
 use crate::engine::text::iso8601;
 use crate::platform::sessions::checkpoint::Checkpoints;
 use crate::platform::sessions::plan::{open_existing, SessionPlan};
@@ -70,7 +71,7 @@ impl SessionParts {
         let (id, turns, prompts) = self.resumed.as_ref()?;
         let last = prompts
             .last()
-            .map(|p| format!(" Last prompt: {p}"))
+            .map(|p| format!(" Last prompt: {}", one_line(p)))
             .unwrap_or_default();
         Some(format!("Resumed session {id} ({turns} turns).{last}"))
     }
@@ -150,8 +151,9 @@ fn resume(which: &str, link: &SessionLink, p: Palette) -> Vec<String> {
         current.clone_from(&plan.session_id);
     }
     out.push(format!(
-        "Resumed session {} ({turns} turns): {title}",
-        plan.session_id
+        "Resumed session {} ({turns} turns): {}",
+        plan.session_id,
+        one_line(&title)
     ));
     out
 }
@@ -273,8 +275,12 @@ fn prompts(link: &SessionLink, p: Palette) -> Vec<String> {
     }
     let mut out = vec!["Your prompts:".to_string()];
     for (n, (_, text)) in prompts.iter().enumerate() {
-        let first = text.lines().next().unwrap_or("");
-        out.push(format!("  {}. {}", n + 1, super::terminal::fit(first, 100)));
+        let first = one_line(text.lines().next().unwrap_or(""));
+        out.push(format!(
+            "  {}. {}",
+            n + 1,
+            super::terminal::fit(&first, 100)
+        ));
     }
     out.push(p.dim("/rewind N drops prompt N and everything after it."));
     out
@@ -296,7 +302,7 @@ fn rewind(n: &str, link: &SessionLink, p: Palette) -> Vec<String> {
     };
     history.truncate(at);
     link.chat.do_send(SetHistory(history));
-    let mut out = vec![format!("Rewound to before: {text}")];
+    let mut out = vec![format!("Rewound to before: {}", one_line(&text))];
     if link.sessions.checkpoints.is_some() {
         out.push(p.dim("Files are unchanged; /restore lists checkpoints to put them back."));
     }

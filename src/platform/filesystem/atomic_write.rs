@@ -3,8 +3,9 @@
 //! Everything happens relative to an open descriptor of the parent directory, never by
 //! path: the existing file is opened without following a link and checked against
 //! what the caller expects, the data goes to a temp file created in that directory
-//! (`0666 & !umask` for a new file; an existing file's mode and, best effort, owner are
-//! copied), the temp file is fsynced, the existing file is checked once more on its
+//! with mode 0600 (so no one else can read it while it fills), then given its final
+//! mode (`0666 & !umask` for a new file; an existing file's mode and, best effort,
+//! owner are copied) before it is renamed, the temp file is fsynced, the existing file is checked once more on its
 //! open descriptor (same inode, size, modification and change times: an append by
 //! another process in the meantime is detected, not lost), then the temp file is
 //! renamed over the name within the same directory and the directory is fsynced.
@@ -25,6 +26,29 @@ use super::{content_hash, test_pause, FsError, WriteExpect, WriteOutcome};
 
 /// The prefix of Troupe's temp files.
 pub const TEMP_PREFIX: &str = ".troupe-write-";
+
+/// The mode Troupe's temp files are created with: the owner's only, until the data
+/// is in and the final mode is set.
+const PRIVATE_MODE: u32 = 0o600;
+
+/// The mode of a new file: `0666` less the process's umask (read once from
+/// `/proc/self/status`, since `umask(2)` can only be read by changing it, which is not
+/// safe with other threads creating files; 022 where it cannot be read).
+fn new_file_mode() -> u32 {
+    static UMASK: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    let umask = *UMASK.get_or_init(|| {
+        std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|status| {
+                status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Umask:"))
+                    .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+            })
+            .unwrap_or(0o022)
+    });
+    0o666 & !umask
+}
 
 /// Files above this size are not edited (their content would be held several times
 /// over by the edit, its diff and its confirmation): 20 MiB, as for reading.
@@ -114,7 +138,7 @@ pub fn write_in_dir(
         dir,
         temp_name.as_str(),
         OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC | OFlags::NOFOLLOW,
-        Mode::from_raw_mode(0o666),
+        Mode::from_raw_mode(PRIVATE_MODE),
     )
     .map_err(|e| FsError::from_io(&shown, e.into()))?;
     let result = fill_and_rename(
@@ -186,16 +210,21 @@ fn fill_and_rename(
 ) -> Result<(), Step> {
     let mut temp = File::from(temp_fd);
     temp.write_all(bytes)?;
-    if let Some(old) = existing {
-        let mode = Mode::from_raw_mode(old.stat.st_mode & 0o7777);
-        // Owner first (it may clear set-id bits), then the mode; an owner we may not
-        // give away is kept as ours.
-        let _ = rustix::fs::fchown(
-            &temp,
-            Some(rustix::fs::Uid::from_raw(old.stat.st_uid)),
-            Some(rustix::fs::Gid::from_raw(old.stat.st_gid)),
-        );
-        rustix::fs::fchmod(&temp, mode)?;
+    test_pause::pause(test_pause::AFTER_TEMP_WRITE_ENV);
+    // The final mode, before the rename: no moment where the name has the wrong one.
+    match existing {
+        Some(old) => {
+            let mode = Mode::from_raw_mode(old.stat.st_mode & 0o7777);
+            // Owner first (it may clear set-id bits), then the mode; an owner we may
+            // not give away is kept as ours.
+            let _ = rustix::fs::fchown(
+                &temp,
+                Some(rustix::fs::Uid::from_raw(old.stat.st_uid)),
+                Some(rustix::fs::Gid::from_raw(old.stat.st_gid)),
+            );
+            rustix::fs::fchmod(&temp, mode)?;
+        }
+        None => rustix::fs::fchmod(&temp, Mode::from_raw_mode(new_file_mode()))?,
     }
     temp.sync_all()?;
     drop(temp);
@@ -284,12 +313,14 @@ fn keep_if_changed(dir: BorrowedFd<'_>, name: &OsStr, old: &Existing) -> Result<
         dir,
         kept.as_str(),
         OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC | OFlags::NOFOLLOW,
-        Mode::from_raw_mode(0o666),
+        Mode::from_raw_mode(PRIVATE_MODE),
     )?;
     let mut out = File::from(fd);
     let mut from = &old.file;
     from.seek(SeekFrom::Start(0))?;
     io::copy(&mut from, &mut out)?;
+    // The other version keeps the mode of the file it was (readable no wider).
+    rustix::fs::fchmod(&out, Mode::from_raw_mode(old.stat.st_mode & 0o777))?;
     out.sync_all()?;
     Err(Step::ChangedWhileWriting {
         kept,

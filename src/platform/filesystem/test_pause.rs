@@ -6,6 +6,8 @@
 //! only this job holds, at most 30 s) until `<flag>` exists. A test waits for
 //! `<flag>.paused`, changes the file, then creates `<flag>`.
 //!
+//! - [`AFTER_TEMP_WRITE_ENV`]: after the new content is in the temp file and before
+//!   the temp file is given its final mode.
 //! - [`BEFORE_RENAME_ENV`]: after the last check of the replaced file (same inode,
 //!   size and times) and before the rename that puts the new content in place.
 //! - [`BEFORE_UNLINK_ENV`]: after the names were exchanged and the replaced file's
@@ -14,6 +16,8 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+/// Pause between filling the temp file and giving it its final mode.
+pub const AFTER_TEMP_WRITE_ENV: &str = "TROUPE_TEST_PAUSE_AFTER_TEMP_WRITE";
 /// Pause between the last check and the rename/exchange.
 pub const BEFORE_RENAME_ENV: &str = "TROUPE_TEST_PAUSE_BEFORE_RENAME";
 /// Pause between the re-check after the exchange and the unlink of the old file.

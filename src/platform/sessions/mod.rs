@@ -345,9 +345,9 @@ pub fn list_text(sessions: &[SessionInfo], current: Option<&str>) -> String {
         out.push_str(&format!(
             "  {}. {} ({}{mark}) [{}]\n",
             i + 1,
-            s.title,
+            crate::engine::sanitize::one_line(&s.title),
             age_text(s.modified, now),
-            s.session_id
+            crate::engine::sanitize::one_line(&s.session_id)
         ));
     }
     out

@@ -6,6 +6,7 @@ mod cancel;
 mod commands;
 mod confirm;
 mod directory_add;
+mod escapes;
 mod faults;
 mod features;
 mod live_output;

@@ -168,6 +168,13 @@ impl Term {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The pane's title (what an OSC 0 or OSC 2 sequence would set).
+    pub fn pane_title(&self) -> String {
+        self.tmux(&["display-message", "-p", "-t", "t", "#{pane_title}"])
+            .trim_end()
+            .to_string()
+    }
+
     /// Waits until the terminal shows `needle`; returns the text.
     pub fn wait_for(&self, needle: &str) -> String {
         self.wait_until(needle, |t| t.contains(needle))
