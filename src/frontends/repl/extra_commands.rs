@@ -39,12 +39,14 @@ pub fn run(name: &str, args: &str, link: &mut SessionLink, p: Palette) -> Option
 fn tools_desc(link: &SessionLink, p: Palette) -> Vec<String> {
     let mut out = vec![p.bold(&format!("{} tools", link.tools.len()))];
     for tool in &link.tools {
+        // An MCP tool's description is its server's text.
         out.push(format!(
             "  {} {}",
-            p.cyan(&tool.name),
+            p.cyan(&crate::engine::sanitize::one_line(&tool.name)),
             p.dim(&format!("[{}]", tool.kind))
         ));
-        out.extend(tool.description.lines().map(|l| format!("      {l}")));
+        let description = crate::engine::sanitize::for_terminal(&tool.description);
+        out.extend(description.lines().map(|l| format!("      {l}")));
     }
     out
 }

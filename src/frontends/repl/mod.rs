@@ -300,7 +300,10 @@ impl Repl {
         println!(
             "{} {} · {}\n{}",
             p.bold("Troupe"),
-            p.dim(&format!("model {}", self.link.model)),
+            p.dim(&format!(
+                "model {}",
+                crate::engine::sanitize::one_line(&self.link.model)
+            )),
             p.dim(&self.link.workspace.display().to_string()),
             p.dim("Type a request, /help for commands. Ctrl+C cancels a turn; Ctrl+D leaves.")
         );

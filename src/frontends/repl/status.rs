@@ -51,9 +51,15 @@ pub fn status_parts(link: &SessionLink) -> StatusParts {
     }
 }
 
-/// `model · mode · N% context left · K context files`, plain.
+/// `model · mode · N% context left · K context files`, plain. The model's name may
+/// come from the model server (its first listed model), so it is shown sanitised.
 pub fn status_text(parts: &StatusParts, mode: ApprovalMode) -> String {
-    format!("{} · {} · {}", parts.model, mode.as_str(), parts.tail)
+    format!(
+        "{} · {} · {}",
+        crate::engine::sanitize::one_line(&parts.model),
+        mode.as_str(),
+        parts.tail
+    )
 }
 
 /// The status line, dimmed, for printing on its own line.
