@@ -43,7 +43,11 @@ fn main() {
     match result {
         Ok(code) => exit_now(code),
         Err(e) => {
-            eprintln!("troupe: {e}");
+            // An error may quote a settings file or a server.
+            eprintln!(
+                "troupe: {}",
+                troupe::engine::sanitize::for_terminal(&e.to_string())
+            );
             exit_now(1);
         }
     }
