@@ -2,6 +2,8 @@
 //! `troupe` binary with `OPENAI_BASE_URL` pointing at the loopback server. Chunks are
 //! shaped like llama.cpp's server (extra `timings`, `created`, … fields included).
 
+mod reasoning;
+
 use std::process::Output;
 
 use serde_json::{json, Value};

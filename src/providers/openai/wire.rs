@@ -176,21 +176,41 @@ pub fn finish_reason(reason: &str) -> String {
     }
 }
 
+/// The usage in Gemini's terms. OpenAI's `completion_tokens` include the reasoning
+/// tokens; Gemini's `candidatesTokenCount` excludes the thoughts (counted apart in
+/// `thoughtsTokenCount`), so the reasoning tokens move from one to the other.
 fn usage(value: &Value) -> Option<Usage> {
     let count = |key: &str| value.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let reasoning = value
+        .pointer("/completion_tokens_details/reasoning_tokens")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
     value.is_object().then(|| Usage {
         prompt_token_count: count("prompt_tokens"),
-        candidates_token_count: count("completion_tokens"),
+        candidates_token_count: count("completion_tokens").saturating_sub(reasoning),
         total_token_count: count("total_tokens"),
         cached_content_token_count: value
             .pointer("/prompt_tokens_details/cached_tokens")
             .and_then(Value::as_u64)
             .unwrap_or(0),
-        thoughts_token_count: value
-            .pointer("/completion_tokens_details/reasoning_tokens")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
+        thoughts_token_count: reasoning,
     })
+}
+
+/// The fields a reasoning model's thinking comes in: `reasoning_content` (vLLM,
+/// llama.cpp, DeepSeek) or `reasoning` (Ollama, OpenRouter).
+const REASONING_FIELDS: [&str; 2] = ["reasoning_content", "reasoning"];
+
+/// The thinking of a `delta` or `message`, as thought events (shown as Gemini's
+/// `thought: true` parts are; never part of the history sent back).
+fn thought_events(message: &Value, events: &mut Vec<ModelEvent>) {
+    for key in REASONING_FIELDS {
+        if let Some(t) = message.get(key).and_then(Value::as_str) {
+            if !t.is_empty() {
+                events.push(ModelEvent::Thought(t.to_string()));
+            }
+        }
+    }
 }
 
 fn server_error(error: &Value) -> WireError {
@@ -247,13 +267,7 @@ impl StreamDecoder {
             .and_then(|c| c.first());
         if let Some(choice) = choice {
             let delta = choice.get("delta").unwrap_or(&Value::Null);
-            for key in ["reasoning_content", "reasoning"] {
-                if let Some(t) = delta.get(key).and_then(Value::as_str) {
-                    if !t.is_empty() {
-                        events.push(ModelEvent::Thought(t.to_string()));
-                    }
-                }
-            }
+            thought_events(delta, &mut events);
             if let Some(t) = delta.get("content").and_then(Value::as_str) {
                 if !t.is_empty() {
                     events.push(ModelEvent::Text(t.to_string()));
@@ -358,9 +372,7 @@ pub fn response_events(body: &Value) -> Result<Vec<ModelEvent>, WireError> {
         .ok_or_else(|| WireError::Malformed(format!("no choices in the response: {body}")))?;
     let message = choice.get("message").unwrap_or(&Value::Null);
     let mut events = Vec::new();
-    if let Some(t) = message.get("reasoning_content").and_then(Value::as_str) {
-        events.push(ModelEvent::Thought(t.to_string()));
-    }
+    thought_events(message, &mut events);
     if let Some(t) = message.get("content").and_then(Value::as_str) {
         if !t.is_empty() {
             events.push(ModelEvent::Text(t.to_string()));
