@@ -44,6 +44,8 @@ impl Body {
 #[derive(Debug)]
 pub struct ScriptedModel {
     source: String,
+    /// What the model is called (`-o json` stats, the banner, `/model`, `/stats`).
+    name: String,
     lines: Mutex<(Vec<ScriptLine>, usize)>,
 }
 
@@ -52,7 +54,15 @@ impl ScriptedModel {
     pub fn from_file(path: &Path) -> Result<Self, ModelError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ModelError::Script(format!("cannot read {}: {e}", path.display())))?;
-        Self::from_text(&path.display().to_string(), &text)
+        let model = Self::from_text(&path.display().to_string(), &text)?;
+        Ok(model.named(format!("scripted: {}", path.display())))
+    }
+
+    /// Names the model ([`ModelClient::default_model`]); a script read from a file is
+    /// `scripted: FILE`, any other `scripted`.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
     }
 
     /// Parses a script held in memory; `source` names it in messages. Every line is
@@ -113,6 +123,7 @@ impl ScriptedModel {
         }
         Ok(Self {
             source: source.to_string(),
+            name: "scripted".to_string(),
             lines: Mutex::new((lines, 0)),
         })
     }
@@ -196,6 +207,12 @@ fn line_events(source: &str, line: &ScriptLine) -> Result<Vec<ModelEvent>, Model
 impl ModelClient for ScriptedModel {
     fn provider(&self) -> &str {
         "scripted"
+    }
+
+    /// A script stands in for no real model: it is named for what it is.
+    fn default_model(&self) -> BoxFuture<'static, Result<String, ModelError>> {
+        let name = self.name.clone();
+        Box::pin(async move { Ok(name) })
     }
 
     fn stream(&self, request: ModelRequest) -> ModelStream {

@@ -89,3 +89,26 @@ fn a_recorded_session_replays_offline() {
     // The same conversation, request for request (the live run's retry aside).
     assert_eq!(s.requests(), live_requests[1..].to_vec());
 }
+
+#[test]
+fn a_scripted_model_is_named_for_its_script() {
+    let s = Scratch::new();
+    let turns = [turn(vec![text("Hello.")])];
+    let (report, out) = s.run_json(&turns, &["-p", "hi"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let script = s.root().join("responses.jsonl");
+    let name = format!("scripted: {}", script.display());
+    let models: Vec<&String> = report["stats"]["models"]
+        .as_object()
+        .expect("stats.models")
+        .keys()
+        .collect();
+    assert_eq!(models, [&name], "{report}");
+
+    let out = s.run(&turns, &["-p", "hi", "-o", "stream-json"]);
+    let init = stream_events(&out)
+        .into_iter()
+        .find(|e| e["type"] == "init")
+        .expect("an init event");
+    assert_eq!(init["model"], name.as_str(), "{init}");
+}

@@ -117,7 +117,7 @@ fn directory_add_widens_the_workspace_for_the_next_calls() {
     t.wait_prompt();
     t.line("/approval-mode yolo");
     // The status line under the next prompt shows once the line editor reads keys.
-    t.wait_for("gemini-2.5-flash · yolo · ");
+    t.wait_for("responses.jsonl · yolo · ");
     t.line("use the sibling directory");
     t.wait_for("All done.");
     assert_eq!(

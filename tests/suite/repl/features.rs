@@ -29,10 +29,13 @@ fn at_references_tab_completion_and_the_status_line() {
         &s,
         &turns,
         &[],
-        &["-c", "model.compression.token_limits=gemini*=400"],
+        &["-c", "model.compression.token_limits=scripted*=400"],
     );
-    // The status line: model, mode, context left, context files.
-    t.wait_for("gemini-2.5-flash · default · 100% context left · 1 context file");
+    // The status line: model (named for its script), mode, context left, context files.
+    t.wait_for(&format!(
+        "scripted: {} · default · 100% context left · 1 context file",
+        s.root().join("responses.jsonl").display()
+    ));
     // Tab completes a slash command, then a path after `@`.
     t.tmux_literal("/hel");
     t.keys(&["Tab"]);

@@ -5,7 +5,14 @@
 use super::term::Term;
 use crate::common::*;
 
-const STATUS: &str = "gemini-2.5-flash · default · 100% context left · 0 context files";
+/// The status line of a fresh session on the scratch workspace's script: the scripted
+/// model is named for its file.
+fn status(s: &Scratch, mode: &str) -> String {
+    format!(
+        "scripted: {} · {mode} · 100% context left · 0 context files",
+        s.root().join("responses.jsonl").display()
+    )
+}
 
 /// The visible rows, trailing blanks trimmed.
 fn rows(t: &Term) -> Vec<String> {
@@ -26,11 +33,12 @@ fn prompt_row(rows: &[String]) -> usize {
 fn the_status_line_sits_under_the_prompt_while_editing() {
     let s = Scratch::new();
     let t = Term::start(&s, &[turn(vec![text("Hello back.")])], &[], &[]);
-    t.wait_for(STATUS);
+    let status_line = status(&s, "default");
+    t.wait_for(&status_line);
     let screen = rows(&t);
     let at = prompt_row(&screen);
     assert_eq!(screen[at], ">", "{screen:#?}");
-    assert_eq!(screen[at + 1], STATUS, "{screen:#?}");
+    assert_eq!(screen[at + 1], status_line, "{screen:#?}");
     assert_eq!(t.cursor(), (2, at), "the cursor stays on the input line");
 
     // Wide characters: the cursor is after them, the status stays one row down.
@@ -38,19 +46,19 @@ fn the_status_line_sits_under_the_prompt_while_editing() {
     t.wait_for("> héllo 日本語");
     let screen = rows(&t);
     let at = prompt_row(&screen);
-    assert_eq!(screen[at + 1], STATUS, "{screen:#?}");
+    assert_eq!(screen[at + 1], status_line, "{screen:#?}");
     assert_eq!(t.cursor(), (2 + 6 + 6, at));
     t.keys(&["Left", "Left"]);
     t.tmux_literal("x");
     t.wait_for("> héllo 日x本語");
     assert_eq!(t.cursor(), (2 + 6 + 2 + 1, at));
-    assert_eq!(rows(&t)[at + 1], STATUS);
+    assert_eq!(rows(&t)[at + 1], status_line);
 
     // Shift+Tab changes the mode in the status line at once.
     t.keys(&["BTab"]);
-    t.wait_for("gemini-2.5-flash · auto_edit · 100% context left");
+    t.wait_for(&status(&s, "auto_edit"));
     t.keys(&["BTab", "BTab"]);
-    t.wait_for_count(STATUS, 1);
+    t.wait_for_count(&status_line, 1);
 
     // Accepted: the line stays as typed, the status moves under the next prompt.
     t.keys(&["C-u"]);
@@ -82,9 +90,10 @@ fn the_status_line_sits_under_the_prompt_while_editing() {
     t.wait_until_true("the line is redrawn at 40 columns", || {
         let screen = rows(&t);
         let at = prompt_row(&screen);
-        let status = format!("{}{}", screen[at + 1], screen[at + 2]);
+        let status: String = screen[at + 1..].concat();
         screen[at] == "> héllo 日xy本語"
-            && status.starts_with("gemini-2.5-flash · default · ")
+            && status.starts_with("scripted: ")
+            && status.contains(" · default · ")
             && status.ends_with("% context left · 0 context files")
     });
     t.keys(&["C-u"]);
