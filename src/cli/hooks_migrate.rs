@@ -1,12 +1,17 @@
 //! `troupe hooks migrate --from-claude`: converts Claude Code hooks
 //! (`.claude/settings.local.json`, else `.claude/settings.json`) to gemini-cli's format
 //! and writes them to the workspace's `.gemini/settings.json` (which Troupe reads), as
-//! gemini-cli 0.61 does. Unlike gemini-cli, Claude's `timeout` (seconds) becomes
-//! milliseconds, so a 60-second hook is not cut off after 60 ms.
+//! gemini-cli 0.61 does, with three differences: Claude's `timeout` (seconds) becomes
+//! milliseconds, so a 60-second hook is not cut off after 60 ms; an event Troupe has no
+//! equivalent for (`SubagentStop`, …) is left out with a note instead of being written
+//! for Troupe to refuse; and Claude's tool names in matchers become Troupe's real tool
+//! names (`Grep` → `grep_search`, `mcp__server__tool` → `mcp_server_tool`, …).
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+
+use crate::protocol::hooks::HookEvent;
 
 /// Why a migration could not be done.
 #[derive(Debug, thiserror::Error)]
@@ -19,36 +24,66 @@ pub enum MigrateError {
     Write { path: String, message: String },
 }
 
-const EVENTS: [(&str, &str); 9] = [
+/// Claude Code's events and their true equivalents. Claude's `SubagentStop` (and any
+/// other event) has none: Troupe runs no subagents.
+const EVENTS: [(&str, &str); 8] = [
     ("PreToolUse", "BeforeTool"),
     ("PostToolUse", "AfterTool"),
     ("UserPromptSubmit", "BeforeAgent"),
     ("Stop", "AfterAgent"),
-    ("SubAgentStop", "AfterAgent"),
     ("SessionStart", "SessionStart"),
     ("SessionEnd", "SessionEnd"),
     ("PreCompact", "PreCompress"),
     ("Notification", "Notification"),
 ];
 
-const TOOLS: [(&str, &str); 7] = [
+/// Claude Code's tool names and Troupe's.
+const TOOLS: [(&str, &str); 11] = [
+    ("MultiEdit", "replace"),
     ("Edit", "replace"),
     ("Bash", "run_shell_command"),
     ("Read", "read_file"),
     ("Write", "write_file"),
     ("Glob", "glob"),
-    ("Grep", "grep"),
-    ("LS", "ls"),
+    ("Grep", "grep_search"),
+    ("LS", "list_directory"),
+    ("WebFetch", "web_fetch"),
+    ("WebSearch", "google_web_search"),
+    ("TodoWrite", "write_todos"),
 ];
 
+/// Troupe's name for a Claude Code event: its equivalent, or the name itself when it is
+/// already one of Troupe's (gemini-cli's) events.
+fn event_name(claude: &str) -> Option<String> {
+    EVENTS
+        .iter()
+        .find(|(c, _)| *c == claude)
+        .map(|(_, g)| g.to_string())
+        .or_else(|| HookEvent::parse(claude).map(|e| e.as_str().to_string()))
+}
+
+/// A matcher with Claude's tool names replaced by Troupe's, wherever they stand as
+/// whole words (`Edit|Write` → `replace|write_file`), and Claude's MCP tool names
+/// (`mcp__server__tool`, `mcp__server__.*`) by gemini-cli's (`mcp_server_tool`).
 fn transform_matcher(matcher: &str) -> String {
-    let mut out = matcher.to_string();
-    for (claude, gemini) in TOOLS {
-        if let Ok(re) = regex::Regex::new(&format!(r"\b{claude}\b")) {
-            out = re.replace_all(&out, gemini).into_owned();
-        }
-    }
-    out
+    let names: Vec<&str> = TOOLS.iter().map(|(claude, _)| *claude).collect();
+    let Ok(tools) = regex::Regex::new(&format!(r"\b(?:{})\b", names.join("|"))) else {
+        return matcher.to_string();
+    };
+    let out = tools.replace_all(matcher, |caps: &regex::Captures| {
+        TOOLS
+            .iter()
+            .find(|(claude, _)| *claude == &caps[0])
+            .map(|(_, troupe)| troupe.to_string())
+            .unwrap_or_else(|| caps[0].to_string())
+    });
+    // `mcp__server__tool`: the server's part ends at the next `__`; a bare
+    // `mcp__server` (every tool of the server) keeps only its prefix changed.
+    let Ok(mcp) = regex::Regex::new(r"\bmcp__([^\s|()]*?)__") else {
+        return out.into_owned();
+    };
+    let out = mcp.replace_all(&out, "mcp_${1}_");
+    out.replace("mcp__", "mcp_")
 }
 
 fn migrate_hook(hook: &Value) -> Value {
@@ -77,9 +112,19 @@ fn migrate_hook(hook: &Value) -> Value {
     Value::Object(out)
 }
 
-/// The gemini-cli `hooks` object for a Claude Code settings document.
-pub fn convert(claude: &Value) -> Map<String, Value> {
-    let mut out = Map::new();
+/// What a Claude Code settings document becomes.
+#[derive(Debug, Default, PartialEq)]
+pub struct Converted {
+    /// The gemini-cli `hooks` object.
+    pub hooks: Map<String, Value>,
+    /// One line per event left out.
+    pub notes: Vec<String>,
+}
+
+/// The gemini-cli `hooks` object for a Claude Code settings document, without the
+/// events Troupe has no equivalent for (each named in a note).
+pub fn convert(claude: &Value) -> Converted {
+    let mut out = Converted::default();
     let Some(hooks) = claude.get("hooks").and_then(Value::as_object) else {
         return out;
     };
@@ -87,11 +132,17 @@ pub fn convert(claude: &Value) -> Map<String, Value> {
         let Some(defs) = defs.as_array() else {
             continue;
         };
-        let name = EVENTS
-            .iter()
-            .find(|(c, _)| c == event)
-            .map(|(_, g)| g.to_string())
-            .unwrap_or_else(|| event.clone());
+        let Some(name) = event_name(event) else {
+            let why = if event.starts_with("Subagent") {
+                "Troupe runs no subagents"
+            } else {
+                "Troupe has no such event"
+            };
+            out.notes.push(format!(
+                "Skipped the {event} hook(s): no equivalent ({why})."
+            ));
+            continue;
+        };
         let migrated: Vec<Value> = defs
             .iter()
             .map(|def| {
@@ -114,7 +165,12 @@ pub fn convert(claude: &Value) -> Map<String, Value> {
                 Value::Object(m)
             })
             .collect();
-        out.insert(name, Value::Array(migrated));
+        match out.hooks.get_mut(&name).and_then(Value::as_array_mut) {
+            Some(known) => known.extend(migrated),
+            None => {
+                out.hooks.insert(name, Value::Array(migrated));
+            }
+        }
     }
     out
 }
@@ -134,7 +190,11 @@ pub fn run(workspace: &Path) -> Result<Vec<String>, MigrateError> {
         "Found Claude Code settings in: {}",
         source.display()
     )];
-    let migrated = convert(&claude);
+    let Converted {
+        hooks: migrated,
+        notes,
+    } = convert(&claude);
+    lines.extend(notes);
     if migrated.is_empty() {
         lines.push("No hooks found in Claude Code settings to migrate.".into());
         return Ok(lines);
@@ -202,10 +262,51 @@ mod tests {
         let claude = json!({"hooks": {"PreToolUse": [{"matcher": "Edit|Write", "hooks": [
             {"type": "command", "command": "$CLAUDE_PROJECT_DIR/check.sh", "timeout": 30}]}]}});
         let out = convert(&claude);
+        assert!(out.notes.is_empty());
         assert_eq!(
-            Value::Object(out),
+            Value::Object(out.hooks),
             json!({"BeforeTool": [{"matcher": "replace|write_file", "hooks": [
                 {"command": "$GEMINI_PROJECT_DIR/check.sh", "type": "command", "timeout": 30000}]}]})
+        );
+    }
+
+    #[test]
+    fn claude_tool_names_become_troupes() {
+        for (claude, troupe) in [
+            ("Grep", "grep_search"),
+            ("Glob|LS", "glob|list_directory"),
+            ("Read", "read_file"),
+            ("Edit|MultiEdit|Write", "replace|replace|write_file"),
+            (
+                "^(Bash|WebFetch|WebSearch)$",
+                "^(run_shell_command|web_fetch|google_web_search)$",
+            ),
+            ("mcp__memory__create_entities", "mcp_memory_create_entities"),
+            ("mcp__github__.*|Read", "mcp_github_.*|read_file"),
+            ("mcp__my_server__a|mcp__b__c", "mcp_my_server_a|mcp_b_c"),
+            ("mcp__fs", "mcp_fs"),
+            ("NotebookEdit|Readme", "NotebookEdit|Readme"),
+            ("*", "*"),
+        ] {
+            assert_eq!(transform_matcher(claude), troupe, "{claude}");
+        }
+    }
+
+    #[test]
+    fn events_without_an_equivalent_are_left_out_with_a_note() {
+        let hook = json!([{"hooks": [{"type": "command", "command": "true"}]}]);
+        let claude = json!({"hooks": {"SubagentStop": hook, "Stop": hook, "Bogus": hook,
+            "AfterTool": hook}});
+        let out = convert(&claude);
+        let mut events: Vec<&String> = out.hooks.keys().collect();
+        events.sort();
+        assert_eq!(events, ["AfterAgent", "AfterTool"]);
+        assert_eq!(
+            out.notes,
+            [
+                "Skipped the SubagentStop hook(s): no equivalent (Troupe runs no subagents).",
+                "Skipped the Bogus hook(s): no equivalent (Troupe has no such event)."
+            ]
         );
     }
 }

@@ -1,6 +1,8 @@
 //! Hooks end to end: the binary with hooks in the user's config (or a project's
 //! `.gemini/settings.json`), a scripted model, and hook scripts that record their input.
 
+mod migrate;
+
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
