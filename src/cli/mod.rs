@@ -42,16 +42,21 @@ pub enum Command {
     },
     /// Print the effective settings and where each came from.
     Config {
+        /// Override a setting for this command, as `troupe -c` does (repeatable), e.g.
+        /// `-c model.name=gemini-2.5-pro`; the value is TOML (a bare word is a string).
         #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
         overrides: Vec<String>,
     },
     /// Trust a folder (default: the current one): its project settings apply from now on.
     Trust {
+        /// The folder to trust (default: the current directory); its subfolders are
+        /// trusted with it.
         #[arg(value_name = "DIR")]
         dir: Option<PathBuf>,
     },
     /// Stop trusting a folder (default: the current one).
     Untrust {
+        /// The folder to stop trusting (default: the current directory).
         #[arg(value_name = "DIR")]
         dir: Option<PathBuf>,
     },
@@ -76,8 +81,8 @@ pub enum HooksAction {
 /// `troupe bench` options.
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
-    /// Parallel calls in the model turn.
-    #[arg(long, default_value_t = 1000)]
+    /// Parallel calls in the model turn (at least 1).
+    #[arg(long, default_value_t = 1000, value_parser = parse_calls)]
     pub calls: usize,
     /// Which tool the calls use: read-file, list-directory, glob, or
     /// `mcp:SERVER/TOOL` (an MCP server's echo-like tool, as --mcp).
@@ -173,6 +178,15 @@ impl BenchToolArg {
             Self::Builtin(tool) => *tool,
             Self::Mcp(_) => BenchTool::ReadFile,
         }
+    }
+}
+
+/// `--calls N`: a whole number, at least 1 (a turn of no calls measures nothing).
+fn parse_calls(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("the benchmark needs at least 1 call".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{text}` is not a whole number of calls")),
     }
 }
 

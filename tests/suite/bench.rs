@@ -2,6 +2,8 @@
 //! complete span per call, a sweep table with every cell, a plot that is SVG). Timings
 //! are never asserted.
 
+mod surface;
+
 use serde_json::{json, Value};
 
 use crate::common::*;

@@ -19,18 +19,19 @@ use crate::frontends::AppError;
 use measure::{round, Cell};
 use workload::{BenchWorkspace, Workload};
 
-/// Why a benchmark could not run.
+/// Why a benchmark could not run. The binary prints it after `troupe: `, so the
+/// messages start with `bench: ` (not `troupe bench: `).
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
-    #[error("troupe bench: {0}")]
+    #[error("bench: {0}")]
     Usage(String),
-    #[error("troupe bench: {0}")]
+    #[error("bench: {0}")]
     Io(#[from] std::io::Error),
-    #[error("troupe bench: {0}")]
+    #[error("bench: {0}")]
     Settings(#[from] crate::settings::SettingsError),
-    #[error("troupe bench: plot: {0}")]
+    #[error("bench: plot: {0}")]
     Plot(String),
-    #[error("troupe bench: a run failed: {0}")]
+    #[error("bench: a run failed: {0}")]
     Run(String),
 }
 
@@ -69,7 +70,7 @@ fn base_cell(args: &BenchArgs) -> Result<Cell, BenchError> {
     .settings
     .tools;
     Ok(Cell {
-        calls: args.calls.max(1),
+        calls: args.calls,
         actors_per_tool: args.actors_per_tool.unwrap_or(defaults.actors_per_tool),
         fs_threads: args.fs_threads.unwrap_or(defaults.fs_threads),
         window: args.window.unwrap_or(defaults.max_in_flight),
