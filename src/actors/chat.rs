@@ -71,6 +71,9 @@ pub struct ChatConfig {
     pub mcp: Option<Arc<crate::mcp::McpHub>>,
     /// The session's hooks (BeforeAgent, BeforeModel, …; see `chat/hooks.rs`).
     pub hooks: crate::protocol::hooks::HookClient,
+    /// SessionStart's `additionalContext`, put before the first prompt the Chat gets
+    /// (whichever front end sends it).
+    pub session_context: Option<String>,
 }
 
 /// How the system prompt is rebuilt when the context files are read again.
@@ -136,6 +139,11 @@ pub struct GetHistory;
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct SetHistory(pub Vec<Content>);
+
+/// Stops the Chat (the session's shutdown): a running turn ends as cancelled first.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct StopChat;
 
 impl Chat {
     pub fn new(
@@ -492,7 +500,7 @@ impl Chat {
         // The first part is the prompt's text as the model (and hooks) get it; the
         // others are added after it when the prompt enters the history.
         let mut parts = parts.into_iter();
-        let model_text = parts
+        let mut model_text = parts
             .next()
             .and_then(|p| p.text)
             .unwrap_or_else(|| text.clone());
@@ -522,6 +530,9 @@ impl Chat {
             .as_ref()
             .map(|h| h.resource_refs(&model_text))
             .unwrap_or_default();
+        if let Some(context) = self.config.session_context.take() {
+            model_text = crate::actors::hooks::with_session_context(model_text, Some(context));
+        }
         if let (false, Some(hub)) = (refs.is_empty(), self.config.mcp.clone()) {
             // `@server:uri`: the resources are read first, then the turn goes on.
             let read = async move { hub.read_resources(&refs).await };
@@ -633,6 +644,18 @@ impl Handler<CancelTurn> for Chat {
         if let Some(turn) = &self.turn {
             turn.cancel.cancel();
         }
+    }
+}
+
+impl Handler<StopChat> for Chat {
+    type Result = ();
+
+    fn handle(&mut self, _: StopChat, ctx: &mut Self::Context) {
+        if let Some(turn) = &self.turn {
+            turn.cancel.cancel();
+            self.finish(TurnOutcome::Cancelled);
+        }
+        ctx.stop();
     }
 }
 

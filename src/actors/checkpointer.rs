@@ -16,9 +16,14 @@ pub struct Checkpointer {
 }
 
 impl Checkpointer {
-    /// Starts the checkpointer on an arbiter of its own.
-    pub fn start_own(checkpoints: Checkpoints, events: Recipient<UiEvent>) -> Addr<Self> {
-        Self::start_in_arbiter(&Arbiter::new().handle(), move |_| Self {
+    /// Starts the checkpointer on `arbiter` (one of its own: a snapshot takes a while,
+    /// and the session stops it at shutdown).
+    pub fn start_on(
+        arbiter: &ArbiterHandle,
+        checkpoints: Checkpoints,
+        events: Recipient<UiEvent>,
+    ) -> Addr<Self> {
+        Self::start_in_arbiter(arbiter, move |_| Self {
             checkpoints,
             events,
         })

@@ -5,8 +5,8 @@
 //! written as the calls finish (in 64 KiB pieces) and end their line when the round
 //! does. A process killed at any moment leaves complete lines and at worst one partial
 //! last line, which the loader skips; the next run starts its records on a line of
-//! their own. A write that fails turns recording off for the session with one warning
-//! in the log.
+//! their own. A write that fails turns recording off for the session with one warning,
+//! in the log and to the user.
 
 use std::fs::File;
 use std::io::Write;
@@ -22,7 +22,9 @@ use crate::engine::session_file::{
 };
 use crate::engine::text::iso8601;
 use crate::protocol::content::{Content, Part, Usage};
-use crate::protocol::{CallStatus, CompletedCall, FlushRecords, SessionEvent, SwitchSession};
+use crate::protocol::{
+    CallStatus, CompletedCall, FlushRecords, SessionEvent, SwitchSession, UiEvent,
+};
 
 /// Where and what a recorder writes.
 pub struct RecorderSetup {
@@ -36,6 +38,8 @@ pub struct RecorderSetup {
     pub repairs: Vec<Value>,
     /// The session's lock, held as long as the recorder lives.
     pub lock: Option<File>,
+    /// Told (as a warning) when recording turns off because a write failed.
+    pub warnings: Option<Recipient<UiEvent>>,
 }
 
 /// The most of one record line held before it is written out. A round of 1,000 calls
@@ -114,6 +118,18 @@ impl SessionRecorder {
         Self::start_in_arbiter(arbiter, move |_| recorder)
     }
 
+    /// Recording is off for the session (until a switch to another file): said once,
+    /// in the log and to the user.
+    fn turn_off(&mut self, error: &str) {
+        tracing::warn!(%error, "session recording is off");
+        self.failed = true;
+        if let Some(warnings) = &self.setup.warnings {
+            warnings.do_send(UiEvent::Warning(format!(
+                "Session recording is off: {error}"
+            )));
+        }
+    }
+
     fn open(&mut self) -> Option<&mut File> {
         if self.failed {
             return None;
@@ -135,8 +151,8 @@ impl SessionRecorder {
             match opened {
                 Ok(file) => self.file = Some(file),
                 Err(e) => {
-                    tracing::warn!(path = %path.display(), error = %e, "session recording is off");
-                    self.failed = true;
+                    let message = format!("cannot open {}: {e}", path.display());
+                    self.turn_off(&message);
                     return None;
                 }
             }
@@ -172,8 +188,7 @@ impl SessionRecorder {
             .and_then(|()| out.write_all(b"\n"))
             .and_then(|()| out.flush());
         if let Err(e) = written {
-            tracing::warn!(error = %e, "session recording is off");
-            self.failed = true;
+            self.turn_off(&format!("cannot write {}: {e}", self.setup.file.display()));
         }
         line.clear();
         if line.capacity() > LINE_PIECE_BYTES {
@@ -241,8 +256,7 @@ impl SessionRecorder {
             self.round = Some(OpenRound { line, calls: 0 });
         }
         if let Err(e) = self.write_calls(completed, &now, done) {
-            tracing::warn!(error = %e, "session recording is off");
-            self.failed = true;
+            self.turn_off(&format!("cannot write {}: {e}", self.setup.file.display()));
             self.round = None;
             return;
         }

@@ -23,22 +23,29 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
         Err(code) => return Ok(code),
     };
     let settings = Arc::new(loaded.settings);
-    let options = SessionOptions {
+    let request_log = args.log_requests.clone();
+    let options = move |events, approver| SessionOptions {
         workspace: ws,
         settings: settings.clone(),
         model,
         model_name: settings.model.name.clone(),
         approval_mode: ApprovalMode::parse(&settings.approval.mode).unwrap_or_default(),
-        request_log: args.log_requests.clone(),
+        request_log,
         test_tools: std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1"),
         editor_files: None,
+        plan: Some(plan),
+        events,
+        approver,
+        call_progress: true,
+        // The REPL shows the MCP servers' status rather than wait for them.
+        wait_for_mcp: false,
     };
     if args.trace.is_some() {
         let _ = crate::frontends::repl::bridge::TRACE_CALLS.set(std::sync::Mutex::new(Vec::new()));
     }
     let home = settings::troupe_home();
     let (link, events) =
-        start_actors(options, Some(plan), home.join("config.toml")).map_err(AppError::Usage)?;
+        start_actors(options, home.join("config.toml")).map_err(AppError::Usage)?;
     move_old_prompt_history(&home);
     // Prompt history (Ctrl+R searches it) is kept per project.
     let history = home

@@ -19,6 +19,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::actors::scheduler::Scheduler;
+use crate::actors::session::{EndReason, Session, SessionOptions};
 use crate::frontends::AppError;
 use crate::protocol::content::{FunctionCall, FunctionDeclaration};
 use crate::protocol::{ApprovalDecision, ApprovalRequest, Schedule, UiEvent};
@@ -188,32 +189,38 @@ pub fn run(args: ServeArgs, _cwd: &Path) -> Result<i32, AppError> {
             mode: mode.as_str().to_string(),
         }
         .start();
-        let session = crate::actors::session::start_session(
-            crate::actors::session::SessionOptions {
-                workspace: ws,
-                settings: Arc::new(settings),
-                model,
-                model_name,
-                approval_mode: mode,
-                request_log: None,
-                test_tools: std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1"),
-                editor_files: None,
-            },
-            front.clone().recipient(),
-            front.recipient(),
-        )
-        .map_err(AppError::Usage)?;
+        let session = Session::start(SessionOptions {
+            workspace: ws,
+            settings: Arc::new(settings),
+            model,
+            model_name,
+            approval_mode: mode,
+            request_log: None,
+            test_tools: std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1"),
+            editor_files: None,
+            plan: None,
+            events: front.clone().recipient(),
+            approver: front.recipient(),
+            call_progress: true,
+            wait_for_mcp: false,
+        })
+        .await
+        .map_err(|e| AppError::Usage(e.to_string()))?;
         let server = ToolServer {
             scheduler: session.scheduler.clone(),
             tools: Arc::new(session.registry.declarations()),
             next_id: Arc::new(AtomicU64::new(0)),
         };
-        let running = server
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| AppError::Usage(format!("mcp serve: {e}")))?;
-        let _ = running.waiting().await;
-        session.shutdown().await;
+        let served = match server.serve(rmcp::transport::stdio()).await {
+            Ok(running) => {
+                let _ = running.waiting().await;
+                Ok(())
+            }
+            Err(e) => Err(AppError::Usage(format!("mcp serve: {e}"))),
+        };
+        // The client is gone (or never came): SessionEnd, the session's threads ended.
+        session.shutdown(EndReason::Exit).await;
+        served?;
         Ok(0)
     })
 }

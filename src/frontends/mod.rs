@@ -19,7 +19,7 @@ use std::sync::Arc;
 use actix::prelude::*;
 use tokio::sync::oneshot;
 
-use crate::actors::session::{start_session_with, SessionOptions};
+use crate::actors::session::{EndReason, Session, SessionOptions};
 use crate::frontends::headless::{
     json_report, stream_result, HeadlessFront, OutputFormat, RunSummary,
 };
@@ -270,32 +270,24 @@ pub fn run_turn_with(
     let result = system.block_on(async move {
         let (tx, rx) = oneshot::channel();
         let front = HeadlessFront::new(format, mode.as_str(), keep_calls, tx).start();
-        let session = start_session_with(
-            SessionOptions {
-                workspace: ws,
-                settings,
-                model,
-                model_name,
-                approval_mode: mode,
-                request_log,
-                test_tools,
-                editor_files: None,
-            },
+        let session = Session::start(SessionOptions {
+            workspace: ws,
+            settings,
+            model,
+            model_name,
+            approval_mode: mode,
+            request_log,
+            test_tools,
+            editor_files: None,
             plan,
-            front.clone().recipient(),
-            front.recipient(),
-        )
-        .map_err(AppError::Usage)?;
-        session.scheduler.do_send(crate::protocol::CallEvents {
+            events: front.clone().recipient(),
+            approver: front.recipient(),
             call_progress: format.shows_call_progress(),
-        });
-        if let Some(hub) = &session.mcp {
-            let wait = std::time::Duration::from_millis(hub_wait_ms(&session));
-            hub.settled(wait).await;
-        }
+            wait_for_mcp: true,
+        })
+        .await
+        .map_err(|e| AppError::Usage(e.to_string()))?;
         let mut signals = signals::Signals::install();
-        let start = crate::actors::hooks::session_start(&session.hooks, "startup").await;
-        let context = start.additional_context;
         match crate::actors::at_command::expand(
             &prompt,
             &session.services.fs,
@@ -303,27 +295,18 @@ pub fn run_turn_with(
         )
         .await
         {
-            Ok(Some(mut expanded)) => {
+            Ok(Some(expanded)) => {
                 for note in &expanded.notes {
                     tracing::info!(%note, "@ references");
-                }
-                // The hooks' session context goes before the prompt's text, as without `@`.
-                if let Some(first) = expanded.parts.first_mut() {
-                    let text = first.text.take().unwrap_or_default();
-                    first.text = Some(crate::actors::hooks::with_session_context(text, context));
                 }
                 session.chat.do_send(crate::protocol::UserParts {
                     text: prompt,
                     parts: expanded.parts,
                 });
             }
-            Ok(None) => {
-                let prompt = crate::actors::hooks::with_session_context(prompt, context);
-                session.chat.do_send(UserInput { text: prompt });
-            }
+            Ok(None) => session.chat.do_send(UserInput { text: prompt }),
             Err(e) => {
-                crate::actors::hooks::session_end(&session.hooks, "exit").await;
-                session.shutdown().await;
+                session.shutdown(EndReason::Exit).await;
                 return Err(AppError::Usage(format!(
                     "Exiting due to an error processing the @ command: {e}"
                 )));
@@ -353,28 +336,15 @@ pub fn run_turn_with(
                     },
                 };
                 summary.interrupted_by = Some(number);
-                crate::actors::hooks::session_end(&session.hooks, "exit").await;
-                session.shutdown().await;
+                session.shutdown(EndReason::Exit).await;
                 signals::kill_started_groups().await;
                 Ok(summary)
             }
         };
-        // After a signal the end hooks already ran.
-        if !summary
-            .as_ref()
-            .is_ok_and(|s| s.interrupted_by.is_some())
-        {
-            crate::actors::hooks::session_end(&session.hooks, "exit").await;
-        }
-        session.shutdown().await;
+        session.shutdown(EndReason::Exit).await;
         summary
     });
     result
-}
-
-/// How long a headless run waits for MCP discovery before its first request.
-fn hub_wait_ms(session: &crate::actors::session::Session) -> u64 {
-    session.services.settings.mcp.startup_wait_ms
 }
 
 /// Prints the end of a run for `format` and returns the exit code.

@@ -56,11 +56,10 @@ pub async fn kill_started_groups() {
 }
 
 /// In an interactive session (where the line editor owns SIGINT): on SIGTERM or
-/// SIGHUP, kills every process group Troupe started, background ones included, and
-/// exits with 128 + the signal's number. Must run inside the actix system.
-pub fn exit_on_term_or_hup(
-    processes: std::sync::Arc<crate::tools::shell::background::BackgroundProcesses>,
-) {
+/// SIGHUP, kills every process group Troupe started, shuts the session down (SessionEnd,
+/// background processes, MCP servers and threads ended) and exits with 128 + the
+/// signal's number. Must run inside the actix system.
+pub fn exit_on_term_or_hup(session: std::sync::Arc<crate::actors::session::Session>) {
     let streams: Vec<(i32, Stream)> = [
         (libc::SIGTERM, SignalKind::terminate()),
         (libc::SIGHUP, SignalKind::hangup()),
@@ -73,7 +72,9 @@ pub fn exit_on_term_or_hup(
         let number = signals.first().await;
         tracing::warn!(signal = number, "signalled: ending the session");
         kill_started_groups().await;
-        processes.shutdown().await;
+        session
+            .shutdown(crate::actors::session::EndReason::Exit)
+            .await;
         crate::platform::filesystem::writers::withdraw();
         std::process::exit(128 + number);
     });

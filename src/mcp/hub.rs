@@ -10,7 +10,7 @@ use std::time::Duration;
 use actix::prelude::*;
 use serde_json::Value;
 
-use super::server::{McpServer, Reload};
+use super::server::{McpServer, Reload, Shutdown};
 use crate::settings::mcp::McpServerConfig;
 use crate::tools::ToolRegistry;
 
@@ -100,6 +100,8 @@ pub struct McpHub {
     instructions_sent: std::sync::atomic::AtomicBool,
     /// Where work for a front end without a runtime of its own runs (prompts/get).
     runtime: ArbiterHandle,
+    /// The servers' arbiters, one each (handed over at [`McpHub::shutdown`]).
+    arbiters: Mutex<Vec<Arbiter>>,
 }
 
 impl McpHub {
@@ -120,6 +122,7 @@ impl McpHub {
             changed,
             instructions_sent: Default::default(),
             runtime: Arbiter::current(),
+            arbiters: Mutex::new(Vec::new()),
         });
         for config in servers {
             hub.set_status(ServerStatus {
@@ -133,15 +136,51 @@ impl McpHub {
                 restarts: 0,
                 skipped: Vec::new(),
             });
+            let arbiter = match Arbiter::try_new() {
+                Ok(arbiter) => arbiter,
+                Err(e) => {
+                    hub.update(&config.name, |s| {
+                        s.state = ServerState::Failed;
+                        s.last_error = Some(format!("cannot start a thread for it: {e}"));
+                    });
+                    continue;
+                }
+            };
             let (c, h) = (config.clone(), hub.clone());
-            let addr = McpServer::start_in_arbiter(&Arbiter::new().handle(), move |_| {
-                McpServer::new(c, h)
-            });
+            let addr =
+                McpServer::start_in_arbiter(&arbiter.handle(), move |_| McpServer::new(c, h));
             if let Ok(mut addrs) = hub.addrs.lock() {
                 addrs.insert(config.name.clone(), addr);
             }
+            if let Ok(mut arbiters) = hub.arbiters.lock() {
+                arbiters.push(arbiter);
+            }
         }
         hub
+    }
+
+    /// Ends every server for good (the session's shutdown): each closes its connection
+    /// and its process is ended and reaped ([`Shutdown`]); their tools are withdrawn.
+    /// Returns the servers' arbiters, for the caller to stop and join (off the actix
+    /// arbiters: joining blocks). A second call does nothing.
+    pub async fn shutdown(&self) -> Vec<Arbiter> {
+        let addrs: Vec<Addr<McpServer>> = self
+            .addrs
+            .lock()
+            .map(|mut a| std::mem::take(&mut *a).into_values().collect())
+            .unwrap_or_default();
+        futures::future::join_all(addrs.iter().map(|a| a.send(Shutdown))).await;
+        if let Ok(mut conns) = self.conns.lock() {
+            conns.clear();
+        }
+        // The tools hold the hub: withdrawing them ends that cycle too.
+        for status in self.statuses() {
+            self.registry.dynamic().remove(&status.config.name);
+        }
+        self.arbiters
+            .lock()
+            .map(|mut a| std::mem::take(&mut *a))
+            .unwrap_or_default()
     }
 
     pub(super) fn set_status(&self, status: ServerStatus) {

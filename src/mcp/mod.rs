@@ -5,6 +5,7 @@
 pub mod convert;
 pub mod hub;
 pub mod listing;
+pub mod process;
 pub mod prompts;
 pub mod remote;
 pub mod server;

@@ -3,6 +3,7 @@
 //! `tools/list_changed`, and restarts the server with backoff when it dies. Calls do
 //! not queue behind it: each tool call uses the connection's peer directly, so many
 //! run at once and dropping one (cancel, timeout) sends `notifications/cancelled`.
+//! [`Shutdown`] ends it for good: the connection closes and the process is reaped.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, RwLock};
@@ -12,12 +13,13 @@ use actix::prelude::*;
 #[allow(deprecated)]
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ListRootsResult};
 use rmcp::service::{NotificationContext, Peer, RequestContext, RunningService};
-use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
-use tokio::io::AsyncBufReadExt;
+use rmcp::{ClientHandler, ErrorData, RoleClient};
 
 use super::hub::{McpHub, PromptInfo, ResourceInfo, ServerState, ToolInfo};
+use super::process::{end_process, stderr_tail};
+pub use super::process::{open, open_into, ChildSlot, EXIT_GRACE};
 use super::tool::McpTool;
-use crate::settings::mcp::{child_env, McpServerConfig};
+use crate::settings::mcp::McpServerConfig;
 use crate::tools::registry::ToolHandle;
 
 /// The live peer of a server, shared with its tools (empty while not connected).
@@ -107,9 +109,18 @@ pub struct ListChanged;
 #[rtype(result = "()")]
 pub struct Reload;
 
+/// Ends the server for good (the session's shutdown): no reconnect or restart; the
+/// connection is closed, and a server process that has not exited within
+/// [`EXIT_GRACE`] is killed with its process group. Answered once the process is
+/// reaped.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Shutdown;
+
 /// An open client session with what it discovered.
 pub struct Connected {
     pub service: RunningService<RoleClient, TroupeClient>,
+    /// A server process not already in the connection's slot (see [`open`]).
     pub child: Option<tokio::process::Child>,
     pub stderr: Arc<Mutex<VecDeque<String>>>,
     pub instructions: Option<String>,
@@ -124,8 +135,12 @@ pub struct McpServer {
     hub: Arc<McpHub>,
     conn: Arc<Connection>,
     stop: Option<rmcp::service::RunningServiceCancellationToken>,
+    /// The process of the open connection (stdio servers).
+    child: ChildSlot,
     generation: u64,
     failures: u32,
+    /// [`Shutdown`] arrived: nothing connects again.
+    ended: bool,
 }
 
 impl McpServer {
@@ -135,12 +150,17 @@ impl McpServer {
             hub,
             conn: Arc::new(Connection::default()),
             stop: None,
+            child: ChildSlot::default(),
             generation: 0,
             failures: 0,
+            ended: false,
         }
     }
 
     fn connect(&mut self, ctx: &mut Context<Self>) {
+        if self.ended {
+            return;
+        }
         if let Some(stop) = self.stop.take() {
             stop.cancel();
         }
@@ -155,8 +175,12 @@ impl McpServer {
         let cwd = self.hub.roots.first().cloned();
         let timeout = config.timeout();
         let span = tracing::info_span!("mcp_connect", server = %config.name);
+        // The process goes into a slot of this connection's own as soon as it runs, so
+        // that a shutdown in the middle of `initialize` still reaps it.
+        let slot = ChildSlot::default();
+        self.child = slot.clone();
         let future = async move {
-            match tokio::time::timeout(timeout, open(&config, client, cwd)).await {
+            match tokio::time::timeout(timeout, open_into(&config, client, cwd, &slot)).await {
                 Ok(result) => result,
                 Err(_) => Err(format!(
                     "MCP server '{}' did not answer initialize within {} ms",
@@ -193,10 +217,16 @@ impl McpServer {
             s.instructions = instructions;
         });
         self.discover(peer, ctx);
-        let (service, mut child, stderr) = (connected.service, connected.child, connected.stderr);
+        let (service, stderr) = (connected.service, connected.stderr);
+        // Each connection its own slot: a watch takes only its own process.
+        let slot = self.child.clone();
+        if let (Some(child), Ok(mut held)) = (connected.child, slot.lock()) {
+            *held = Some(child);
+        }
         let name = self.config.name.clone();
         let watch = async move {
             let reason = service.waiting().await;
+            let mut child = slot.lock().ok().and_then(|mut c| c.take());
             let status = match child.as_mut() {
                 Some(c) => tokio::time::timeout(Duration::from_millis(500), c.wait())
                     .await
@@ -359,11 +389,33 @@ impl Handler<Reload> for McpServer {
     type Result = ();
 
     fn handle(&mut self, _: Reload, ctx: &mut Self::Context) {
-        if self.config.blocked.is_some() || !self.config.enabled() {
+        if self.ended || self.config.blocked.is_some() || !self.config.enabled() {
             return;
         }
         self.failures = 0;
         self.connect(ctx);
+    }
+}
+
+impl Handler<Shutdown> for McpServer {
+    type Result = ResponseFuture<()>;
+
+    fn handle(&mut self, _: Shutdown, _: &mut Self::Context) -> Self::Result {
+        self.ended = true;
+        // A watch, a restart or a connection still opening now finds itself outdated.
+        self.generation += 1;
+        // Taken before the connection is cancelled, so that its watch finds nothing.
+        let child = self.child.lock().ok().and_then(|mut c| c.take());
+        if let Some(stop) = self.stop.take() {
+            stop.cancel();
+        }
+        self.conn.set(None);
+        let name = self.config.name.clone();
+        Box::pin(async move {
+            if let Some(child) = child {
+                end_process(child, &name).await;
+            }
+        })
     }
 }
 
@@ -416,109 +468,4 @@ async fn list_everything(peer: &Peer<RoleClient>) -> Result<Listed, String> {
         Vec::new()
     };
     Ok((tools, prompts, resources))
-}
-
-fn stderr_tail(stderr: &Mutex<VecDeque<String>>) -> String {
-    let lines: Vec<String> = stderr
-        .lock()
-        .map(|l| l.iter().cloned().collect())
-        .unwrap_or_default();
-    if lines.is_empty() {
-        String::new()
-    } else {
-        format!("; stderr: {}", lines.join(" | "))
-    }
-}
-
-/// Opens the transport the config names and runs `initialize`.
-pub async fn open(
-    config: &McpServerConfig,
-    client: TroupeClient,
-    workspace: Option<std::path::PathBuf>,
-) -> Result<Connected, String> {
-    match &config.entry.command {
-        Some(command) => open_stdio(config, command, client, workspace).await,
-        None => super::remote::open_remote(config, client).await,
-    }
-}
-
-async fn open_stdio(
-    config: &McpServerConfig,
-    command: &str,
-    client: TroupeClient,
-    workspace: Option<std::path::PathBuf>,
-) -> Result<Connected, String> {
-    let name = &config.name;
-    let parent: Vec<(String, String)> = std::env::vars().collect();
-    let mut cmd = tokio::process::Command::new(command);
-    cmd.args(&config.entry.args)
-        .env_clear()
-        .envs(child_env(&parent, &config.entry.env))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .process_group(0);
-    match (&config.entry.cwd, workspace) {
-        (Some(cwd), Some(ws)) => {
-            cmd.current_dir(ws.join(cwd));
-        }
-        (Some(cwd), None) => {
-            cmd.current_dir(cwd);
-        }
-        (None, Some(ws)) => {
-            cmd.current_dir(ws);
-        }
-        (None, None) => {}
-    }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("MCP server '{name}': cannot start `{command}`: {e}"))?;
-    let stderr = Arc::new(Mutex::new(VecDeque::new()));
-    if let Some(err) = child.stderr.take() {
-        let (sink, server) = (stderr.clone(), name.clone());
-        tokio::spawn(async move {
-            let mut lines = tokio::io::BufReader::new(err).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                tracing::debug!(server = %server, "stderr: {line}");
-                if let Ok(mut buf) = sink.lock() {
-                    if buf.len() == 5 {
-                        buf.pop_front();
-                    }
-                    buf.push_back(line);
-                }
-            }
-        });
-    }
-    let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
-        return Err(format!("MCP server '{name}': no stdio pipes"));
-    };
-    match client.serve((stdout, stdin)).await {
-        Ok(service) => {
-            let instructions = service
-                .peer()
-                .peer_info()
-                .and_then(|i| i.instructions.clone());
-            Ok(Connected {
-                service,
-                child: Some(child),
-                stderr,
-                instructions,
-            })
-        }
-        Err(e) => {
-            let status = tokio::time::timeout(Duration::from_millis(300), child.wait())
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .map(|s| format!(" (the process exited: {s})"))
-                .unwrap_or_default();
-            // Let the stderr reader catch up with the last lines.
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            Err(format!(
-                "MCP server '{name}' failed to initialize: {e}{status}{}",
-                stderr_tail(&stderr)
-            ))
-        }
-    }
 }

@@ -192,8 +192,9 @@ pub struct ToolRegistry {
 pub enum ToolArbiters {
     /// On an arbiter that already runs (the Scheduler's): no thread of their own.
     Shared(ArbiterHandle),
-    /// On this many arbiters started for them, shared by all tools.
-    Own(usize),
+    /// On these arbiters, started for them and shared by all tools (their starter
+    /// stops them); none: on the current arbiter.
+    Own(Vec<ArbiterHandle>),
 }
 
 /// Names a model trained on older gemini-cli versions may still call.
@@ -207,12 +208,10 @@ impl ToolRegistry {
     pub fn new(call_timeout: Duration, actors_per_tool: usize, arbiters: ToolArbiters) -> Self {
         let (arbiters, label) = match arbiters {
             ToolArbiters::Shared(handle) => (vec![handle], "scheduler-arbiter"),
-            ToolArbiters::Own(threads) => (
-                (0..threads.max(1))
-                    .map(|_| Arbiter::new().handle())
-                    .collect(),
-                "tool-arbiter",
-            ),
+            ToolArbiters::Own(handles) if handles.is_empty() => {
+                (vec![Arbiter::current()], "current-arbiter")
+            }
+            ToolArbiters::Own(handles) => (handles, "tool-arbiter"),
         };
         Self {
             tools: Vec::new(),

@@ -4,6 +4,8 @@
 //! sessions. A scripted client drives the binary; the model is scripted or a loopback
 //! Gemini server.
 
+mod lifecycle;
+
 use serde_json::{json, Value};
 
 use super::acp::Editor;

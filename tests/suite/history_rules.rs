@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use troupe::actors::chat::GetHistory;
-use troupe::actors::session::{start_session, Session, SessionOptions};
+use troupe::actors::session::{Session, SessionOptions};
 use troupe::platform::workspace::Workspace;
 use troupe::protocol::content::{Content, Role};
 use troupe::protocol::{
@@ -57,7 +57,7 @@ struct Harness {
 
 impl Harness {
     /// Starts a session in `ws` whose Gemini base URL is `server`. Must run inside a System.
-    fn start(ws: &Path, server: &Loopback, overrides: &[&str]) -> Self {
+    async fn start(ws: &Path, server: &Loopback, overrides: &[&str]) -> Self {
         let none = Path::new("/nonexistent");
         let mut all = vec![
             "model.retry.initial_delay_ms=1".to_string(),
@@ -81,20 +81,22 @@ impl Harness {
         let model = select(&settings, &choice).expect("model");
         let (tx, rx) = mpsc::unbounded_channel();
         let collector = Collector(tx).start();
-        let session = start_session(
-            SessionOptions {
-                workspace: Arc::new(Workspace::new(ws, &[]).expect("workspace")),
-                model_name: settings.model.name.clone(),
-                settings: Arc::new(settings),
-                model,
-                approval_mode: ApprovalMode::Yolo,
-                request_log: None,
-                test_tools: true,
-                editor_files: None,
-            },
-            collector.clone().recipient(),
-            collector.recipient(),
-        )
+        let session = Session::start(SessionOptions {
+            workspace: Arc::new(Workspace::new(ws, &[]).expect("workspace")),
+            model_name: settings.model.name.clone(),
+            settings: Arc::new(settings),
+            model,
+            approval_mode: ApprovalMode::Yolo,
+            request_log: None,
+            test_tools: true,
+            editor_files: None,
+            plan: None,
+            events: collector.clone().recipient(),
+            approver: collector.recipient(),
+            call_progress: true,
+            wait_for_mcp: false,
+        })
+        .await
         .expect("session");
         Self {
             session,
@@ -200,7 +202,7 @@ fn a_turn_that_finally_fails_is_rolled_back() {
         answer("three"),
     ]);
     System::new().block_on(async {
-        let mut h = Harness::start(&s.ws(), &server, &["model.retry.max_attempts=2"]);
+        let mut h = Harness::start(&s.ws(), &server, &["model.retry.max_attempts=2"]).await;
         assert_eq!(
             h.turn("first").await,
             TurnOutcome::Completed {
@@ -253,7 +255,7 @@ fn calls_stay_answered_when_the_follow_up_fails_or_is_cancelled() {
         answer("all good"),
     ]);
     System::new().block_on(async {
-        let mut h = Harness::start(&s.ws(), &server, &[]);
+        let mut h = Harness::start(&s.ws(), &server, &[]).await;
         let outcome = h.turn("read it").await;
         assert!(matches!(outcome, TurnOutcome::Failed { ref message } if message.contains("HTTP 400: bad request")), "{outcome:?}");
         // The tool result answers the input, so nothing is rolled back.
@@ -331,7 +333,7 @@ fn history_is_compressed_past_the_threshold_and_bad_summaries_are_discarded() {
             &s.ws(),
             &server,
             &["model.compression.token_limits=gemini-*=2000", "tools.core=read_file", &prompt_setting],
-        );
+        ).await;
         assert!(matches!(h.turn(&long_question).await, TurnOutcome::Completed { .. }));
         assert!(matches!(h.turn("second").await, TurnOutcome::Completed { .. }));
         assert_eq!(h.notices.len(), 1, "{:?}", h.notices);
@@ -397,7 +399,7 @@ fn an_empty_answer_after_tool_results_keeps_the_results() {
         answer("next"),
     ]);
     System::new().block_on(async {
-        let mut h = Harness::start(&s.ws(), &server, &[]);
+        let mut h = Harness::start(&s.ws(), &server, &[]).await;
         assert_eq!(
             h.turn("read").await,
             TurnOutcome::Completed {
@@ -441,7 +443,8 @@ fn the_fixed_prefix_alone_does_not_trigger_compression() {
                 "tools.core=read_file",
                 &prompt_setting,
             ],
-        );
+        )
+        .await;
         assert!(matches!(
             h.turn("first").await,
             TurnOutcome::Completed { .. }
@@ -471,7 +474,7 @@ fn an_approver_that_lets_a_looping_turn_go_on_turns_detection_off_for_it() {
         json!([{"functionCall": {"name": "read_file", "args": {"file_path": "a.txt"}}}]),
     ));
     System::new().block_on(async {
-        let mut h = Harness::start(&s.ws(), &server, &["model.max_turns=8"]);
+        let mut h = Harness::start(&s.ws(), &server, &["model.max_turns=8"]).await;
         let outcome = h.turn("read it").await;
         assert_eq!(outcome, TurnOutcome::MaxTurns { limit: 8 });
         assert_eq!(h.notices, ["approval asked: loop_detection"]);

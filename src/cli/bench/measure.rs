@@ -14,7 +14,7 @@ use tokio::sync::oneshot;
 
 use super::workload::{BenchWorkspace, Workload};
 use super::BenchError;
-use crate::actors::session::{start_session_with, SessionOptions};
+use crate::actors::session::{EndReason, Session, SessionOptions};
 use crate::frontends::headless::{
     thread_cpu_time, CallRecord, HeadlessFront, OutputFormat, RunSummary,
 };
@@ -225,38 +225,33 @@ fn run_turn(
             .with_progress(done)
             .start();
         let model_name = settings.model.name.clone();
-        let session = start_session_with(
-            SessionOptions {
-                workspace,
-                settings: Arc::new(settings),
-                model: Arc::new(model),
-                model_name,
-                approval_mode: ApprovalMode::Yolo,
-                request_log: None,
-                // Registers the synthetic tool of --latency.
-                test_tools: true,
-                editor_files: None,
-            },
+        // MCP servers' tools (--mcp) are discovered in the background: the start waits
+        // for them.
+        let session = Session::start(SessionOptions {
+            workspace,
+            settings: Arc::new(settings),
+            model: Arc::new(model),
+            model_name,
+            approval_mode: ApprovalMode::Yolo,
+            request_log: None,
+            // Registers the synthetic tool of --latency.
+            test_tools: true,
+            editor_files: None,
             plan,
-            front.clone().recipient(),
-            front.recipient(),
-        )
-        .map_err(BenchError::Usage)?;
-        session.scheduler.do_send(crate::protocol::CallEvents {
+            events: front.clone().recipient(),
+            approver: front.recipient(),
             call_progress: false,
-        });
-        // MCP servers' tools (--mcp) are discovered in the background: wait for them.
-        if let Some(hub) = &session.mcp {
-            let wait = Duration::from_millis(session.services.settings.mcp.startup_wait_ms);
-            hub.settled(wait).await;
-        }
+            wait_for_mcp: true,
+        })
+        .await
+        .map_err(|e| BenchError::Usage(e.to_string()))?;
         session.chat.do_send(UserInput {
             text: "bench".into(),
         });
         let summary = rx
             .await
             .map_err(|_| BenchError::Usage("the session ended without finishing the turn".into()));
-        session.shutdown().await;
+        session.shutdown(EndReason::Exit).await;
         System::current().stop();
         summary
     })

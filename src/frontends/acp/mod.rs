@@ -18,9 +18,9 @@ use std::sync::{Arc, Mutex};
 
 use actix::prelude::*;
 use agent_client_protocol::v1::schema::{
-    AuthenticateRequest, AuthenticateResponse, CancelNotification, InitializeRequest,
-    InitializeResponse, PromptRequest, PromptResponse, RequestPermissionRequest,
-    SessionNotification, SetSessionModeRequest, SetSessionModeResponse,
+    AuthenticateRequest, AuthenticateResponse, CancelNotification, CloseSessionRequest,
+    CloseSessionResponse, InitializeRequest, InitializeResponse, PromptRequest, PromptResponse,
+    RequestPermissionRequest, SessionNotification, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, Client, Error, Stdio};
@@ -29,6 +29,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
+use crate::actors::session::EndReason;
 use crate::frontends::options::RunArgs;
 use crate::frontends::{init_logging, AppError};
 use crate::protocol::{
@@ -72,6 +73,11 @@ struct State {
 impl State {
     fn session(&self, id: &str) -> Option<Arc<AcpSession>> {
         self.sessions.lock().ok()?.get(id).cloned()
+    }
+
+    /// Takes session `id` out of the open ones.
+    fn remove(&self, id: &str) -> Option<Arc<AcpSession>> {
+        self.sessions.lock().ok()?.remove(id)
     }
 }
 
@@ -140,7 +146,8 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
 }
 
 async fn serve(state: Arc<State>) -> Result<(), Error> {
-    let (s1, s2, s3, s4, s5, s6, s7, s8, s9) = (
+    let (s1, s2, s3, s4, s5, s6, s7, s8, s9, s10) = (
+        state.clone(),
         state.clone(),
         state.clone(),
         state.clone(),
@@ -170,6 +177,7 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
                         "loadSession": true,
                         "promptCapabilities": {"image": true, "audio": s1.audio, "embeddedContext": true},
                         "mcpCapabilities": mcp_capabilities(),
+                        "sessionCapabilities": {"close": {}},
                     },
                     "authMethods": auth::methods(),
                     "agentInfo": {"name": "troupe", "title": "Troupe", "version": env!("CARGO_PKG_VERSION")},
@@ -318,6 +326,20 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
             },
             agent_client_protocol::on_receive_request!(),
         )
+        .on_receive_request(
+            async move |req: CloseSessionRequest, responder, cx| {
+                let id = value(&req)["sessionId"].as_str().unwrap_or("").to_string();
+                let Some(session) = s10.remove(&id) else {
+                    return responder.respond_with_error(error(-32602, format!("unknown session {id}")));
+                };
+                // Off the dispatch loop: the shutdown waits on hooks, threads and processes.
+                cx.spawn(async move {
+                    session::close(&session, EndReason::Other).await;
+                    responder.respond(CloseSessionResponse::default())
+                })
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
         .on_receive_notification(
             async move |n: CancelNotification, _cx| {
                 let n = value(&n);
@@ -330,7 +352,7 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
         )
         .connect_to(Stdio::new())
         .await;
-    // The client is gone: cancel every turn, end what the sessions started.
+    // The client is gone: cancel every turn, end every open session.
     let sessions: Vec<Arc<AcpSession>> = s6
         .sessions
         .lock()
@@ -339,10 +361,7 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
     for s in &sessions {
         s.session.chat.do_send(CancelTurn);
     }
-    for s in &sessions {
-        crate::actors::hooks::session_end(&s.session.hooks, "exit").await;
-        s.session.shutdown().await;
-    }
+    futures::future::join_all(sessions.iter().map(|s| session::close(s, EndReason::Exit))).await;
     result
 }
 

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::front::{self, AcpFront};
 use super::{editor, models, Link, State};
-use crate::actors::session::{start_session_with, Session, SessionOptions};
+use crate::actors::session::{EndReason, Session, SessionOptions};
 use crate::platform::sessions::plan::{open_existing, plan, SessionArgs};
 use crate::platform::sessions::SessionStore;
 use crate::platform::workspace::Workspace;
@@ -207,34 +207,26 @@ pub(super) async fn start(
     });
     let root = workspace.primary().to_path_buf();
     let front = AcpFront::new(id.clone(), Arc::new(link), root, user_config_label()).start();
-    let session = start_session_with(
-        SessionOptions {
-            workspace,
-            settings: settings.clone(),
-            model,
-            model_name: model_name.clone(),
-            approval_mode: mode,
-            request_log: state.args.log_requests.clone(),
-            test_tools: std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1"),
-            editor_files: editor,
-        },
-        Some(plan),
-        front.clone().recipient(),
-        front.clone().recipient(),
-    )?;
+    // The client's servers' tools are there for the first prompt (wait_for_mcp); the
+    // SessionStart hook's context goes before it.
+    let session = Session::start(SessionOptions {
+        workspace,
+        settings: settings.clone(),
+        model,
+        model_name: model_name.clone(),
+        approval_mode: mode,
+        request_log: state.args.log_requests.clone(),
+        test_tools: std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1"),
+        editor_files: editor,
+        plan: Some(plan),
+        events: front.clone().recipient(),
+        approver: front.clone().recipient(),
+        call_progress: true,
+        wait_for_mcp: true,
+    })
+    .await
+    .map_err(|e| e.to_string())?;
     front.do_send(front::SetSessionId(id.clone()));
-    if let Some(hub) = &session.mcp {
-        // The client's servers' tools are there for the first prompt.
-        hub.settled(std::time::Duration::from_millis(
-            settings.mcp.startup_wait_ms,
-        ))
-        .await;
-    }
-    let hooks = session.hooks.clone();
-    let source = if load.is_some() { "resume" } else { "startup" };
-    actix::spawn(async move {
-        crate::actors::hooks::session_start(&hooks, source).await;
-    });
     let persisted = session
         .policy
         .lock()
@@ -285,4 +277,13 @@ pub fn save_always_rules(session: &AcpSession) {
             tracing::warn!(error = %e, "cannot save always-allow rules");
         }
     }
+}
+
+/// Ends a session (`session/close`, or every open one when the client is gone): its
+/// turn is cancelled, its "Always allow" rules are saved, and the session shuts down
+/// (SessionEnd with `reason`, its threads and MCP server processes ended).
+pub async fn close(session: &AcpSession, reason: EndReason) {
+    session.session.chat.do_send(crate::protocol::CancelTurn);
+    save_always_rules(session);
+    session.session.shutdown(reason).await;
 }

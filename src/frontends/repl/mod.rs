@@ -20,6 +20,7 @@ mod render;
 pub mod saved_rules;
 mod session_commands;
 mod shell_mode;
+mod start;
 mod status;
 mod terminal;
 mod turn;
@@ -34,19 +35,18 @@ use rustyline::error::ReadlineError;
 use rustyline::ExternalPrinter;
 
 pub use bridge::{FrontMsg, ReplBridge, SharedStats};
+pub use start::start_actors;
 
 use crate::actors::chat::Chat;
 use crate::actors::scheduler::SharedPolicy;
-use crate::actors::session::{start_session_with, SessionOptions};
-use crate::engine::stats::SessionStats;
-use crate::platform::sessions::plan::SessionPlan;
+use crate::actors::session::EndReason;
 use crate::protocol::{ApprovalDecision, ApprovalMode};
-use crate::tools::shell::background::BackgroundProcesses;
 
 use self::commands::After;
 use self::input::{line_editor, prompt_text, LineEditor};
 use self::render::EventRenderer;
 use self::saved_rules::{save_allowed, saved_rule_texts, SaveError};
+use self::start::Ending;
 use self::terminal::Palette;
 use self::turn::{run_turn_with, TurnParts};
 
@@ -71,16 +71,16 @@ pub struct SessionLink {
     pub user_config: PathBuf,
     /// The saved rules as last written (or loaded).
     persisted: Mutex<Vec<String>>,
-    /// Background shell processes, ended when the user leaves.
-    processes: Arc<BackgroundProcesses>,
     /// The session's services (the FileSystem actor for `@path`, settings, ...).
     pub services: Arc<crate::tools::Services>,
     /// Sessions: the store, the recorder and checkpoints (see `session_commands`).
     pub sessions: session_commands::SessionParts,
     /// The MCP servers (`/mcp`); `None` when none is configured.
     pub mcp: Option<Arc<crate::mcp::McpHub>>,
-    /// The session's hooks (`/hooks`, SessionEnd).
+    /// The session's hooks (`/hooks`).
     pub hooks: crate::protocol::hooks::HookClient,
+    /// Ends the session ([`SessionLink::shutdown`]); `None` once it has.
+    ending: Mutex<Option<Ending>>,
 }
 
 impl SessionLink {
@@ -132,98 +132,6 @@ impl SessionLink {
         }
         Some(result)
     }
-}
-
-/// Starts the actix system and the session on a thread of their own.
-pub fn start_actors(
-    options: SessionOptions,
-    plan: Option<SessionPlan>,
-    user_config: PathBuf,
-) -> Result<(SessionLink, Receiver<FrontMsg>), String> {
-    let mut sessions = session_commands::SessionParts::new(plan.as_ref(), &options);
-    let start_source = if plan.as_ref().is_some_and(|p| p.existing) {
-        "resume"
-    } else {
-        "startup"
-    };
-    let (events_tx, events_rx) = crossbeam_channel::unbounded();
-    let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
-    let stats: SharedStats = Arc::new(Mutex::new(SessionStats::default()));
-    let bridge_stats = stats.clone();
-    let workspace = options.workspace.primary().to_path_buf();
-    let model = options.model_name.clone();
-    let initial_saved = options.settings.approval.allowed.clone();
-    std::thread::Builder::new()
-        .name("troupe-actors".into())
-        .spawn(move || {
-            let system = System::new();
-            let started = system.block_on(async move {
-                let bridge = ReplBridge::new(events_tx, bridge_stats).start();
-                start_session_with(
-                    options,
-                    plan,
-                    bridge.clone().recipient(),
-                    bridge.recipient(),
-                )
-                .map(|s| {
-                    let tools = s
-                        .registry
-                        .tools()
-                        .iter()
-                        .map(|t| ToolInfo {
-                            name: t.name().to_string(),
-                            kind: format!("{:?}", t.kind()).to_lowercase(),
-                            description: t.description(),
-                        })
-                        .collect::<Vec<_>>();
-                    let processes = s.services.processes.clone();
-                    crate::frontends::signals::exit_on_term_or_hup(processes.clone());
-                    let hooks = s.hooks.clone();
-                    let start = hooks.clone();
-                    actix::spawn(async move {
-                        crate::actors::hooks::session_start(&start, start_source).await;
-                    });
-                    (
-                        s.chat,
-                        s.policy,
-                        tools,
-                        s.session_id,
-                        (processes, hooks, s.services, s.mcp),
-                        s.recorder,
-                    )
-                })
-            });
-            let ok = started.is_ok();
-            let _ = ready_tx.send(started);
-            if ok {
-                let _ = system.run();
-            }
-        })
-        .map_err(|e| format!("cannot start the actor thread: {e}"))?;
-    let (chat, policy, tools, session_id, (processes, hooks, services, mcp), recorder) = ready_rx
-        .recv()
-        .map_err(|_| "the actor thread stopped while starting".to_string())??;
-    sessions.recorder = recorder;
-    sessions.current = Mutex::new(session_id.clone());
-    Ok((
-        SessionLink {
-            chat,
-            policy,
-            stats,
-            tools,
-            session_id,
-            model,
-            workspace,
-            user_config,
-            persisted: Mutex::new(initial_saved),
-            processes,
-            services,
-            sessions,
-            mcp,
-            hooks,
-        },
-        events_rx,
-    ))
 }
 
 /// The interactive session's front end.
@@ -394,10 +302,9 @@ impl Repl {
         if let Some(Err(e)) = self.link.sync_saved() {
             eprintln!("troupe: could not save allow rules: {e}");
         }
-        self.link.sessions.flush();
-        // Background commands started by the model end with the session.
-        self.link.processes.kill_all_now();
-        futures::executor::block_on(crate::actors::hooks::session_end(&self.link.hooks, "exit"));
+        // SessionEnd, the session file flushed, background commands, MCP servers and
+        // the session's threads ended.
+        self.link.shutdown(EndReason::Exit);
         println!("{}", p.dim("Goodbye."));
         code
     }

@@ -9,10 +9,13 @@
 //!
 //! A job that panics fails only its own call: the panic is caught on the pool thread
 //! (its answer channel is dropped, which the caller sees as an error) and the thread
-//! serves the next job. The threads stop when the last [`FsMailbox`] is dropped.
+//! serves the next job. The threads stop when the last [`FsMailbox`] is dropped, or
+//! when [`FsMailbox::stop`] says so (the session's shutdown), whoever still holds a
+//! handle.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender};
 
@@ -28,10 +31,13 @@ pub struct FileSystem {
 }
 
 impl FileSystem {
-    /// Serves jobs until every mailbox handle is gone.
-    fn serve(self, jobs: Receiver<FsJob>) {
+    /// Serves jobs until every mailbox handle is gone or a stop (`None`) arrives.
+    fn serve(self, jobs: Receiver<Option<FsJob>>) {
         let confined = self.confined.as_ref();
         for job in jobs.iter() {
+            let Some(job) = job else {
+                return;
+            };
             if std::panic::catch_unwind(AssertUnwindSafe(move || job(confined))).is_err() {
                 tracing::error!("a file system job panicked; its call fails, the pool goes on");
             }
@@ -40,10 +46,14 @@ impl FileSystem {
 }
 
 /// The FileSystem actor's mailbox: where every file operation is posted. Cheap to
-/// clone; the actor's threads stop when the last clone is dropped.
+/// clone; the actor's threads stop when the last clone is dropped, or at
+/// [`FsMailbox::stop`].
 #[derive(Clone)]
 pub struct FsMailbox {
-    jobs: Sender<FsJob>,
+    /// Jobs; `None` stops the thread that takes it.
+    jobs: Sender<Option<FsJob>>,
+    /// The running threads (taken by the first [`FsMailbox::stop`]).
+    threads: Arc<Mutex<Vec<JoinHandle<()>>>>,
 }
 
 impl std::fmt::Debug for FsMailbox {
@@ -59,7 +69,8 @@ impl FsMailbox {
     /// system refuses to start is logged; with none started, every job fails with
     /// [`FsError::Unavailable`].
     pub fn start(confined: Arc<Confined>, threads: usize) -> Self {
-        let (jobs, mailbox) = crossbeam_channel::unbounded::<FsJob>();
+        let (jobs, mailbox) = crossbeam_channel::unbounded::<Option<FsJob>>();
+        let mut running = Vec::new();
         for i in 0..threads.max(1) {
             let actor = FileSystem {
                 confined: confined.clone(),
@@ -68,17 +79,69 @@ impl FsMailbox {
             let started = std::thread::Builder::new()
                 .name(format!("troupe-fs-{i}"))
                 .spawn(move || actor.serve(mailbox));
-            if let Err(e) = started {
-                tracing::error!(error = %e, "cannot start a file system thread");
+            match started {
+                Ok(handle) => running.push(handle),
+                Err(e) => tracing::error!(error = %e, "cannot start a file system thread"),
             }
         }
-        Self { jobs }
+        Self {
+            jobs,
+            threads: Arc::new(Mutex::new(running)),
+        }
     }
 
     /// Posts a job; fails only when no FileSystem thread is left to run it.
     pub fn post(&self, job: FsJob) -> Result<(), FsError> {
         self.jobs
-            .send(job)
+            .send(Some(job))
             .map_err(|_| FsError::Unavailable("no file system thread is running".into()))
+    }
+
+    /// Stops every thread once the jobs already posted are done, and returns them to
+    /// be joined (joining blocks: do it off the actix arbiters). Jobs posted later fail
+    /// with [`FsError::Unavailable`]. A second call returns nothing.
+    pub fn stop(&self) -> Vec<JoinHandle<()>> {
+        let threads = self
+            .threads
+            .lock()
+            .map(|mut t| std::mem::take(&mut *t))
+            .unwrap_or_default();
+        for _ in &threads {
+            let _ = self.jobs.send(None);
+        }
+        threads
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::workspace::Workspace;
+
+    /// `stop` ends every thread after the jobs already posted, whoever still holds a
+    /// handle; a job posted later fails; a second `stop` has nothing to return.
+    #[test]
+    fn stop_ends_every_thread_even_with_handles_left() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = Arc::new(Workspace::new(dir.path(), &[]).expect("workspace"));
+        let confined = Arc::new(Confined::new(ws).expect("confined"));
+        let mailbox = FsMailbox::start(confined, 3);
+        let kept = mailbox.clone();
+        let (done_tx, done) = crossbeam_channel::unbounded();
+        for _ in 0..10 {
+            let done_tx = done_tx.clone();
+            kept.post(Box::new(move |_| {
+                let _ = done_tx.send(());
+            }))
+            .expect("posted");
+        }
+        let threads = mailbox.stop();
+        assert_eq!(threads.len(), 3);
+        for thread in threads {
+            thread.join().expect("the thread ended");
+        }
+        assert_eq!(done.try_iter().count(), 10, "the jobs posted first ran");
+        assert!(kept.post(Box::new(|_| {})).is_err());
+        assert!(kept.stop().is_empty());
     }
 }

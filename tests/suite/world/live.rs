@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use troupe::actors::chat::GetHistory;
-use troupe::actors::session::{start_session, SessionOptions};
+use troupe::actors::session::{EndReason, Session, SessionOptions};
 use troupe::engine::model::{ModelEvent, ModelRequest};
 use troupe::frontends::headless::{HeadlessFront, OutputFormat};
 use troupe::frontends::run_turn;
@@ -217,20 +217,22 @@ fn memory_show_and_refresh_update_the_system_prompt() {
     let reports = system.block_on(async move {
         let (tx, rx) = oneshot::channel();
         let front = HeadlessFront::new(OutputFormat::Silent, "default", false, tx).start();
-        let session = start_session(
-            SessionOptions {
-                workspace: ws,
-                settings,
-                model: recorded,
-                model_name: "test-model".into(),
-                approval_mode: ApprovalMode::Default,
-                request_log: None,
-                test_tools: false,
-                editor_files: None,
-            },
-            front.clone().recipient(),
-            front.recipient(),
-        )
+        let session = Session::start(SessionOptions {
+            workspace: ws,
+            settings,
+            model: recorded,
+            model_name: "test-model".into(),
+            approval_mode: ApprovalMode::Default,
+            request_log: None,
+            test_tools: false,
+            editor_files: None,
+            plan: None,
+            events: front.clone().recipient(),
+            approver: front.recipient(),
+            call_progress: true,
+            wait_for_mcp: false,
+        })
+        .await
         .expect("session");
         let shown = session.chat.send(Memory { refresh: false }).await.unwrap();
         std::fs::write(&file, "Second version.\n").unwrap();
@@ -238,7 +240,7 @@ fn memory_show_and_refresh_update_the_system_prompt() {
         let refreshed = session.chat.send(Memory { refresh: true }).await.unwrap();
         session.chat.do_send(UserInput { text: "hi".into() });
         rx.await.expect("turn");
-        session.shutdown().await;
+        session.shutdown(EndReason::Exit).await;
         (shown, unchanged, refreshed)
     });
     let (shown, unchanged, refreshed) = reports;
@@ -333,20 +335,22 @@ fn live_output_streams_and_cancelling_kills_the_group_keeping_partial_output() {
             asked: asked_by_front,
         }
         .start();
-        let session = start_session(
-            SessionOptions {
-                workspace: ws,
-                settings,
-                model,
-                model_name: "test-model".into(),
-                approval_mode: ApprovalMode::Default,
-                request_log: None,
-                test_tools: false,
-                editor_files: None,
-            },
-            front.clone().recipient(),
-            front.recipient(),
-        )
+        let session = Session::start(SessionOptions {
+            workspace: ws,
+            settings,
+            model,
+            model_name: "test-model".into(),
+            approval_mode: ApprovalMode::Default,
+            request_log: None,
+            test_tools: false,
+            editor_files: None,
+            plan: None,
+            events: front.clone().recipient(),
+            approver: front.recipient(),
+            call_progress: true,
+            wait_for_mcp: false,
+        })
+        .await
         .expect("session");
         session.chat.do_send(UserInput {
             text: "run it".into(),
@@ -367,7 +371,7 @@ fn live_output_streams_and_cancelling_kills_the_group_keeping_partial_output() {
             }
         }
         let history = session.chat.send(GetHistory).await.expect("history");
-        session.shutdown().await;
+        session.shutdown(EndReason::Exit).await;
         (chunks, history)
     });
     let asked = asked.lock().unwrap();
@@ -496,24 +500,26 @@ fn always_allowing_a_command_allows_its_subcommand_only() {
         let front = AlwaysThenOnce { asked: front_asked }.start();
         let (tx, rx) = oneshot::channel();
         let done = HeadlessFront::new(OutputFormat::Silent, "default", false, tx).start();
-        let session = start_session(
-            SessionOptions {
-                workspace: ws,
-                settings,
-                model,
-                model_name: "test-model".into(),
-                approval_mode: ApprovalMode::Default,
-                request_log: None,
-                test_tools: false,
-                editor_files: None,
-            },
-            done.recipient(),
-            front.recipient(),
-        )
+        let session = Session::start(SessionOptions {
+            workspace: ws,
+            settings,
+            model,
+            model_name: "test-model".into(),
+            approval_mode: ApprovalMode::Default,
+            request_log: None,
+            test_tools: false,
+            editor_files: None,
+            plan: None,
+            events: done.recipient(),
+            approver: front.recipient(),
+            call_progress: true,
+            wait_for_mcp: false,
+        })
+        .await
         .expect("session");
         session.chat.do_send(UserInput { text: "go".into() });
         rx.await.expect("turn");
-        session.shutdown().await;
+        session.shutdown(EndReason::Exit).await;
     });
     let asked = asked.lock().unwrap().clone();
     assert_eq!(

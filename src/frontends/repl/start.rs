@@ -1,0 +1,127 @@
+//! Starting the REPL's session on an actor thread of its own (the actix system), and
+//! ending it from the REPL thread: [`SessionLink::shutdown`] asks the actor thread to
+//! shut the session down and waits until that thread is over.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use actix::prelude::*;
+use crossbeam_channel::Receiver;
+
+use super::bridge::{FrontMsg, ReplBridge, SharedStats};
+use super::{session_commands, SessionLink, ToolInfo};
+use crate::actors::session::{EndReason, Session, SessionOptions};
+use crate::engine::stats::SessionStats;
+use crate::protocol::{ApprovalRequest, UiEvent};
+
+/// How the REPL thread ends the session that runs on the actor thread.
+pub(super) struct Ending {
+    /// Tells the actor thread to shut the session down, and why.
+    reason: futures::channel::oneshot::Sender<EndReason>,
+    /// Closed when the actor thread is done.
+    done: Receiver<()>,
+}
+
+impl SessionLink {
+    /// Shuts the session down (see [`Session::shutdown`]) on the actor thread and
+    /// waits until it is over and that thread has ended. A second call does nothing.
+    pub fn shutdown(&self, reason: EndReason) {
+        let Some(ending) = self.ending.lock().ok().and_then(|mut e| e.take()) else {
+            return;
+        };
+        if ending.reason.send(reason).is_ok() {
+            let _ = ending.done.recv();
+        }
+    }
+}
+
+/// What the actor thread hands the REPL thread once the session runs.
+type Started = (SessionLink, Receiver<FrontMsg>);
+
+/// Starts the actix system and the session on a thread of their own. `options` builds
+/// the session's options around the REPL's recipients of events and approvals.
+pub fn start_actors(
+    options: impl FnOnce(Recipient<UiEvent>, Recipient<ApprovalRequest>) -> SessionOptions
+        + Send
+        + 'static,
+    user_config: PathBuf,
+) -> Result<Started, String> {
+    let (events_tx, events_rx) = crossbeam_channel::unbounded();
+    let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
+    let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(0);
+    let stats: SharedStats = Arc::new(Mutex::new(SessionStats::default()));
+    let bridge_stats = stats.clone();
+    std::thread::Builder::new()
+        .name("troupe-actors".into())
+        .spawn(move || {
+            // Dropped when the thread ends: the REPL thread waits for that.
+            let _done = done_tx;
+            let system = System::new();
+            let started = system.block_on(async move {
+                let bridge = ReplBridge::new(events_tx, bridge_stats).start();
+                let options = options(bridge.clone().recipient(), bridge.recipient());
+                let mut sessions =
+                    session_commands::SessionParts::new(options.plan.as_ref(), &options);
+                let workspace = options.workspace.primary().to_path_buf();
+                let model = options.model_name.clone();
+                let initial_saved = options.settings.approval.allowed.clone();
+                let session = Arc::new(Session::start(options).await.map_err(|e| e.to_string())?);
+                let tools = session
+                    .registry
+                    .tools()
+                    .iter()
+                    .map(|t| ToolInfo {
+                        name: t.name().to_string(),
+                        kind: format!("{:?}", t.kind()).to_lowercase(),
+                        description: t.description(),
+                    })
+                    .collect::<Vec<_>>();
+                crate::frontends::signals::exit_on_term_or_hup(session.clone());
+                let (reason_tx, reason_rx) = futures::channel::oneshot::channel();
+                let ending = session.clone();
+                actix::spawn(async move {
+                    // The REPL thread gone without a word: the program ends.
+                    let reason = reason_rx.await.unwrap_or(EndReason::Exit);
+                    ending.shutdown(reason).await;
+                    System::current().stop();
+                });
+                sessions.recorder = session.recorder.clone();
+                sessions.current = Mutex::new(session.session_id.clone());
+                Ok::<_, String>((
+                    SessionLink {
+                        chat: session.chat.clone(),
+                        policy: session.policy.clone(),
+                        stats,
+                        tools,
+                        session_id: session.session_id.clone(),
+                        model,
+                        workspace,
+                        user_config,
+                        persisted: Mutex::new(initial_saved),
+                        services: session.services.clone(),
+                        sessions,
+                        mcp: session.mcp.clone(),
+                        hooks: session.hooks.clone(),
+                        ending: Mutex::new(None),
+                    },
+                    reason_tx,
+                ))
+            });
+            let ok = started.is_ok();
+            let _ = ready_tx.send(started);
+            if ok {
+                let _ = system.run();
+            }
+        })
+        .map_err(|e| format!("cannot start the actor thread: {e}"))?;
+    let (link, reason) = ready_rx
+        .recv()
+        .map_err(|_| "the actor thread stopped while starting".to_string())??;
+    if let Ok(mut ending) = link.ending.lock() {
+        *ending = Some(Ending {
+            reason,
+            done: done_rx,
+        });
+    }
+    Ok((link, events_rx))
+}
