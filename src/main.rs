@@ -75,5 +75,9 @@ fn config(overrides: Vec<String>) -> Result<i32, app::AppError> {
         eprintln!("{}", troupe::settings::trust::skipped_notice(file));
     }
     print!("{}", loaded.describe());
+    println!(
+        "# sandbox: {}",
+        troupe::platform::sandbox::session::summary(&loaded.settings)
+    );
     Ok(0)
 }

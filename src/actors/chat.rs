@@ -577,6 +577,7 @@ impl Chat {
     /// Adds the user input (closing an unanswered tool-response turn first) and sends
     /// the first model request of the turn.
     fn begin_turn(&mut self, text: String, ctx: &mut Context<Self>) {
+        #[cfg(feature = "test-hooks")]
         crate::tools::test_tools::maybe_panic_in_chat(&text);
         let Some(turn) = self.turn.as_ref() else {
             return;

@@ -39,7 +39,7 @@ use crate::tools::corrector::{Corrector, CorrectorConfig};
 use crate::tools::registry::register_builtin;
 use crate::tools::registry::ToolArbiters;
 use crate::tools::shell::background::BackgroundProcesses;
-use crate::tools::{test_tools, Services, ToolRegistry};
+use crate::tools::{Services, ToolRegistry};
 
 pub use crate::platform::sessions::new_session_id;
 pub use setup::{saved_allow_rules, SAVED_ORIGIN, SYSTEM_MD_ENV};
@@ -54,7 +54,8 @@ pub struct SessionOptions {
     pub model_name: String,
     pub approval_mode: ApprovalMode,
     pub request_log: Option<PathBuf>,
-    /// Registers the test-only tools (`TROUPE_TEST_TOOLS=1`).
+    /// Registers the synthetic bench tool, and in a `test-hooks` build the test tools
+    /// (`TROUPE_TEST_TOOLS=1`).
     pub test_tools: bool,
     /// A client editor serving files (ACP); `None` elsewhere.
     pub editor_files: Option<crate::platform::filesystem::editor::SharedEditor>,
@@ -371,9 +372,12 @@ fn build(options: SessionOptions, teardown: &mut Teardown) -> Result<Built, Sess
     );
     register_builtin(&mut registry);
     if options.test_tools {
-        registry.register(test_tools::TestBarrier);
-        registry.register(test_tools::TestPanic);
-        registry.register(test_tools::TestSleep);
+        #[cfg(feature = "test-hooks")]
+        {
+            registry.register(crate::tools::test_tools::TestBarrier);
+            registry.register(crate::tools::test_tools::TestPanic);
+            registry.register(crate::tools::test_tools::TestSleep);
+        }
         registry.register(crate::tools::synthetic::Synthetic);
     }
     let core = settings.tools.core.clone();

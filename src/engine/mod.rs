@@ -7,6 +7,7 @@ pub mod context_budget;
 pub mod diff;
 pub mod edit;
 pub mod file_kind;
+pub mod hash;
 pub mod history;
 pub mod loop_detection;
 pub mod model;

@@ -34,6 +34,55 @@ pub fn utf16_prefix(s: &str, max: usize) -> &str {
     s
 }
 
+/// The message of a panic payload (`&str` or `String`; "unknown panic" otherwise).
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
+}
+
+/// `$VAR` and `${VAR}` in `text` replaced by what `lookup` gives for `VAR`; a variable
+/// `lookup` knows nothing of (`None`) is left as written, and so is a `$` that starts
+/// no name. Names are parsed whole: `$AB` is never `$A` followed by `B`.
+pub fn expand_vars(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(pos) = rest.find('$') {
+        out.push_str(&rest[..pos]);
+        let after = &rest[pos + 1..];
+        let (name, consumed) = if let Some(inner) = after.strip_prefix('{') {
+            match inner.find('}') {
+                Some(end) => (&inner[..end], end + 2),
+                None => ("", 0),
+            }
+        } else {
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            (&after[..end], end)
+        };
+        let starts_well = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+        let value = if starts_well { lookup(name) } else { None };
+        match value {
+            Some(value) => {
+                out.push_str(&value);
+                rest = &after[consumed..];
+            }
+            None => {
+                out.push('$');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

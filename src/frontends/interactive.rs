@@ -31,7 +31,7 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
         model_name: settings.model.name.clone(),
         approval_mode: ApprovalMode::parse(&settings.approval.mode).unwrap_or_default(),
         request_log,
-        test_tools: std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1"),
+        test_tools: crate::platform::test_hooks::enabled(),
         editor_files: None,
         plan: Some(plan),
         events,

@@ -196,7 +196,7 @@ pub fn run(args: ServeArgs, _cwd: &Path) -> Result<i32, AppError> {
             model_name,
             approval_mode: mode,
             request_log: None,
-            test_tools: std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1"),
+            test_tools: crate::platform::test_hooks::enabled(),
             editor_files: None,
             plan: None,
             events: front.clone().recipient(),

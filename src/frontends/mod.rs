@@ -147,6 +147,17 @@ pub fn load_settings(ws: &Workspace, args: &RunArgs) -> Result<LoadedSettings, A
     if args.yolo {
         overrides.push("approval.mode=yolo".into());
     }
+    if let Some(mode) = &args.sandbox {
+        if mode
+            .parse::<crate::platform::sandbox::SandboxMode>()
+            .is_err()
+        {
+            return Err(AppError::Usage(format!(
+                "--sandbox: `{mode}` is not one of workspace-write, read-only, off"
+            )));
+        }
+        overrides.push(format!("sandbox.mode=\"{mode}\""));
+    }
     if args.checkpointing {
         overrides.push("general.checkpointing=true".into());
     }
@@ -158,6 +169,13 @@ pub fn load_settings(ws: &Workspace, args: &RunArgs) -> Result<LoadedSettings, A
     if let Some(file) = &loaded.skipped_project_file {
         eprintln!("{}", settings::trust::skipped_notice(file));
     }
+    let sandbox = &loaded.settings.sandbox.mode;
+    if let Err(e) = crate::platform::sandbox::session::configured_mode(&loaded.settings) {
+        return Err(AppError::Usage(format!(
+            "sandbox.mode = \"{sandbox}\": {e}"
+        )));
+    }
+    crate::platform::sandbox::session::warn_if_unsandboxed(&loaded.settings);
     Ok(loaded)
 }
 
@@ -265,7 +283,7 @@ pub fn run_turn_with(
     let mode = ApprovalMode::parse(&settings.approval.mode).unwrap_or_default();
     let model_name = settings.model.name.clone();
     let model_name_for_report = model_name.clone();
-    let test_tools = std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1");
+    let test_tools = crate::platform::test_hooks::enabled();
     let system = System::new();
     let result = system.block_on(async move {
         let (tx, rx) = oneshot::channel();

@@ -28,6 +28,11 @@ pub struct RunArgs {
     #[arg(short = 'y', long = "yolo", conflicts_with = "approval_mode")]
     pub yolo: bool,
 
+    /// The kernel sandbox of the commands Troupe runs: workspace-write (the default, and
+    /// what a bare -s means), read-only or off. Overrides sandbox.mode.
+    #[arg(short = 's', long = "sandbox", value_name = "MODE", num_args = 0..=1, default_missing_value = "workspace-write")]
+    pub sandbox: Option<String>,
+
     /// The model to use.
     #[arg(short = 'm', long = "model")]
     pub model: Option<String>,

@@ -5,7 +5,7 @@
 //! `${VAR}` expanded from Troupe's environment (never the model API keys).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Mutex};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::transport::streamable_http_client::{
@@ -81,21 +81,12 @@ fn is_auth_error(error: &str) -> bool {
         .any(|needle| lower.contains(needle))
 }
 
-/// rmcp's reqwest client is built without a TLS provider of its own: use ring, the
-/// one the rest of Troupe's HTTP already uses.
-fn install_tls_provider() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
-}
-
 async fn open_http(
     url: &str,
     headers: &HeaderMap,
     client: TroupeClient,
 ) -> Result<Connected, String> {
-    install_tls_provider();
+    crate::platform::tls::install_provider();
     let custom: HashMap<HeaderName, HeaderValue> = headers
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))

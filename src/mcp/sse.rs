@@ -48,6 +48,7 @@ impl SseClientTransport {
             message: e.to_string(),
         })?;
         // No redirects: the headers (a token) go to the configured origin only.
+        crate::platform::tls::install_provider();
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()

@@ -19,8 +19,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use sha2::{Digest, Sha256};
-
 pub use confined::{Confined, OpenMode, Opened};
 pub use pool::{FileSystem, FsJob, FsMailbox};
 
@@ -129,7 +127,7 @@ pub struct WriteOutcome {
 
 /// sha256 of some bytes.
 pub fn content_hash(bytes: &[u8]) -> [u8; 32] {
-    Sha256::digest(bytes).into()
+    crate::engine::hash::sha256(bytes)
 }
 
 impl FileSystem {

@@ -7,5 +7,8 @@ pub mod context_imports;
 pub mod filesystem;
 pub mod ignore_rules;
 pub mod path_correction;
+pub mod sandbox;
 pub mod sessions;
+pub mod test_hooks;
+pub mod tls;
 pub mod workspace;

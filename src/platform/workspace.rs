@@ -220,9 +220,7 @@ pub fn project_temp_dir(troupe_home: &Path, primary: &Path) -> PathBuf {
 
 /// A stable identifier of a project (hex SHA-256 of its primary root).
 pub fn project_id(primary: &Path) -> String {
-    use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(primary.to_string_lossy().as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::engine::hash::sha256_hex(primary.to_string_lossy().as_bytes())
 }
 
 fn is_blocked(segment: &std::ffi::OsStr) -> bool {

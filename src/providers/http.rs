@@ -40,6 +40,7 @@ pub const MAX_REDIRECTS: usize = 5;
 /// A client with the connect timeout set, following redirects only within the
 /// request's origin.
 pub fn client(provider: &str, timeouts: Timeouts) -> Result<reqwest::Client, ModelError> {
+    crate::platform::tls::install_provider();
     reqwest::Client::builder()
         .connect_timeout(timeouts.connect)
         .user_agent(concat!("troupe/", env!("CARGO_PKG_VERSION")))

@@ -213,38 +213,13 @@ const NEVER_EXPANDED: [&str; 5] = [
 /// `$VAR` and `${VAR}` replaced from `lookup`; unknown variables and the model keys
 /// become empty.
 pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(pos) = rest.find('$') {
-        out.push_str(&rest[..pos]);
-        let after = &rest[pos + 1..];
-        let (name, consumed) = if let Some(inner) = after.strip_prefix('{') {
-            match inner.find('}') {
-                Some(end) => (&inner[..end], end + 2),
-                None => ("", 0),
-            }
+    crate::engine::text::expand_vars(text, &|name| {
+        if NEVER_EXPANDED.contains(&name) {
+            Some(String::new())
         } else {
-            let end = after
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(after.len());
-            (&after[..end], end)
-        };
-        let starts_well = name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
-        if !starts_well {
-            out.push('$');
-            rest = after;
-            continue;
+            Some(lookup(name).unwrap_or_default())
         }
-        if !NEVER_EXPANDED.contains(&name) {
-            out.push_str(&lookup(name).unwrap_or_default());
-        }
-        rest = &after[consumed..];
-    }
-    out.push_str(rest);
-    out
+    })
 }
 
 /// The variables a stdio server is given on top of what it inherits under the

@@ -16,6 +16,7 @@ pub struct Settings {
     pub tools: ToolSettings,
     pub edit: EditSettings,
     pub shell: ShellSettings,
+    pub sandbox: SandboxSettings,
     pub environment: EnvironmentSettings,
     pub web_fetch: WebFetchSettings,
     pub context: ContextSettings,
@@ -175,6 +176,19 @@ pub struct EditSettings {
 pub struct ShellSettings {
     pub inactivity_timeout_secs: u64,
     pub output_limit_chars: usize,
+}
+
+/// `[sandbox]`: the kernel sandbox every process Troupe starts runs in.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSettings {
+    /// `read-only`, `workspace-write` (the default, in every approval mode) or `off`.
+    pub mode: String,
+    /// In `workspace-write`: whether commands may open sockets other than AF_UNIX.
+    pub network: bool,
+    /// Directories writable in `workspace-write` besides the workspace roots and the
+    /// temp dir.
+    pub writable_roots: Vec<String>,
 }
 
 /// `[environment]`: what children (shell commands, hooks, MCP servers, custom commands)

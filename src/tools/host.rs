@@ -150,10 +150,5 @@ where
 }
 
 fn panicked(payload: Box<dyn std::any::Any + Send>) -> HostOutcome {
-    let message = payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_string());
-    HostOutcome::Panicked(message)
+    HostOutcome::Panicked(crate::engine::text::panic_text(payload.as_ref()))
 }

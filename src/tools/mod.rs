@@ -22,6 +22,7 @@ pub mod replace;
 pub mod save_memory;
 pub mod shell;
 pub mod synthetic;
+#[cfg(feature = "test-hooks")]
 pub mod test_tools;
 pub mod web_fetch;
 pub mod write_file;
@@ -80,6 +81,10 @@ pub struct ToolContext {
     /// The hash of the file's content as the approved diff showed it, when the user
     /// approved this call's edit: the edit must start from exactly that content.
     pub approved_original: Option<[u8; 32]>,
+    /// The sandbox the call's commands run in when its approval chose one: a command
+    /// that runs without asking because it looks read-only gets `ReadOnly`. `None`:
+    /// the session's `sandbox.mode`.
+    pub sandbox: Option<crate::platform::sandbox::SandboxMode>,
 }
 
 impl ToolContext {
@@ -96,6 +101,21 @@ impl ToolContext {
             events,
             committed: Arc::default(),
             approved_original: None,
+            sandbox: None,
+        }
+    }
+
+    /// Runs the call's commands in `mode` instead of the session's `sandbox.mode`
+    /// (`None`: the session's).
+    pub fn with_sandbox(mut self, mode: Option<crate::platform::sandbox::SandboxMode>) -> Self {
+        self.sandbox = mode;
+        self
+    }
+
+    /// Shows a warning to the user (stderr in headless runs).
+    pub fn warn(&self, message: impl Into<String>) {
+        if let Some(events) = &self.events {
+            events.do_send(UiEvent::Warning(message.into()));
         }
     }
 

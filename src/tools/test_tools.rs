@@ -222,9 +222,7 @@ impl Tool for TestSleep {
 /// makes the Chat actor panic when it starts the turn.
 #[allow(clippy::panic)]
 pub fn maybe_panic_in_chat(prompt: &str) {
-    if prompt == "__troupe_test_panic_in_chat__"
-        && std::env::var("TROUPE_TEST_TOOLS").as_deref() == Ok("1")
-    {
+    if prompt == "__troupe_test_panic_in_chat__" && crate::platform::test_hooks::enabled() {
         panic!("test panic in Chat");
     }
 }

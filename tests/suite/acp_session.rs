@@ -9,7 +9,7 @@ mod lifecycle;
 use serde_json::{json, Value};
 
 use super::acp::Editor;
-use super::mcp::FIXTURE;
+use super::mcp::fixture;
 use crate::common::loopback::{Loopback, Reply};
 use crate::common::*;
 
@@ -297,7 +297,7 @@ fn client_mcp_servers_are_connected_and_their_tools_offered() {
     let new = new_session(
         &mut ed,
         &s,
-        json!([{"name": "fx", "command": FIXTURE, "args": [], "env": [{"name": "FIXTURE_NOTE", "value": "x"}]}]),
+        json!([{"name": "fx", "command": fixture(), "args": [], "env": [{"name": "FIXTURE_NOTE", "value": "x"}]}]),
     );
     let sid = new["result"]["sessionId"]
         .as_str()

@@ -6,7 +6,32 @@ use serde_json::{json, Value};
 
 use crate::common::*;
 
-pub const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-fixture");
+/// The MCP fixture server's binary: its own crate (`tests/mcp-fixture`), built next
+/// to `troupe` (`bash .ci/test` builds it first; otherwise it is built here, once).
+pub fn fixture() -> &'static str {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let troupe = std::path::Path::new(env!("CARGO_BIN_EXE_troupe"));
+        let path = troupe.with_file_name("mcp-fixture");
+        if !path.exists() {
+            let target_dir = troupe
+                .parent()
+                .and_then(|d| d.parent())
+                .expect("target dir");
+            let mut build = std::process::Command::new(env!("CARGO"));
+            build
+                .args(["build", "--quiet", "-p", "mcp-fixture", "--target-dir"])
+                .arg(target_dir)
+                .current_dir(env!("CARGO_MANIFEST_DIR"));
+            if troupe.parent().is_some_and(|d| d.ends_with("release")) {
+                build.arg("--release");
+            }
+            let status = build.status().expect("run cargo build -p mcp-fixture");
+            assert!(status.success(), "cargo build -p mcp-fixture failed");
+        }
+        path.to_string_lossy().into_owned()
+    })
+}
 
 /// Writes the user config with `[mcp_servers.*]` tables (TOML text) under the scratch HOME.
 pub fn configure(s: &Scratch, toml: &str) {
@@ -19,7 +44,8 @@ pub fn configure(s: &Scratch, toml: &str) {
 pub fn server(name: &str, args: &[&str], extra: &str) -> String {
     let args: Vec<String> = args.iter().map(|a| format!("{a:?}")).collect();
     format!(
-        "[mcp_servers.{name}]\ncommand = {FIXTURE:?}\nargs = [{}]\n{extra}\n",
+        "[mcp_servers.{name}]\ncommand = {:?}\nargs = [{}]\n{extra}\n",
+        fixture(),
         args.join(", ")
     )
 }
@@ -475,7 +501,7 @@ fn mcp_add_list_get_remove_round_trip() {
         "--timeout",
         "9000",
         "fx",
-        FIXTURE,
+        fixture(),
         "--prefix",
         "",
     ]);
@@ -490,7 +516,7 @@ fn mcp_add_list_get_remove_round_trip() {
     assert_eq!(fx["include_tools"].as_array().unwrap().len(), 2, "{config}");
     assert_eq!(fx["args"].as_array().unwrap()[0].as_str(), Some("--prefix"));
     assert_eq!(fx["timeout_ms"].as_integer(), Some(9000));
-    let (_, err) = run(&["add", "-s", "user", "fx", FIXTURE]);
+    let (_, err) = run(&["add", "-s", "user", "fx", fixture()]);
     assert!(err.contains("MCP server \"fx\" is already configured within user settings.\nMCP server \"fx\" updated in user settings."), "{err}");
     let (_, err) = run(&["list"]);
     assert!(

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::common::*;
-use crate::suite::mcp::{configure, FIXTURE};
+use crate::suite::mcp::{configure, fixture};
 
 /// A fixture process serving over HTTP; killed when dropped.
 struct RemoteFixture {
@@ -21,7 +21,7 @@ impl RemoteFixture {
     fn start(s: &Scratch, name: &str, mode: &str, extra: &[&str]) -> Self {
         let file = s.root().join(format!("{name}.url"));
         let log = s.root().join(format!("{name}.log"));
-        let child = Command::new(FIXTURE)
+        let child = Command::new(fixture())
             .arg(mode)
             .arg(&file)
             .arg("--log")

@@ -27,6 +27,7 @@ mod real_use;
 mod record_replay;
 mod repl;
 mod runtime;
+mod sandbox;
 mod sessions;
 mod shell_guard;
 mod shown_text;

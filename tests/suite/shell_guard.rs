@@ -10,6 +10,12 @@ use crate::common::*;
 
 const DENIED: &str = "denied by policy";
 
+/// Whether a known-read-only command may run without asking: only under the read-only
+/// sandbox, so only where the kernel has Landlock.
+fn unasked_possible() -> bool {
+    troupe::platform::sandbox::landlock_abi().is_some()
+}
+
 /// Runs every command as one parallel batch in default mode; returns the response of
 /// each, in order.
 fn run_batch(s: &Scratch, commands: &[&str], args: &[&str]) -> Vec<Value> {
@@ -88,12 +94,20 @@ fn bypasses_need_approval_in_default_mode() {
     ] {
         assert!(!s.ws().join(marker).exists(), "{marker} was written");
     }
-    // Plain read-only commands inside the workspace still run without asking.
+    // Plain read-only commands inside the workspace still run without asking (under
+    // the read-only sandbox: only when there is one).
     let responses = run_batch(&s, &["cat README", "uniq -c in.txt", "ls"], &[]);
     for response in &responses {
-        assert!(!response.to_string().contains(DENIED), "{response}");
+        assert_eq!(
+            !response.to_string().contains(DENIED),
+            unasked_possible(),
+            "{response}"
+        );
     }
-    assert!(responses[0].to_string().contains("hello"));
+    assert_eq!(
+        responses[0].to_string().contains("hello"),
+        unasked_possible()
+    );
 }
 
 #[test]
@@ -158,7 +172,12 @@ fn auto_approved_git_runs_no_repository_program() {
     git(&s.ws(), &["config", "diff.external", &external]);
     let responses = run_batch(&s, &["git status", "git log -n 1", "git diff"], &[]);
     for response in &responses {
-        assert!(!response.to_string().contains(DENIED), "{response}");
+        // Without Landlock nothing runs unasked (and headless, asking refuses).
+        assert_eq!(
+            !response.to_string().contains(DENIED),
+            unasked_possible(),
+            "{response}"
+        );
     }
     assert!(
         !s.root().join("fsmonitor-ran").exists(),
@@ -166,10 +185,26 @@ fn auto_approved_git_runs_no_repository_program() {
     );
     assert!(!s.root().join("pager-ran").exists(), "core.pager ran");
     assert!(!s.root().join("external-ran").exists(), "diff.external ran");
-    let diff = responses[2].to_string();
+    if unasked_possible() {
+        // Unasked, it ran under the read-only sandbox, where git cannot write the
+        // temp files the plain stand-in diff needs: it fails, and says why.
+        let diff = responses[2].to_string();
+        assert!(diff.contains("[sandbox] read-only denied"), "{diff}");
+    }
+    // Approved, the known-read-only `git diff` still gets the plain stand-in diff (not
+    // sandboxed: this scratch HOME lies in the temp dir, where the sandbox then lets
+    // nothing be created directly).
+    let responses = run_batch(&s, &["git diff"], &["--yolo", "--sandbox", "off"]);
+    let diff = responses[0].to_string();
     assert!(diff.contains("-one") && diff.contains("+two"), "{diff}");
-    // The same command approved by the user (yolo) is the user's to run as configured.
-    let _ = run_batch(&s, &["git status > /dev/null"], &["--yolo"]);
+    assert!(!s.root().join("external-ran").exists(), "diff.external ran");
+    // The same command approved by the user (yolo) is the user's to run as configured
+    // (unsandboxed here: the marker goes next to the scratch HOME, see above).
+    let _ = run_batch(
+        &s,
+        &["git status > /dev/null"],
+        &["--yolo", "--sandbox", "off"],
+    );
     assert!(
         s.root().join("fsmonitor-ran").exists(),
         "fixture: fsmonitor never runs"
@@ -272,7 +307,8 @@ fn api_keys_reach_no_child_and_leave_troupe_environment() {
         .command()
         .arg("--fake-responses")
         .arg(script)
-        .args(["-p", "go", "--yolo"])
+        // Without the sandbox: Troupe's own environment block must be readable here.
+        .args(["-p", "go", "--yolo", "--sandbox", "off"])
         .env("GEMINI_API_KEY", "gem-secret-1")
         .env("OPENAI_API_KEY", "oai-secret-2")
         .env("TROUPE_MODEL_GEMINI_API_KEY", "troupe-secret-3")
@@ -338,12 +374,17 @@ fn globs_and_links_that_may_reach_outside_ask() {
         );
         assert!(!text.contains("PRIVATE KEY") && !text.contains("outside secret"));
     }
-    // A glob whose every match is inside still runs without asking.
+    // A glob whose every match is inside still runs without asking (when the
+    // read-only sandbox exists).
     let responses = run_batch(&s, &["cat *.md"], &[]);
-    assert!(
+    assert_eq!(
         !responses[0].to_string().contains(DENIED),
+        unasked_possible(),
         "{}",
         responses[0]
     );
-    assert!(responses[0].to_string().contains("hello"));
+    assert_eq!(
+        responses[0].to_string().contains("hello"),
+        unasked_possible()
+    );
 }

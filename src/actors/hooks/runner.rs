@@ -61,13 +61,13 @@ fn substitutions(env: &HookEnv) -> Vec<(&'static str, String)> {
 
 /// `$VAR` and `${VAR}` of the session variables replaced, shell-escaped.
 pub fn expand_command(command: &str, env: &HookEnv) -> String {
-    let mut out = command.to_string();
-    for (name, value) in substitutions(env) {
-        let quoted = shell_words::quote(&value).into_owned();
-        out = out.replace(&format!("${{{name}}}"), &quoted);
-        out = out.replace(&format!("${name}"), &quoted);
-    }
-    out
+    let known = substitutions(env);
+    crate::engine::text::expand_vars(command, &|name| {
+        known
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map(|(_, value)| shell_words::quote(value).into_owned())
+    })
 }
 
 /// Kills the group when dropped unless disarmed.

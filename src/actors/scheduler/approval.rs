@@ -7,6 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{CallInfo, Inner};
 use crate::engine::policy::{decide, PolicyDecision};
+use crate::platform::sandbox::SandboxMode;
 use crate::protocol::{
     ApprovalDecision, ApprovalMode, ApprovalRequest, CallStatus, CompletedCall,
     ConfirmationDetails, ToolErrorKind, ToolKind, UiEvent,
@@ -62,8 +63,15 @@ pub(super) enum Approval {
     /// Run it; with the content hash of the file as the approved diff showed it, when
     /// the user approved an edit (what lands must be what was approved), and the time
     /// spent preparing the confirmation (an edit's correction calls included, the
-    /// user's answer not), which counts in the call's duration.
-    Run(Box<dyn Invocation>, Option<[u8; 32]>, std::time::Duration),
+    /// user's answer not), which counts in the call's duration; and the sandbox the
+    /// call's commands must run in when the approval chose one (`ReadOnly` for a call
+    /// that runs without asking only because its tool's hint says it is read-only).
+    Run(
+        Box<dyn Invocation>,
+        Option<[u8; 32]>,
+        std::time::Duration,
+        Option<SandboxMode>,
+    ),
     Refused(Arc<CompletedCall>),
     UserCancelled(Arc<CompletedCall>),
 }
@@ -90,12 +98,15 @@ impl Inner {
                 ),
                 Err(_) => (ApprovalMode::Default, false),
             };
-            let decision = invocation
-                .decide(mode)
-                .unwrap_or_else(|| decide(mode, tool.kind(), hint));
+            let own = invocation.decide(mode);
+            let by_hint = own.is_none() && mode != ApprovalMode::Yolo && hint == Some(true);
+            let decision = own.unwrap_or_else(|| decide(mode, tool.kind(), hint));
             match decision {
                 PolicyDecision::Allow if !force_ask => {
-                    return Approval::Run(invocation, None, prepared)
+                    // Only the tool's read-only hint let it run unasked: it runs under
+                    // the read-only sandbox (the hint is given only when one exists).
+                    let sandbox = by_hint.then_some(SandboxMode::ReadOnly);
+                    return Approval::Run(invocation, None, prepared, sandbox);
                 }
                 PolicyDecision::Allow => {}
                 PolicyDecision::Deny(reason) => {
@@ -106,7 +117,7 @@ impl Inner {
                     ))
                 }
                 PolicyDecision::Ask if allowed && !force_ask => {
-                    return Approval::Run(invocation, None, prepared)
+                    return Approval::Run(invocation, None, prepared, None)
                 }
                 PolicyDecision::Ask => {}
             }
@@ -121,7 +132,7 @@ impl Inner {
                     tool.name(),
                     modified.as_ref().unwrap_or(call.args.as_ref()),
                 ),
-                Ok(None) => return Approval::Run(invocation, None, prepared),
+                Ok(None) => return Approval::Run(invocation, None, prepared, None),
                 Err(message) => {
                     return Approval::Refused(self.failed(
                         call,
@@ -150,7 +161,9 @@ impl Inner {
                 _ = cancel.cancelled() => return Approval::Refused(self.cancelled(call, "Operation cancelled by user")),
             };
             match decision {
-                ApprovalDecision::ProceedOnce => return Approval::Run(invocation, bound, prepared),
+                ApprovalDecision::ProceedOnce => {
+                    return Approval::Run(invocation, bound, prepared, None)
+                }
                 ApprovalDecision::ProceedAlwaysServer => {
                     if let (Some(rule), Ok(mut state)) = (server_rule, self.policy.lock()) {
                         let rule = AllowRule {
@@ -162,7 +175,7 @@ impl Inner {
                             state.rules.push(rule);
                         }
                     }
-                    return Approval::Run(invocation, bound, prepared);
+                    return Approval::Run(invocation, bound, prepared, None);
                 }
                 ApprovalDecision::ProceedAlways | ApprovalDecision::ProceedAlwaysAndSave => {
                     let origin = if decision == ApprovalDecision::ProceedAlways {
@@ -171,7 +184,7 @@ impl Inner {
                         "saved"
                     };
                     self.remember(tool.as_ref(), invocation.approval_keys(), origin);
-                    return Approval::Run(invocation, bound, prepared);
+                    return Approval::Run(invocation, bound, prepared, None);
                 }
                 ApprovalDecision::Modify { edited_content } => {
                     let args = modified.as_ref().unwrap_or(call.args.as_ref());
@@ -237,7 +250,7 @@ impl Inner {
             tool.name()
         )));
         match self.approve(tool, invocation, call, cancel, false).await {
-            Approval::Run(invocation, bound, _) => Ok((invocation, bound)),
+            Approval::Run(invocation, bound, _, _) => Ok((invocation, bound)),
             Approval::Refused(done) | Approval::UserCancelled(done) => Err(done),
         }
     }

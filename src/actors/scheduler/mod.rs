@@ -356,7 +356,7 @@ impl Inner {
                 .approve(&tool, invocation, &mut call, &cancel, force_ask)
                 .await
             {
-                Approval::Run(invocation, original_hash, prepared) => {
+                Approval::Run(invocation, original_hash, prepared, sandbox) => {
                     let touched = invocation.touched();
                     let (tx, deps) = conflicts.add(
                         slots.len,
@@ -382,6 +382,7 @@ impl Inner {
                             invocation,
                             original_hash,
                             prepared,
+                            sandbox,
                         },
                         deps,
                         cancel: cancel.clone(),
@@ -424,11 +425,4 @@ fn wait_for_previous(args: &Value) -> bool {
     args.get("wait_for_previous").and_then(Value::as_bool) == Some(true)
 }
 
-/// The message of a panic payload.
-pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_string())
-}
+pub(crate) use crate::engine::text::panic_text;

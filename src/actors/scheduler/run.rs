@@ -21,6 +21,8 @@ pub(super) struct Approved {
     /// The content hash the approved diff was computed from (edits the user approved).
     pub(super) original_hash: Option<[u8; 32]>,
     pub(super) prepared: Duration,
+    /// The sandbox the approval chose for the call's commands (`None`: `sandbox.mode`).
+    pub(super) sandbox: Option<crate::platform::sandbox::SandboxMode>,
 }
 
 /// What one approved call needs to run. It reaches the call's task boxed: an `async
@@ -59,6 +61,7 @@ impl Inner {
             invocation,
             original_hash,
             prepared,
+            sandbox,
         } = approved;
         let mut call = call;
         // Boxed: only a call that waits for another needs this state.
@@ -98,7 +101,8 @@ impl Inner {
         call.timeline.actor = Some(invocation.actor_label());
         let ctx = self
             .context(&call.id, cancel.clone())
-            .with_approved_original(approved);
+            .with_approved_original(approved)
+            .with_sandbox(sandbox);
         let outcome = invocation.execute(ctx).await;
         // Preparing the confirmation (an edit's correction calls) is part of the call.
         let duration = started.elapsed() + prepared;

@@ -9,7 +9,34 @@
 //! own), and print a table of medians; `--json`, `--trace` and `--plot` write files.
 
 mod measure;
+#[cfg(feature = "bench")]
 mod plot;
+
+/// `--plot` in a build without the `bench` feature: a clear error, no chart.
+#[cfg(not(feature = "bench"))]
+mod plot {
+    use std::path::Path;
+
+    use super::BenchError;
+
+    /// One line of the chart.
+    pub struct Series {
+        pub label: String,
+        pub latencies_us: Vec<f64>,
+        pub calls_per_s: f64,
+    }
+
+    /// Refuses: charts need plotters, which only the `bench` feature builds.
+    pub fn draw(path: &Path, series: &[Series]) -> Result<(), BenchError> {
+        let _ = series
+            .iter()
+            .map(|s| (&s.label, s.latencies_us.len(), s.calls_per_s));
+        Err(BenchError::Plot(format!(
+            "cannot draw {}: this troupe was built without charts; build it with `--features bench`",
+            path.display()
+        )))
+    }
+}
 mod workload;
 
 use serde_json::{json, Value};

@@ -216,7 +216,7 @@ pub(super) async fn start(
         model_name: model_name.clone(),
         approval_mode: mode,
         request_log: state.args.log_requests.clone(),
-        test_tools: std::env::var("TROUPE_TEST_TOOLS").is_ok_and(|v| v == "1"),
+        test_tools: crate::platform::test_hooks::enabled(),
         editor_files: editor,
         plan: Some(plan),
         events: front.clone().recipient(),

@@ -58,6 +58,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("model", "[NAME]", "show or switch the model"),
     ("copy", "", "copy the last answer to the clipboard (OSC 52)"),
     (
+        "about",
+        "",
+        "version, model, approval mode and the sandbox in force",
+    ),
+    (
         "init",
         "",
         "let the model write an AGENTS.md for this project",

@@ -1,6 +1,7 @@
 //! Slash commands beyond the first set: `/tools desc`, `/memory add TEXT`,
 //! `/directory show|add`, `/model [NAME]`, `/copy` (the last answer to the clipboard
-//! through OSC 52) and `/init` (the model writes AGENTS.md). Each returns `None` when
+//! through OSC 52), `/about` (version, model, sandbox) and `/init` (the model writes
+//! AGENTS.md). Each returns `None` when
 //! the line is not one of them, so the older commands keep their own handling.
 
 use base64::Engine as _;
@@ -30,6 +31,7 @@ pub fn run(name: &str, args: &str, link: &mut SessionLink, p: Palette) -> Option
         ("directory" | "dir", _) => directory(link, args, p),
         ("model", _) => model(link, args.trim(), p),
         ("copy", _) => copy(link, p),
+        ("about", _) => about(link, p),
         ("init", _) => return Some(init(link, p)),
         _ => return None,
     };
@@ -139,6 +141,18 @@ fn model(link: &mut SessionLink, name: &str, p: Palette) -> Vec<String> {
     link.chat.do_send(SetModelName(name.to_string()));
     link.model = name.to_string();
     vec![format!("Model set to {}.", p.bold(name))]
+}
+
+/// `/about`: the version, the model, the approval mode and the sandbox in force.
+fn about(link: &SessionLink, p: Palette) -> Vec<String> {
+    let sandbox = crate::platform::sandbox::session::summary(&link.services.settings);
+    vec![
+        p.bold(&format!("Troupe {}", env!("CARGO_PKG_VERSION"))),
+        format!("  Model          {}", link.model),
+        format!("  Approval mode  {}", link.mode().as_str()),
+        format!("  Sandbox        {sandbox}"),
+        format!("  Workspace      {}", link.workspace.display()),
+    ]
 }
 
 /// The last answer's text, as OSC 52 (the terminal puts it on the clipboard).

@@ -277,8 +277,25 @@ impl Repl {
                             &command[1..]
                         };
                         let command = command.trim();
-                        if !command.is_empty() && self.shell_allowed(command, "The shell command") {
-                            shell_mode::run_and_record(command, &self.link, &self.sigint, p);
+                        let allowed = if command.is_empty() {
+                            None
+                        } else {
+                            self.shell_allowed(command, "The shell command")
+                        };
+                        if let Some(sandbox) = allowed {
+                            let editor = &mut self.editor;
+                            let mut ask = |question: &str| {
+                                let answer = editor.readline(question).unwrap_or_default();
+                                matches!(answer.trim(), "y" | "Y" | "yes")
+                            };
+                            shell_mode::run_and_record(
+                                command,
+                                &self.link,
+                                &self.sigint,
+                                p,
+                                sandbox,
+                                &mut ask,
+                            );
                         }
                     } else if text.trim_start().starts_with('/') {
                         if self.command(text.trim()) == After::Quit {
@@ -379,11 +396,12 @@ impl Repl {
             match piece {
                 Injection::Text(text) => prompt.push_str(&text),
                 Injection::Shell(shell) => {
-                    if !self.shell_allowed(&shell, &format!("/{}", command.name)) {
-                        return None;
-                    }
-                    match shell_mode::run_command(&shell, &self.link, &self.sigint, p) {
+                    let sandbox = self.shell_allowed(&shell, &format!("/{}", command.name))?;
+                    match shell_mode::run_command(&shell, &self.link, &self.sigint, p, sandbox) {
                         Ok(run) => {
+                            if let Some(note) = &run.sandbox_note {
+                                println!("{}", p.yellow(note));
+                            }
                             prompt.push_str(&run.output);
                             if let Some(code) = run.exit_code.filter(|c| *c != 0) {
                                 prompt.push_str(&format!(
@@ -410,15 +428,21 @@ impl Repl {
     }
 
     /// Applies `run_shell_command`'s approval policy to a command the user started
-    /// (`!`, or `!{…}` of a custom command): runs, asks here, or refuses.
-    fn shell_allowed(&mut self, command: &str, who: &str) -> bool {
+    /// (`!`, or `!{…}` of a custom command): runs, asks here, or refuses. `Some` with
+    /// the sandbox it runs in (`None` inside: the session's `sandbox.mode`) when it runs.
+    fn shell_allowed(
+        &mut self,
+        command: &str,
+        who: &str,
+    ) -> Option<Option<crate::platform::sandbox::SandboxMode>> {
         use crate::engine::policy::PolicyDecision;
         let p = self.palette;
-        match shell_mode::decision(&self.link, command) {
-            PolicyDecision::Allow => true,
+        let decided = shell_mode::decision(&self.link, command);
+        match decided.decision {
+            PolicyDecision::Allow => Some(decided.sandbox),
             PolicyDecision::Deny(reason) => {
                 println!("{}", p.yellow(&format!("Not run: {reason}")));
-                false
+                None
             }
             PolicyDecision::Ask => {
                 let shown = crate::engine::sanitize::one_line(command);
@@ -428,7 +452,7 @@ impl Repl {
                 if !yes {
                     println!("{}", p.yellow("Not run; the command was cancelled."));
                 }
-                yes
+                yes.then_some(None)
             }
         }
     }

@@ -17,6 +17,9 @@ use nix::sys::signal::Signal;
 use crate::actors::chat::{GetHistory, SetHistory};
 use crate::engine::policy::{decide, PolicyDecision};
 use crate::engine::shell_syntax;
+use crate::platform::child_env::ChildEnvPolicy;
+use crate::platform::sandbox::denial::{self, Why};
+use crate::platform::sandbox::{session, SandboxMode};
 use crate::protocol::content::Content;
 use crate::protocol::ToolKind;
 use crate::tools::shell::live::LiveOutput;
@@ -25,27 +28,51 @@ use crate::tools::shell::process::kill_group;
 use super::terminal::Palette;
 use super::SessionLink;
 
+/// What the approval policy decided for a `!` line, and the sandbox it then runs in.
+pub struct ShellDecision {
+    pub decision: PolicyDecision,
+    /// `ReadOnly` when it runs unasked only because it looks read-only; `None`: the
+    /// session's `sandbox.mode`.
+    pub sandbox: Option<SandboxMode>,
+}
+
 /// What `run_shell_command`'s approval policy says about `command` now: the mode, the
-/// syntax-tree read-only verdict (paths inside the workspace) and the session's allow
+/// syntax-tree read-only verdict (paths inside the workspace; only when the read-only
+/// sandbox is available, which such a command then runs in) and the session's allow
 /// rules keyed as for the model's calls, so a `!` line gets no more than the model would.
-pub fn decision(link: &SessionLink, command: &str) -> PolicyDecision {
+pub fn decision(link: &SessionLink, command: &str) -> ShellDecision {
     let services = &link.services;
     let cwd = services.workspace.primary().to_path_buf();
-    let hint = matches!(
-        crate::tools::shell::readonly::verdict(command, &cwd, services),
-        crate::engine::shell_readonly::Verdict::ReadOnly
-    )
+    let hint = (session::read_only_available(&services.settings)
+        && matches!(
+            crate::tools::shell::readonly::verdict(command, &cwd, services),
+            crate::engine::shell_readonly::Verdict::ReadOnly
+        ))
     .then_some(true);
-    let Ok(state) = link.policy.lock() else {
-        return PolicyDecision::Ask;
+    let ask = ShellDecision {
+        decision: PolicyDecision::Ask,
+        sandbox: None,
     };
-    match decide(state.mode, ToolKind::Execute, hint) {
+    let Ok(state) = link.policy.lock() else {
+        return ask;
+    };
+    let decision = decide(state.mode, ToolKind::Execute, hint);
+    let unasked = decision == PolicyDecision::Allow
+        && state.mode != crate::protocol::ApprovalMode::Yolo
+        && hint.is_some();
+    match decision {
         PolicyDecision::Ask
             if state.allows("run_shell_command", &shell_syntax::allow_list_keys(command)) =>
         {
-            PolicyDecision::Allow
+            ShellDecision {
+                decision: PolicyDecision::Allow,
+                sandbox: None,
+            }
         }
-        other => other,
+        decision => ShellDecision {
+            decision,
+            sandbox: unasked.then_some(SandboxMode::ReadOnly),
+        },
     }
 }
 
@@ -57,22 +84,35 @@ pub struct ShellRun {
     pub output: String,
     pub exit_code: Option<i32>,
     pub cancelled: bool,
+    /// The `[sandbox] …` line when the output shows the sandbox refused something.
+    pub sandbox_note: Option<String>,
 }
 
-/// Runs `command` in the workspace, printing its output live (bounded, see the module).
+/// Runs `command` in the workspace, printing its output live (bounded, see the module),
+/// in the sandbox `sandbox` (`None`: the session's `sandbox.mode`).
 pub fn run_command(
     command: &str,
     link: &SessionLink,
     sigint: &Receiver<()>,
     p: Palette,
+    sandbox: Option<SandboxMode>,
 ) -> Result<ShellRun, String> {
     while sigint.try_recv().is_ok() {}
+    let settings = &link.services.settings;
+    let mode = session::effective_mode(settings, sandbox).map_err(|e| e.to_string())?;
+    let roots = link.services.workspace.roots();
+    let prepared = session::prepare_for(settings, &roots, mode)
+        .map_err(|e| format!("Not run: its sandbox could not be prepared: {e}"))?;
+    if prepared.is_none() && sandbox.is_some_and(|m| m != SandboxMode::Off) {
+        return Err(format!("Not run: {}", session::UNSANDBOXED_WARNING));
+    }
     // One pipe for stdout and stderr, so lines keep the order the command wrote them.
     let (reader, writer) = std::io::pipe().map_err(|e| format!("cannot make a pipe: {e}"))?;
     let writer_err = writer
         .try_clone()
         .map_err(|e| format!("cannot make a pipe: {e}"))?;
     let mut command_line = Command::new("bash");
+    ChildEnvPolicy::from_settings(settings).apply_std(&mut command_line);
     command_line
         .arg("-c")
         .arg(command)
@@ -85,6 +125,9 @@ pub fn run_command(
         .stdout(writer)
         .stderr(writer_err)
         .process_group(0);
+    if let Some(prepared) = &prepared {
+        prepared.apply_to(&mut command_line);
+    }
     let mut child = command_line
         .spawn()
         .map_err(|e| format!("cannot run bash: {e}"))?;
@@ -152,10 +195,21 @@ pub fn run_command(
     if cancelled {
         println!("{}", p.yellow("Command cancelled."));
     }
+    let output = kept.text();
+    let why = if sandbox == Some(SandboxMode::ReadOnly) {
+        Why::ReadOnlyUnasked
+    } else {
+        Why::Configured
+    };
+    let network = settings.sandbox.network;
+    let sandbox_note = prepared
+        .as_ref()
+        .and_then(|_| denial::note(mode, why, network, &output));
     Ok(ShellRun {
-        output: kept.text(),
+        output,
         exit_code: status.code(),
         cancelled,
+        sandbox_note,
     })
 }
 
@@ -207,14 +261,30 @@ pub fn history_text(command: &str, result: &ShellRun) -> String {
     )
 }
 
-/// Runs a `!` line (already permitted) and adds it to the conversation.
-pub fn run_and_record(command: &str, link: &SessionLink, sigint: &Receiver<()>, p: Palette) {
-    match run_command(command, link, sigint, p) {
+/// Runs a `!` line (already permitted, in `sandbox`; `None`: `sandbox.mode`) and adds
+/// it to the conversation. When the sandbox refused something, says so and offers
+/// (`ask_again` reads the answer) to run it once more without the sandbox.
+pub fn run_and_record(
+    command: &str,
+    link: &SessionLink,
+    sigint: &Receiver<()>,
+    p: Palette,
+    sandbox: Option<SandboxMode>,
+    ask_again: &mut dyn FnMut(&str) -> bool,
+) {
+    match run_command(command, link, sigint, p, sandbox) {
         Ok(result) => {
             if let Some(code) = result.exit_code.filter(|c| *c != 0) {
                 println!("{}", p.dim(&format!("(exit code {code})")));
             }
             add_to_history(link, history_text(command, &result));
+            let Some(note) = &result.sandbox_note else {
+                return;
+            };
+            println!("{}", p.yellow(note));
+            if ask_again("Run it again without the sandbox? [y/N] ") {
+                run_and_record(command, link, sigint, p, Some(SandboxMode::Off), ask_again);
+            }
         }
         Err(e) => println!("{}", p.red(&e)),
     }

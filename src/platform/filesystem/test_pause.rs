@@ -1,7 +1,7 @@
 //! Test-only pause points inside the atomic write, so a black-box test can change a
 //! file in the exact window it means to test.
 //!
-//! Active only when `TROUPE_TEST_TOOLS=1` and the point's variable names a flag file:
+//! Active only in a `test-hooks` build with `TROUPE_TEST_TOOLS=1`, and only when the point's variable names a flag file:
 //! the write creates `<flag>.paused`, then waits (on its FileSystem thread, which
 //! only this job holds, at most 30 s) until `<flag>` exists. A test waits for
 //! `<flag>.paused`, changes the file, then creates `<flag>`.
@@ -28,7 +28,7 @@ const LIMIT: Duration = Duration::from_secs(30);
 /// When the test hook is on and `var` names a flag file: creates `<flag>.paused` and
 /// returns the flag to wait for (the edit tools' async pauses use it too).
 pub fn arm(var: &str) -> Option<PathBuf> {
-    if std::env::var("TROUPE_TEST_TOOLS").as_deref() != Ok("1") {
+    if !crate::platform::test_hooks::enabled() {
         return None;
     }
     let flag = std::env::var_os(var).map(PathBuf::from)?;

@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::engine::session_file::{clean_title, is_resumable, user_text};
 
@@ -101,7 +100,7 @@ impl SessionStore {
         Ok(Self {
             chats: project_dir.join("chats"),
             project_dir,
-            project_hash: hex(&Sha256::digest(root_text.as_bytes())),
+            project_hash: crate::platform::workspace::project_id(root),
             slug,
         })
     }
@@ -369,10 +368,6 @@ pub fn slugify(name: &str) -> String {
     } else {
         slug
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Writes a whole file through a temp file and a rename.

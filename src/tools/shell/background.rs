@@ -238,6 +238,8 @@ mod tests {
             cwd: dir.path().to_path_buf(),
             env: Vec::new(),
             env_remove: Vec::new(),
+            env_policy: Default::default(),
+            sandbox: None,
         };
         let run = RunningCommand::spawn(&spec).expect("spawn");
         let pid = table.adopt(run, "big".into());

@@ -8,6 +8,7 @@ pub mod format;
 pub mod live;
 pub mod process;
 pub mod readonly;
+pub mod sandboxing;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -21,6 +22,7 @@ use self::process::{group_alive, group_members, signal_name, RunningCommand, She
 use super::{PolicyHint, Services, Tool, ToolContext};
 use crate::engine::shell_readonly::Verdict;
 use crate::engine::shell_syntax;
+use crate::platform::child_env::ChildEnvPolicy;
 use crate::platform::filesystem::FsError;
 use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
 
@@ -105,6 +107,10 @@ impl Tool for RunShellCommand {
 
     fn policy_hint_in(&self, p: &Params, services: &Services) -> Option<PolicyHint> {
         let cwd = working_dir(p, services);
+        // Unasked only under the read-only sandbox: without one, it asks as any other.
+        if !crate::platform::sandbox::session::read_only_available(&services.settings) {
+            return None;
+        }
         match readonly::verdict(&p.command, &cwd, services) {
             Verdict::ReadOnly => Some(PolicyHint::Allow),
             Verdict::Ask(reason) => {
@@ -175,15 +181,21 @@ async fn run(p: Params, ctx: ToolContext) -> ToolOutput {
         Verdict::Ask(_) => (Vec::new(), Vec::new()),
     };
     if !env.is_empty() {
-        if let Some(guard) = readonly::external_diff_guard(&stripped, &cwd, &env).await {
+        if let Some(guard) = readonly::external_diff_guard(&stripped, &cwd, &env, &services).await {
             env.push(guard);
         }
     }
+    let sandbox = match sandboxing::prepare(&ctx).await {
+        Ok(sandbox) => sandbox,
+        Err(out) => return out,
+    };
     let spec = ShellSpec {
         script: shell_script(&stripped),
         cwd,
         env,
         env_remove,
+        env_policy: ChildEnvPolicy::from_settings(&services.settings),
+        sandbox: sandbox.prepared.clone(),
     };
     let mut running = match RunningCommand::spawn(&spec) {
         Ok(r) => r,
@@ -253,7 +265,13 @@ async fn run(p: Params, ctx: ToolContext) -> ToolOutput {
     };
     let display = display_text(&text);
     let llm = wrap_untrusted(&result_text(&text));
-    let llm = cap_output(llm, &services, &ctx.call_id).await;
+    let mut llm = cap_output(llm, &services, &ctx.call_id).await;
+    // Troupe's own words, after (outside) the command's output.
+    if let Some(note) = sandbox.note(&text.output) {
+        llm.push('\n');
+        llm.push_str(&note);
+        ctx.warn(note);
+    }
     ToolOutput::text(llm, display).with_data(json!({
         "exit_code": text.exit_code,
         "pgid": pid,

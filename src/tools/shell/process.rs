@@ -19,19 +19,14 @@ use tokio::process::{Child, Command};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::platform::child_env::ChildEnvPolicy;
+use crate::platform::sandbox::PreparedSandbox;
+
 /// The most output kept in memory per command; older output is dropped past it.
 pub const MAX_BUFFER_BYTES: usize = 16 * 1024 * 1024;
 
 /// How long a group gets between SIGTERM and SIGKILL.
 pub const TERM_GRACE: Duration = Duration::from_millis(200);
-
-/// Environment variables never passed to commands (the model's own credentials).
-const HIDDEN_ENV: [&str; 4] = [
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-];
 
 /// Process groups started by this process that may still hold live processes (killed
 /// all at once by [`kill_all_groups`] when Troupe itself is signalled).
@@ -147,6 +142,10 @@ pub struct ShellSpec {
     /// Variables set for this command only (e.g. git hardening), and removed ones.
     pub env: Vec<(String, String)>,
     pub env_remove: Vec<String>,
+    /// What the command inherits of Troupe's environment (secret-looking names go).
+    pub env_policy: ChildEnvPolicy,
+    /// The kernel sandbox the command runs in (`None`: unsandboxed).
+    pub sandbox: Option<PreparedSandbox>,
 }
 
 impl RunningCommand {
@@ -156,6 +155,8 @@ impl RunningCommand {
         let (reader, writer) = io::pipe().map_err(SpawnError::Pipe)?;
         let writer_err = writer.try_clone().map_err(SpawnError::Pipe)?;
         let mut command = Command::new("bash");
+        // First: it clears the environment before the deliberate variables below.
+        spec.env_policy.apply_std(command.as_std_mut());
         command
             .arg("-c")
             .arg(&spec.script)
@@ -168,17 +169,6 @@ impl RunningCommand {
             .env("PAGER", "cat")
             .env("GIT_PAGER", "cat")
             .env("GIT_TERMINAL_PROMPT", "0");
-        for name in HIDDEN_ENV {
-            command.env_remove(name);
-        }
-        for (name, _) in std::env::vars_os() {
-            if name
-                .to_str()
-                .is_some_and(crate::settings::secrets::is_secret_name)
-            {
-                command.env_remove(name);
-            }
-        }
         for name in &spec.env_remove {
             command.env_remove(name);
         }
@@ -194,6 +184,10 @@ impl RunningCommand {
                 nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
                 Ok(())
             });
+        }
+        // After the hook above: the sandbox is entered last, right before exec.
+        if let Some(sandbox) = &spec.sandbox {
+            sandbox.apply_to(command.as_std_mut());
         }
         let child = command.spawn().map_err(SpawnError::Spawn)?;
         // The Command holds our copies of the write ends; drop them so the pipe reaches

@@ -138,23 +138,37 @@ const SAFE_EXTERNAL_DIFF: &str =
 
 /// For an auto-approved command that runs git in `cwd`: when the repository's
 /// configuration names an external diff program, `GIT_EXTERNAL_DIFF` set to a plain
-/// `diff -u` so that program never runs (`git config` itself runs no program).
+/// `diff -u` so that program never runs (`git config` itself runs no program). That
+/// `git config` runs under the read-only sandbox (when there is one) with the
+/// session's child environment.
 pub async fn external_diff_guard(
     command: &str,
     cwd: &Path,
     env: &[(String, String)],
+    services: &Services,
 ) -> Option<(String, String)> {
     if !command.contains("git") {
         return None;
     }
-    let out = tokio::process::Command::new("git")
-        .args(["config", "--get", "diff.external"])
+    let settings = services.settings.clone();
+    let roots = services.workspace.roots();
+    let sandbox = tokio::task::spawn_blocking(move || {
+        crate::platform::sandbox::session::read_only_for_own_use(&settings, &roots)
+    })
+    .await
+    .ok()
+    .flatten();
+    let mut git = tokio::process::Command::new("git");
+    crate::platform::child_env::ChildEnvPolicy::from_settings(&services.settings)
+        .apply_std(git.as_std_mut());
+    git.args(["config", "--get", "diff.external"])
         .current_dir(cwd)
         .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .ok()?;
+        .stdin(std::process::Stdio::null());
+    if let Some(sandbox) = &sandbox {
+        sandbox.apply_to(git.as_std_mut());
+    }
+    let out = git.output().await.ok()?;
     let configured = !String::from_utf8_lossy(&out.stdout).trim().is_empty();
     configured.then(|| {
         (

@@ -183,6 +183,7 @@ pub async fn fetch(url: &Url, limits: &FetchLimits) -> Result<Fetched, FetchErro
         };
         // No proxy from the environment: the connection goes to the address checked
         // above (an explicit `web_fetch.proxy` is the user's own choice).
+        crate::platform::tls::install_provider();
         let mut builder = reqwest::Client::builder()
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
