@@ -82,6 +82,13 @@ impl Editor {
         writeln!(stdin, "{line}").expect("write to troupe");
     }
 
+    /// Writes `bytes` as they are (they need not be UTF-8).
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write to troupe");
+        stdin.flush().expect("flush");
+    }
+
     pub fn request(&mut self, method: &str, params: Value) -> u64 {
         self.next_id += 1;
         let id = self.next_id;
@@ -388,7 +395,9 @@ fn cancel_mid_turn_answers_every_call_and_ends_cancelled() {
 #[test]
 fn a_client_that_disconnects_mid_turn_leaves_nothing_running() {
     let s = Scratch::new();
-    let pid_file = s.root().join("shell.pid");
+    // Inside the workspace: the default sandbox (workspace-write) lets the command
+    // write nowhere else.
+    let pid_file = s.ws().join("shell.pid");
     let command = format!("echo $$ > {}; sleep 30", pid_file.display());
     let turns = [turn(vec![call(
         "run_shell_command",
@@ -522,4 +531,25 @@ fn load_replays_a_recorded_session_and_continues_it() {
         .unwrap()
         .contains("Invalid session identifier"));
     assert!(ed.close().success());
+}
+
+#[test]
+fn a_line_that_is_not_utf8_gets_a_parse_error_and_the_connection_stays_up() {
+    let s = Scratch::new();
+    let mut ed = Editor::start(&s, &[turn(vec![text("ok")])], &[]);
+    ed.send_bytes(
+        b"{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"initialize\",\"params\":{\"x\":\"\xff\xfe\"}}\n",
+    );
+    let sid = ed.start_session(&s, false);
+    assert!(!sid.is_empty());
+    let errors: Vec<&Value> = ed
+        .updates
+        .iter()
+        .filter(|u| u.get("error").is_some())
+        .collect();
+    assert_eq!(errors.len(), 1, "{:?}", ed.updates);
+    assert_eq!(errors[0]["error"]["code"], -32700, "{:?}", errors[0]);
+    assert!(errors[0]["id"].is_null(), "{:?}", errors[0]);
+    let status = ed.close();
+    assert!(status.success(), "{status:?}");
 }
