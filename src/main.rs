@@ -22,7 +22,7 @@ fn main() {
     let result = match cli.command {
         Some(Command::Demo) => troupe::cli::demo::run(),
         Some(Command::Bench(args)) => troupe::cli::bench::run(&args),
-        Some(Command::Config { overrides }) => config(overrides),
+        Some(Command::Config(args)) => config(&args),
         Some(Command::Trust { dir }) => app::trust::trust(dir.as_deref()),
         Some(Command::Untrust { dir }) => app::trust::untrust(dir.as_deref()),
         None if cli.run.list_sessions => app::sessions::list(&cli.run),
@@ -68,9 +68,9 @@ fn exit_now(code: i32) -> ! {
     unsafe { libc::_exit(code) }
 }
 
-fn config(overrides: Vec<String>) -> Result<i32, app::AppError> {
+fn config(args: &troupe::cli::config_cmd::ConfigArgs) -> Result<i32, app::AppError> {
     let cwd = std::env::current_dir()?;
-    let loaded = troupe::settings::load(&cwd, &overrides)?;
+    let loaded = troupe::cli::config_cmd::load(&cwd, args)?;
     if let Some(file) = &loaded.skipped_project_file {
         eprintln!("{}", troupe::settings::trust::skipped_notice(file));
     }

@@ -371,6 +371,13 @@ fn build(options: SessionOptions, teardown: &mut Teardown) -> Result<Built, Sess
         tool_arbiters,
     );
     register_builtin(&mut registry);
+    registry.withhold_servers(
+        settings
+            .untrusted_mcp_servers
+            .iter()
+            .map(|s| s.name.clone())
+            .collect(),
+    );
     if options.test_tools {
         #[cfg(feature = "test-hooks")]
         {

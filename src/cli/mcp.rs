@@ -261,7 +261,26 @@ fn add(args: AddArgs, cwd: &Path) -> Result<i32, McpCliError> {
         };
         eprintln!("MCP server \"{name}\" added to {scope} settings. ({transport})");
     }
+    if args.scope == ScopeArg::Project && !folder_trusted(cwd) {
+        eprintln!("{}", untrusted_add_note(name, cwd));
+    }
     Ok(0)
+}
+
+/// Whether the project settings of `cwd` apply (the trust file, or
+/// `TROUPE_TRUST_WORKSPACE=1`).
+fn folder_trusted(cwd: &Path) -> bool {
+    crate::settings::hook_trust::workspace_trusted(cwd)
+        || crate::settings::trust::is_trusted(cwd).is_trusted()
+}
+
+/// What `mcp add` says after writing a project server in an untrusted folder.
+fn untrusted_add_note(name: &str, cwd: &Path) -> String {
+    format!(
+        "Warning: this folder ({}) is not trusted, so its project settings are not applied and \"{}\" will not start here. Trust the folder with `troupe trust`, or add the server to your user settings instead with `troupe mcp add -s user …`.",
+        cwd.display(),
+        one_line(name)
+    )
 }
 
 fn remove(scope: ScopeArg, name: &str, cwd: &Path) -> Result<i32, McpCliError> {
@@ -349,7 +368,8 @@ fn line(config: &McpServerConfig, result: &Result<Probed, String>) -> String {
 fn list(cwd: &Path) -> Result<i32, McpCliError> {
     let loaded = crate::settings::load(cwd, &[])?;
     let mut servers = loaded.settings.mcp_servers;
-    if servers.is_empty() {
+    let untrusted = loaded.settings.untrusted_mcp_servers;
+    if servers.is_empty() && untrusted.is_empty() {
         eprintln!("No MCP servers configured.");
         return Ok(0);
     }
@@ -371,11 +391,51 @@ fn list(cwd: &Path) -> Result<i32, McpCliError> {
             eprintln!("{skipped}");
         }
     }
+    for server in &untrusted {
+        eprintln!("{}", untrusted_line(server));
+    }
+    if !untrusted.is_empty() {
+        eprintln!(
+            "\nThis folder is not trusted, so its project servers do not start: trust it with `troupe trust`, or configure them in your user settings (`troupe mcp add -s user …`)."
+        );
+    }
     Ok(0)
+}
+
+/// The line of a server that is configured but not applied (untrusted folder).
+fn untrusted_line(config: &McpServerConfig) -> String {
+    let line = format!(
+        "⛔ {}: {} ({}) - {} ({} settings)",
+        config.name,
+        config.target(),
+        config.transport(),
+        crate::settings::mcp::UNTRUSTED_REASON,
+        config.config_scope()
+    );
+    one_line(&line).into_owned()
 }
 
 fn get(name: &str, cwd: &Path) -> Result<i32, McpCliError> {
     let loaded = crate::settings::load(cwd, &[])?;
+    if let Some(server) = loaded
+        .settings
+        .untrusted_mcp_servers
+        .iter()
+        .find(|s| s.name == name)
+    {
+        println!(
+            "{} ({} settings)",
+            one_line(&server.name),
+            server.config_scope()
+        );
+        let entry = toml::to_string(&server.entry).unwrap_or_default();
+        print!("{}", for_terminal(&entry));
+        println!("{}", untrusted_line(server));
+        println!(
+            "    This folder is not trusted: trust it with `troupe trust`, or configure the server in your user settings (`troupe mcp add -s user …`)."
+        );
+        return Ok(0);
+    }
     let Some(server) = loaded
         .settings
         .mcp_servers

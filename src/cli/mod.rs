@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub use crate::frontends::options::{OutputFormatArg, RunArgs};
 
 pub mod bench;
+pub mod config_cmd;
 pub mod demo;
 pub mod hooks_cmd;
 pub mod hooks_migrate;
@@ -41,12 +42,7 @@ pub enum Command {
         command: crate::cli::mcp::McpCommand,
     },
     /// Print the effective settings and where each came from.
-    Config {
-        /// Override a setting for this command, as `troupe -c` does (repeatable), e.g.
-        /// `-c model.name=gemini-2.5-pro`; the value is TOML (a bare word is a string).
-        #[arg(short = 'c', long = "config", value_name = "KEY=VALUE")]
-        overrides: Vec<String>,
-    },
+    Config(crate::cli::config_cmd::ConfigArgs),
     /// Trust a folder (default: the current one): its project settings apply from now on.
     Trust {
         /// The folder to trust (default: the current directory); its subfolders are

@@ -87,14 +87,15 @@ pub fn prompt_if_needed(ws: &Workspace, args: &RunArgs) -> Result<(), AppError> 
         folder.display(),
         found
             .iter()
-            .map(|f| format!("  - {f}"))
+            .map(|f| format!("  - {}", crate::engine::sanitize::one_line(f)))
             .collect::<Vec<_>>()
             .join("\n")
     );
     let _ = writeln!(
         err,
         "\nTrusting a folder lets its settings change how Troupe runs (approval mode, \
-         allowed commands, model endpoint, …).\n  1. Trust this folder ({})\n  2. Trust \
+         allowed commands, model endpoint, …), starts the MCP servers and runs the hooks \
+         listed above, and loads its custom commands.\n  1. Trust this folder ({})\n  2. Trust \
          the parent folder ({})\n  3. Not now (project settings are ignored this run)",
         folder.display(),
         parent.display()

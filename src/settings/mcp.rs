@@ -200,6 +200,40 @@ pub fn gate_project_servers(loaded: &mut LoadedSettings) {
     }
 }
 
+/// Why a server of an untrusted folder's project settings does not start, for the
+/// messages that name it (`troupe mcp list`, a call of one of its tools).
+pub const UNTRUSTED_REASON: &str = "not applied: folder not trusted";
+
+/// The servers the project file of an untrusted folder configures (that file is not
+/// applied, so none of them starts), each marked blocked: listed so that `troupe mcp
+/// list`, `mcp get` and a call of one of their tools can say why they are absent. A
+/// server of the same name in `applied` (the user's) is left out: that one runs. A file
+/// that cannot be read or parsed gives none (it would not have applied either way).
+pub fn untrusted_project_servers(
+    project_file: &std::path::Path,
+    applied: &[McpServerConfig],
+) -> Vec<McpServerConfig> {
+    let Ok(text) = std::fs::read_to_string(project_file) else {
+        return Vec::new();
+    };
+    let Ok(mut layer) = text.parse::<toml::Table>() else {
+        return Vec::new();
+    };
+    let mut servers = Vec::new();
+    let origin = project_file.display().to_string();
+    if take_servers(&mut layer, Scope::Project, &origin, &mut servers).is_err() {
+        return Vec::new();
+    }
+    servers.retain(|s| !applied.iter().any(|a| a.name == s.name));
+    for server in &mut servers {
+        server.blocked = Some(format!(
+            "MCP server '{}' is configured in {origin}, which is {UNTRUSTED_REASON}: trust the folder with `troupe trust` (or configure the server in the user settings: `troupe mcp add -s user …`).",
+            server.name
+        ));
+    }
+    servers
+}
+
 /// Variables whose values are never expanded into a server's env or headers: the model
 /// API keys (gemini-cli expands them).
 const NEVER_EXPANDED: [&str; 5] = [

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
+mod describe;
 pub mod extension_trust;
 pub mod hook_trust;
 pub mod hooks;
@@ -17,6 +18,7 @@ pub mod secrets;
 mod sections;
 pub mod trust;
 
+pub use describe::{env_fallback, PROVIDER_ENV_FALLBACKS};
 use sections::check_values;
 pub use sections::*;
 
@@ -61,6 +63,9 @@ pub struct LoadedSettings {
     pub trusted: bool,
     /// The project settings file that exists but was not applied (untrusted folder).
     pub skipped_project_file: Option<PathBuf>,
+    /// The settings files applied, as their origins read, with what each is (`user
+    /// file`, `project file`).
+    pub layer_files: Vec<(Origin, &'static str)>,
 }
 
 /// Troupe's home directory: `$TROUPE_HOME`, else `~/.troupe`.
@@ -129,7 +134,11 @@ pub fn load_for_trust(
     let mut loaded = load_with(user_file, &applied, env, overrides)?;
     loaded.trusted = trusted;
     loaded.settings.trusted = trusted;
-    loaded.skipped_project_file = (!trusted && project.is_file()).then_some(project);
+    if !trusted && project.is_file() {
+        loaded.settings.untrusted_mcp_servers =
+            crate::settings::mcp::untrusted_project_servers(&project, &loaded.settings.mcp_servers);
+        loaded.skipped_project_file = Some(project);
+    }
     Ok(loaded)
 }
 
@@ -153,6 +162,7 @@ pub fn load_with(
         origins.insert(key, "default".to_string());
     }
     let mut mcp_servers = Vec::new();
+    let mut layer_files = Vec::new();
     for (file, scope) in [
         (user_file, crate::settings::mcp::Scope::User),
         (project_file, crate::settings::mcp::Scope::Project),
@@ -161,6 +171,13 @@ pub fn load_with(
             continue;
         }
         let source = file.display().to_string();
+        layer_files.push((
+            source.clone(),
+            match scope {
+                crate::settings::mcp::Scope::User => "user file",
+                crate::settings::mcp::Scope::Project => "project file",
+            },
+        ));
         let text = std::fs::read_to_string(file).map_err(|e| SettingsError::Io {
             origin: source.clone(),
             message: e.to_string(),
@@ -223,6 +240,7 @@ pub fn load_with(
         origins,
         trusted: true,
         skipped_project_file: None,
+        layer_files,
     };
     crate::settings::mcp::gate_project_servers(&mut loaded);
     Ok(loaded)
@@ -380,35 +398,6 @@ pub fn leaf_keys(table: &Table) -> Vec<String> {
     out
 }
 
-impl LoadedSettings {
-    /// `key = value  # origin`, one line per leaf, for `troupe config`.
-    pub fn describe(&self) -> String {
-        let mut out = String::new();
-        for key in leaf_keys(&self.table) {
-            let value = lookup(&self.table, &key)
-                .map(|v| match v {
-                    // Keys are never printed.
-                    Value::String(s) if key.ends_with("api_key") && !s.is_empty() => {
-                        "\"<set>\"".to_string()
-                    }
-                    other => other.to_string(),
-                })
-                .unwrap_or_default();
-            let origin = self
-                .origins
-                .get(&key)
-                .map(String::as_str)
-                .unwrap_or("default");
-            let origin = match origin.split_once('=') {
-                Some((flag, _)) if key.ends_with("api_key") => flag,
-                _ => origin,
-            };
-            out.push_str(&format!("{key} = {value}  # {origin}\n"));
-        }
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -507,7 +496,7 @@ mod tests {
         let keyed = load_with(none, none, &[], &["model.gemini.api_key=secret".into()]).unwrap();
         assert!(keyed
             .describe()
-            .contains("model.gemini.api_key = \"<set>\""));
+            .contains("model.gemini.api_key = set  # flag -c model.gemini.api_key"));
         assert!(!keyed.describe().contains("secret"));
         let err =
             load_with(none, none, &[], &["model.compression.threshold=2".into()]).unwrap_err();

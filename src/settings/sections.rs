@@ -27,6 +27,10 @@ pub struct Settings {
     /// `[mcp_servers.NAME]` of the user and project files (not merged key by key).
     #[serde(skip)]
     pub mcp_servers: Vec<crate::settings::mcp::McpServerConfig>,
+    /// The servers of an untrusted folder's project file, which was not applied: none
+    /// of them starts; they are known only to say why (each is marked `blocked`).
+    #[serde(skip)]
+    pub untrusted_mcp_servers: Vec<crate::settings::mcp::McpServerConfig>,
     pub hooks: HookSettings,
     /// Whether the workspace is trusted for this run (never read from a file: set by
     /// the loader from `<troupe home>/trusted_folders.toml` or `--skip-trust`). Tools

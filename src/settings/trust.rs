@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+mod discover;
+pub use discover::discover;
+
 /// The file, under the troupe home, that lists trusted folders.
 pub const TRUSTED_FOLDERS_FILE: &str = "trusted_folders.toml";
 
@@ -161,42 +164,6 @@ pub fn untrust_in(file: &Path, dir: &Path) -> Result<(bool, Option<PathBuf>), Tr
     Ok((removed, still))
 }
 
-/// What in `workspace` would change Troupe's behaviour if the folder were trusted, one
-/// line per finding (empty: nothing to ask about).
-pub fn discover(workspace: &Path, context_file_names: &[String]) -> Vec<String> {
-    let mut found = Vec::new();
-    let project = workspace.join(".troupe");
-    if project.join("config.toml").is_file() {
-        found.push("project settings (.troupe/config.toml)".to_string());
-    }
-    for (name, what) in [
-        ("mcp.toml", "project MCP servers (.troupe/mcp.toml)"),
-        ("hooks", "project hooks (.troupe/hooks)"),
-        ("hooks.toml", "project hooks (.troupe/hooks.toml)"),
-        ("commands", "project commands (.troupe/commands)"),
-    ] {
-        if project.join(name).exists() {
-            found.push(what.to_string());
-        }
-    }
-    if workspace.join(".gemini").join("settings.json").is_file() {
-        found.push("gemini-cli project settings and hooks (.gemini/settings.json)".to_string());
-    }
-    for name in context_file_names {
-        let path = workspace.join(name);
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            continue;
-        };
-        if text.lines().any(|l| {
-            l.split_whitespace()
-                .any(|w| w.starts_with('@') && w.len() > 1)
-        }) {
-            found.push(format!("a context file with @ imports ({name})"));
-        }
-    }
-    found
-}
-
 /// The line printed on stderr when an untrusted folder's settings file is skipped.
 pub fn skipped_notice(project_file: &Path) -> String {
     format!(
@@ -228,18 +195,5 @@ mod tests {
         std::fs::write(&file, "trusted = 3").unwrap();
         assert_eq!(trust_state_in(&file, &child), TrustState::Untrusted);
         assert!(trust_in(&file, &child).is_err());
-    }
-
-    #[test]
-    fn discovery_names_what_a_folder_holds() {
-        let dir = tempfile::tempdir().unwrap();
-        let names = vec!["AGENTS.md".to_string()];
-        assert!(discover(dir.path(), &names).is_empty());
-        std::fs::write(dir.path().join("AGENTS.md"), "plain text\n").unwrap();
-        assert!(discover(dir.path(), &names).is_empty());
-        std::fs::write(dir.path().join("AGENTS.md"), "see @docs/more.md\n").unwrap();
-        std::fs::create_dir_all(dir.path().join(".troupe")).unwrap();
-        std::fs::write(dir.path().join(".troupe/config.toml"), "").unwrap();
-        assert_eq!(discover(dir.path(), &names).len(), 2);
     }
 }

@@ -186,6 +186,9 @@ pub struct ToolRegistry {
     arbiter_label: &'static str,
     /// Actors started so far (places the next one on the next arbiter).
     placed: usize,
+    /// MCP servers configured but not started (an untrusted folder's project servers):
+    /// a call of one of their tools is told why it is not there.
+    withheld: Vec<String>,
 }
 
 /// Where a registry starts its tool actors.
@@ -222,7 +225,14 @@ impl ToolRegistry {
             arbiters,
             arbiter_label: label,
             placed: 0,
+            withheld: Vec::new(),
         }
+    }
+
+    /// Names the MCP servers that are configured but withheld (an untrusted folder's
+    /// project servers), for [`ToolRegistry::not_found_message`].
+    pub fn withhold_servers(&mut self, servers: Vec<String>) {
+        self.withheld = servers;
     }
 
     /// Registers a tool and starts its actors on the tool arbiters. Must run inside an
@@ -296,8 +306,19 @@ impl ToolRegistry {
         out
     }
 
-    /// gemini-cli's message for an unknown tool, with the closest names.
+    /// gemini-cli's message for an unknown tool, with the closest names; for a tool of
+    /// a withheld MCP server (`mcp_<server>_…`), why that server did not start.
     pub fn not_found_message(&self, name: &str) -> String {
+        if let Some(server) = self
+            .withheld
+            .iter()
+            .filter(|s| name.starts_with(&mcp_prefix(s)))
+            .max_by_key(|s| s.len())
+        {
+            return format!(
+                "Tool \"{name}\" not found. It belongs to MCP server \"{server}\", which is configured in this folder's project settings (.troupe/config.toml) and does not start because the folder is not trusted. The user can trust the folder with `troupe trust` (or configure the server in the user settings with `troupe mcp add -s user`)."
+            );
+        }
         let dynamic = self.dynamic.names();
         let mut scored: Vec<(usize, &str)> = self
             .tools
@@ -319,6 +340,21 @@ impl ToolRegistry {
         };
         format!("Tool \"{name}\" not found.{suggestion}")
     }
+}
+
+/// The prefix of an MCP server's tool names as the model sees them (`mcp_<server>_`,
+/// characters outside `[A-Za-z0-9_.:-]` replaced by `_`, as `mcp::convert::tool_name`).
+fn mcp_prefix(server: &str) -> String {
+    format!("mcp_{server}_")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// Registers the built-in tools: one line per tool.

@@ -73,3 +73,28 @@ fn a_context_file_with_imports_alone_asks_and_the_parent_can_be_trusted() {
     // The parent, not the folder itself (whose path the parent's is a prefix of).
     assert!(!list.contains(&*folder.to_string_lossy()), "{list}");
 }
+
+#[test]
+fn the_prompt_lists_servers_hooks_commands_and_env_one_by_one() {
+    let s = Scratch::new();
+    s.write(
+        ".troupe/config.toml",
+        "[mcp_servers.ev]\ncommand = \"node\"\nargs = [\"ev-server.js\", \"--port\", \"9\"]\n\n[[hooks.BeforeTool]]\ncommand = \"./audit-every-call.sh\"\n",
+    );
+    s.write(".troupe/commands/deploy.toml", "prompt = \"ship it\"\n");
+    s.write(".gemini/commands/git/commit.toml", "prompt = \"commit\"\n");
+    s.write(".env", "TOKEN=1\n");
+    let t = Term::launch(&s, &[turn(vec![text("hi")])], &[], &[]);
+    let screen = t.wait_for("Choose 1, 2 or 3");
+    for item in [
+        "MCP server \"ev\" runs: node ev-server.js --port 9",
+        "hook BeforeTool runs: ./audit-every-call.sh (.troupe/config.toml)",
+        "custom command /deploy (.troupe/commands/deploy.toml)",
+        "custom command /git:commit (.gemini/commands/git/commit.toml)",
+        ".env: Troupe never loads it",
+    ] {
+        assert!(screen.contains(item), "{item} missing from:\n{screen}");
+    }
+    t.line("3");
+    t.wait_for("Type a request");
+}
