@@ -11,9 +11,16 @@ use crate::platform::sessions::{age_text, list_text, retention, SessionStore};
 use crate::platform::workspace::Workspace;
 use crate::settings::{self, Settings};
 
-/// The session store of the workspace's project, in the troupe home.
+/// The session store of the workspace's project, in the troupe home, with gemini-cli's
+/// sessions of the project listed beside Troupe's (read-only).
 pub fn store(ws: &Workspace) -> Result<SessionStore, AppError> {
     SessionStore::open(&settings::troupe_home(), ws.primary())
+        .map(|store| {
+            store.with_gemini_cli(
+                &crate::platform::sessions::gemini_cli::gemini_cli_home(),
+                ws.primary(),
+            )
+        })
         .map_err(|e| AppError::Usage(e.to_string()))
 }
 
@@ -52,6 +59,13 @@ pub fn delete(args: &RunArgs, which: &str) -> Result<i32, AppError> {
         return Ok(0);
     };
     let session = &sessions[index];
+    if session.gemini_cli {
+        eprint!(
+            "Session {} is gemini-cli's: Troupe does not delete it (gemini --delete-session does).",
+            index + 1
+        );
+        return Ok(0);
+    }
     if store.is_locked(&session.session_id) {
         eprint!("Cannot delete the current active session.");
         return Ok(0);

@@ -30,6 +30,7 @@ mod repl;
 mod runtime;
 mod sandbox;
 mod sessions;
+mod shared_sessions;
 mod shell_guard;
 mod shown_text;
 mod signals;

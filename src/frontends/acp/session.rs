@@ -1,7 +1,8 @@
 //! Starting the Troupe session behind `session/new` and `session/load`: the model
 //! (with the key `authenticate` gave), the client's MCP servers as `[mcp_servers]`
-//! entries, and the session recorded through the project's [`SessionStore`] like a
-//! REPL or headless one (`session/load` resumes a recorded session from it).
+//! entries, and the session recorded through the project's session store
+//! ([`crate::platform::sessions::SessionStore`]) like a REPL or headless one
+//! (`session/load` resumes a recorded session from it, or one of gemini-cli's).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -13,7 +14,6 @@ use super::front::{self, AcpFront};
 use super::{editor, models, Link, State};
 use crate::actors::session::{EndReason, Session, SessionOptions};
 use crate::platform::sessions::plan::{open_existing, plan, SessionArgs};
-use crate::platform::sessions::SessionStore;
 use crate::platform::workspace::Workspace;
 use crate::protocol::content::Content;
 use crate::protocol::ApprovalMode;
@@ -175,8 +175,7 @@ pub(super) async fn start(
     let model_name = loaded.settings.model.name.clone();
     let available = models::available(model.as_ref(), &model_name).await;
     let settings = Arc::new(loaded.settings);
-    let store = SessionStore::open(&crate::settings::troupe_home(), workspace.primary())
-        .map_err(|e| e.to_string())?;
+    let store = crate::frontends::sessions::store(&workspace).map_err(|e| e.to_string())?;
     let plan = match load {
         None => plan(store, &SessionArgs::default()).map_err(|f| f.message)?,
         Some(id) => {

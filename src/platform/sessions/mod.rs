@@ -4,6 +4,7 @@
 //! of each file only; a lock file per session keeps two processes off one session.
 
 pub mod checkpoint;
+pub mod gemini_cli;
 pub mod plan;
 pub mod retention;
 
@@ -31,6 +32,10 @@ pub enum SessionError {
     },
     #[error("{0}")]
     Format(#[from] crate::engine::session_file::SessionFileError),
+    #[error(
+        "Session {id} is gemini-cli's ({path}): Troupe only reads it; delete it with gemini-cli."
+    )]
+    GeminiCli { id: String, path: String },
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -57,6 +62,9 @@ pub struct SessionStore {
     /// `sha256(project root)` in hex (gemini-cli's `projectHash`).
     pub project_hash: String,
     pub slug: String,
+    /// gemini-cli's `chats` directory of the same project, listed too and never
+    /// written (see [`gemini_cli`]).
+    pub gemini_chats: Option<PathBuf>,
 }
 
 /// One session as `--list-sessions` shows it.
@@ -67,6 +75,8 @@ pub struct SessionInfo {
     pub start_time: String,
     pub modified: SystemTime,
     pub title: String,
+    /// A file of gemini-cli's store (read-only: resuming it continues a copy).
+    pub gemini_cli: bool,
 }
 
 impl SessionStore {
@@ -102,6 +112,7 @@ impl SessionStore {
             project_dir,
             project_hash: crate::platform::workspace::project_id(root),
             slug,
+            gemini_chats: None,
         })
     }
 
@@ -113,26 +124,19 @@ impl SessionStore {
     }
 
     /// Every listable session, sorted by start time (oldest first, as numbered by
-    /// `--resume N`). When two files hold one id, the newer file wins.
+    /// `--resume N`). When two files hold one id, the newer file wins; a session of
+    /// gemini-cli's store is listed only when Troupe's has no file of its id.
     pub fn list(&self) -> Vec<SessionInfo> {
-        let Ok(entries) = std::fs::read_dir(&self.chats) else {
-            return Vec::new();
-        };
         let mut out: Vec<SessionInfo> = Vec::new();
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if !name.starts_with("session-")
-                || !(name.ends_with(".jsonl") || name.ends_with(".json"))
-            {
-                continue;
-            }
-            let Some(info) = read_head(&entry.path()) else {
-                continue;
-            };
-            match out.iter_mut().find(|s| s.session_id == info.session_id) {
-                Some(existing) if existing.modified < info.modified => *existing = info,
-                Some(_) => {}
-                None => out.push(info),
+        list_dir(&self.chats, &mut out);
+        if let Some(gemini) = &self.gemini_chats {
+            let mut theirs = Vec::new();
+            list_dir(gemini, &mut theirs);
+            for mut info in theirs {
+                if !out.iter().any(|s| s.session_id == info.session_id) {
+                    info.gemini_cli = true;
+                    out.push(info);
+                }
             }
         }
         out.sort_by(|a, b| {
@@ -223,11 +227,39 @@ impl SessionStore {
         }
     }
 
-    /// Deletes a session's file(s) and its lock file.
+    /// Deletes a session's file(s) and its lock file; gemini-cli's are refused.
     pub fn delete(&self, info: &SessionInfo) -> Result<(), SessionError> {
+        if info.gemini_cli {
+            return Err(SessionError::GeminiCli {
+                id: info.session_id.clone(),
+                path: info.path.display().to_string(),
+            });
+        }
         std::fs::remove_file(&info.path).map_err(|e| SessionError::io(&info.path, e))?;
         let _ = std::fs::remove_file(self.lock_path(&info.session_id));
         Ok(())
+    }
+}
+
+/// Adds the sessions of the `chats` directory `dir` to `out` (the newer file of an id
+/// wins).
+fn list_dir(dir: &Path, out: &mut Vec<SessionInfo>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("session-") || !(name.ends_with(".jsonl") || name.ends_with(".json")) {
+            continue;
+        }
+        let Some(info) = read_head(&entry.path()) else {
+            continue;
+        };
+        match out.iter_mut().find(|s| s.session_id == info.session_id) {
+            Some(existing) if existing.modified < info.modified => *existing = info,
+            Some(_) => {}
+            None => out.push(info),
+        }
     }
 }
 
@@ -275,6 +307,7 @@ pub fn read_head(path: &Path) -> Option<SessionInfo> {
                     start_time,
                     modified,
                     title: clean_title(&user_text(m)),
+                    gemini_cli: false,
                 });
             }
             first_gemini |=
@@ -287,6 +320,7 @@ pub fn read_head(path: &Path) -> Option<SessionInfo> {
         start_time,
         modified,
         title: "Empty conversation".into(),
+        gemini_cli: false,
     })
 }
 
@@ -303,6 +337,7 @@ fn legacy_head(path: &Path, modified: SystemTime) -> Option<SessionInfo> {
         start_time: loaded.meta.start_time.clone(),
         modified,
         title: clean_title(&user_text(first)),
+        gemini_cli: false,
     })
 }
 
@@ -341,8 +376,9 @@ pub fn list_text(sessions: &[SessionInfo], current: Option<&str>) -> String {
         } else {
             ""
         };
+        let origin = if s.gemini_cli { " (gemini-cli)" } else { "" };
         out.push_str(&format!(
-            "  {}. {} ({}{mark}) [{}]\n",
+            "  {}. {} ({}{mark}) [{}]{origin}\n",
             i + 1,
             crate::engine::sanitize::one_line(&s.title),
             age_text(s.modified, now),

@@ -118,12 +118,15 @@ pub fn plan(store: SessionStore, args: &SessionArgs) -> Result<SessionPlan, Plan
     open_existing(store, info).map_err(|e| PlanFailure::new(1, e.to_string()))
 }
 
-/// Resumes a listed session: takes its lock, reads it, rebuilds its history.
+/// Resumes a listed session: takes its lock, reads it (a copy of it, for gemini-cli's),
+/// rebuilds its history.
 pub fn open_existing(
     store: SessionStore,
     info: super::SessionInfo,
 ) -> Result<SessionPlan, SessionError> {
     let lock = store.lock(&info.session_id)?;
+    // gemini-cli's session: continued in a copy in Troupe's store (under the lock).
+    let info = super::gemini_cli::adopt(&store, info)?;
     let loaded = read(&info.path)?;
     let file = if loaded.legacy {
         // gemini-cli's legacy `.json`: continued in a `.jsonl` beside it, the old file kept.

@@ -1,5 +1,6 @@
 //! Session retention (`sessions.max_age_days`, `sessions.max_count`), applied at start.
-//! Never deleted: the current session, a session another process holds (its lock), and
+//! Never deleted: the current session, a session another process holds (its lock),
+//! gemini-cli's sessions (listed beside Troupe's, never Troupe's to delete), and
 //! a file Troupe cannot read as a session (gemini-cli deletes those, and with them the
 //! real session that shares their short id).
 
@@ -18,7 +19,7 @@ pub fn apply(
     let mut candidates: Vec<SessionInfo> = store
         .list()
         .into_iter()
-        .filter(|s| s.session_id != current)
+        .filter(|s| s.session_id != current && !s.gemini_cli)
         .collect();
     // Newest first: the first `max_count - 1` (room for the current one) are kept.
     candidates.sort_by_key(|s| std::cmp::Reverse(s.modified));
