@@ -407,6 +407,7 @@ fn build(options: SessionOptions, teardown: &mut Teardown) -> Result<Built, Sess
             &settings.mcp_servers,
             registry.clone(),
             options.workspace.roots().to_vec(),
+            Some(events.clone()),
         )
     });
     if let Some(hub) = &mcp {

@@ -56,31 +56,52 @@ pub fn fit_history(
     window: u64,
     mut size: impl FnMut(&Content) -> usize,
 ) -> (Vec<Content>, usize) {
-    let mut kept = contents;
     // Each content is measured once (serialising the whole history per step was
-    // quadratic in a long turn); the sum is kept as contents are dropped.
-    let mut sizes: Vec<u64> = kept.iter().map(|c| size(c) as u64).collect();
+    // quadratic in a long turn), and what is dropped is only counted here and cut out
+    // once at the end (draining the front of the history at each step was quadratic
+    // in a long history). The kept history is `contents[start]`, then
+    // `contents[start + 1 + 2 * pairs..]`.
+    let sizes: Vec<u64> = contents.iter().map(|c| size(c) as u64).collect();
     let mut total: u64 = sizes.iter().sum();
-    let mut dropped = 0;
+    let (mut start, mut pairs) = (0usize, 0usize);
+    // Whole turns go while the first kept content is a user message and another
+    // follows it; then (never again whole turns) pairs of the one turn left.
+    let mut whole_turns = true;
     while prefix + total / 4 > window {
-        let next_turn = kept.iter().skip(1).position(is_plain_user).map(|i| i + 1);
-        let range = if let Some(next) = next_turn.filter(|_| is_plain_user(&kept[0])) {
-            0..next
+        let first_is_user = contents.get(start).is_some_and(is_plain_user);
+        let next_turn = if whole_turns && first_is_user {
+            contents[start + 1..]
+                .iter()
+                .position(is_plain_user)
+                .map(|i| start + 1 + i)
         } else {
-            // One turn left: drop its oldest call + response pair (never the last content).
-            let pair = kept.len() > 3
-                && kept[1].role == Role::Model
-                && kept[1].function_calls().next().is_some()
-                && kept[2].has_function_response();
-            if !pair {
-                break;
-            }
-            1..3
+            None
         };
-        dropped += range.len();
-        total -= sizes.drain(range.clone()).sum::<u64>();
-        kept.drain(range);
+        if let Some(next) = next_turn {
+            total -= sizes[start..next].iter().sum::<u64>();
+            start = next;
+            continue;
+        }
+        whole_turns = false;
+        // One turn left: drop its oldest call + response pair (never the last content).
+        let at = start + 1 + 2 * pairs;
+        let pair = contents.len() - start - 2 * pairs > 3
+            && contents[at].role == Role::Model
+            && contents[at].function_calls().next().is_some()
+            && contents[at + 1].has_function_response();
+        if !pair {
+            break;
+        }
+        total -= sizes[at] + sizes[at + 1];
+        pairs += 1;
     }
+    let dropped = start + 2 * pairs;
+    let kept = contents
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| *i == start || *i >= start + 1 + 2 * pairs)
+        .map(|(_, c)| c)
+        .collect();
     (kept, dropped)
 }
 

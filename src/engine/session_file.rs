@@ -16,12 +16,18 @@ use crate::protocol::content::{Content, FunctionCall, FunctionResponse, Part, Ro
 pub const INTERRUPTED_CALL: &str =
     "The tool call was interrupted before it completed (the session ended while it ran); it may or may not have taken effect.";
 
-/// Why a file is not a session.
-#[derive(Debug, thiserror::Error, PartialEq)]
+/// Why a file is not a session, or was not read to its end.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum SessionFileError {
     #[error("{file} is not a session file (no session metadata and no messages)")]
     NotASession { file: String },
+    /// The caller's `stop` said so (a signal arrived while a long file was read).
+    #[error("reading {file} was interrupted")]
+    Interrupted { file: String },
 }
+
+/// How many lines are read between two looks at the caller's `stop`.
+const LINES_PER_STOP_CHECK: usize = 1024;
 
 /// The metadata fields of a session (the first line, merged with later `$set`s).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -49,15 +55,36 @@ pub struct LoadedSession {
 /// Folds a session file's text into messages. Blank lines are skipped; a line that is
 /// not JSON is skipped with a warning naming `file` and the line.
 pub fn load(text: &str, file: &str) -> Result<LoadedSession, SessionFileError> {
+    load_bytes(text.as_bytes(), file, &|| false)
+}
+
+/// [`load`] of a file's bytes: a line that is not UTF-8 is skipped with a warning, as
+/// one that is not JSON. `stop` is asked now and then; when it says so, the reading
+/// ends with [`SessionFileError::Interrupted`].
+pub fn load_bytes(
+    bytes: &[u8],
+    file: &str,
+    stop: &dyn Fn() -> bool,
+) -> Result<LoadedSession, SessionFileError> {
     let mut out = LoadedSession::default();
     let mut has_meta = false;
     let mut any_record = false;
-    for (index, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() {
+    let lines = bytes
+        .strip_suffix(b"\n")
+        .unwrap_or(bytes)
+        .split(|b| *b == b'\n');
+    for (index, line) in lines.enumerate() {
+        if index % LINES_PER_STOP_CHECK == LINES_PER_STOP_CHECK - 1 && stop() {
+            return Err(SessionFileError::Interrupted {
+                file: file.to_string(),
+            });
+        }
+        let line = std::str::from_utf8(line).map(str::trim);
+        if line.is_ok_and(str::is_empty) {
             continue;
         }
-        let Ok(Value::Object(record)) = serde_json::from_str::<Value>(line) else {
+        let parsed = line.ok().map(serde_json::from_str::<Value>);
+        let Some(Ok(Value::Object(record))) = parsed else {
             if index == 0 {
                 break; // maybe a legacy (pretty-printed) file: tried below
             }
@@ -87,7 +114,7 @@ pub fn load(text: &str, file: &str) -> Result<LoadedSession, SessionFileError> {
         return Ok(out);
     }
     // gemini-cli's legacy `.json`: one object holding `messages`.
-    if let Ok(Value::Object(object)) = serde_json::from_str::<Value>(text) {
+    if let Ok(Value::Object(object)) = serde_json::from_slice::<Value>(bytes) {
         if let Some(Value::Array(messages)) = object.get("messages") {
             let mut legacy = LoadedSession {
                 legacy: true,

@@ -104,6 +104,10 @@ pub fn plan_for(
         ));
     }
     let store = store(ws)?;
+    // A long session file must not keep SIGINT/SIGTERM/SIGHUP from ending the run: from
+    // here on they are noted, the load stops, and the session's own listeners (once
+    // they exist) find them.
+    crate::platform::interrupt::install();
     let session_args = SessionArgs {
         resume: args.resume.clone(),
         session_id: args.session_id.clone(),

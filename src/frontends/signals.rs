@@ -32,8 +32,15 @@ impl Signals {
         Self { streams }
     }
 
-    /// Resolves with the number of the first of the signals delivered.
+    /// Resolves with the number of the first of the signals delivered (at once for
+    /// one that arrived before these listeners existed, while the session was loaded:
+    /// see [`crate::platform::interrupt`]).
     pub async fn first(&mut self) -> i32 {
+        if let Some(number) = crate::platform::interrupt::pending()
+            .filter(|n| self.streams.iter().any(|(number, _)| number == n))
+        {
+            return number;
+        }
         if self.streams.is_empty() {
             return std::future::pending().await;
         }

@@ -80,6 +80,9 @@ pub fn untrusted(text: &str) -> String {
     format!("<untrusted_context>\n{inner}\n</untrusted_context>")
 }
 
+/// The most content items one result may hold (each becomes a part of the request).
+pub const MAX_CONTENT_ITEMS: usize = 10_000;
+
 /// A finished `tools/call` as the tool's output. `tool` is the server's own name of the
 /// tool, `args` the arguments sent.
 pub fn result_to_output(tool: &str, args: &Value, result: &CallToolResult) -> ToolOutput {
@@ -90,6 +93,16 @@ pub fn result_to_output(tool: &str, args: &Value, result: &CallToolResult) -> To
             ToolErrorKind::ExecutionFailed,
             format!("MCP tool '{tool}' reported tool error for function call: {call} with response: {response}"),
             format!("Error: MCP tool '{tool}' reported an error."),
+        );
+    }
+    if result.content.len() > MAX_CONTENT_ITEMS {
+        return ToolOutput::error(
+            ToolErrorKind::ExecutionFailed,
+            format!(
+                "MCP tool '{tool}' returned {} content items, over the bound of {MAX_CONTENT_ITEMS}; the result was refused.",
+                result.content.len()
+            ),
+            format!("Error: MCP tool '{tool}' returned too many content items."),
         );
     }
     let mut parts: Vec<Part> = Vec::new();

@@ -11,6 +11,7 @@ use actix::prelude::*;
 use serde_json::Value;
 
 use super::server::{McpServer, Reload, Shutdown};
+use crate::protocol::UiEvent;
 use crate::settings::mcp::McpServerConfig;
 use crate::tools::ToolRegistry;
 
@@ -102,15 +103,20 @@ pub struct McpHub {
     runtime: ArbiterHandle,
     /// The servers' arbiters, one each (handed over at [`McpHub::shutdown`]).
     arbiters: Mutex<Vec<Arbiter>>,
+    /// Where what the user must be told goes (the front end), if anywhere.
+    warnings: Option<Recipient<UiEvent>>,
 }
 
 impl McpHub {
     /// Starts one actor per server (each on an arbiter of its own); connections go on
-    /// in the background. Must run inside an actix `System`.
+    /// in the background. What the user must hear of (a server given up, a tool left
+    /// out) goes to `warnings` as [`UiEvent::Warning`]. Must run inside an actix
+    /// `System`.
     pub fn start(
         servers: &[McpServerConfig],
         registry: Arc<ToolRegistry>,
         roots: Vec<PathBuf>,
+        warnings: Option<Recipient<UiEvent>>,
     ) -> Arc<Self> {
         let (changed, _) = tokio::sync::watch::channel(0);
         let hub = Arc::new(Self {
@@ -123,6 +129,7 @@ impl McpHub {
             instructions_sent: Default::default(),
             runtime: Arbiter::current(),
             arbiters: Mutex::new(Vec::new()),
+            warnings,
         });
         for config in servers {
             hub.set_status(ServerStatus {
@@ -188,6 +195,51 @@ impl McpHub {
             map.insert(status.config.name.clone(), status);
         }
         self.changed.send_modify(|n| *n += 1);
+    }
+
+    /// Tells the user `message` (and logs it).
+    pub(super) fn warn(&self, message: String) {
+        tracing::warn!(%message, "mcp");
+        if let Some(to) = &self.warnings {
+            to.do_send(UiEvent::Warning(message));
+        }
+    }
+
+    /// The tools of `server` that [`DynamicTools::replace`] left out (their name is
+    /// another server's tool's): taken out of `infos`, the user warned, each returned
+    /// with the reason.
+    ///
+    /// [`DynamicTools::replace`]: crate::tools::dynamic::DynamicTools::replace
+    pub(super) fn left_out(
+        &self,
+        server: &str,
+        refused: Vec<(String, String)>,
+        infos: &mut Vec<ToolInfo>,
+    ) -> Vec<super::listing::SkippedTool> {
+        let mut skipped = Vec::new();
+        for (name, holder) in refused {
+            let Some(at) = infos.iter().position(|i| i.name == name) else {
+                continue;
+            };
+            let info = infos.remove(at);
+            let theirs = self
+                .status(&holder)
+                .and_then(|s| s.tools.into_iter().find(|t| t.name == name))
+                .map(|t| t.original)
+                .unwrap_or_default();
+            let reason = format!(
+                "its name {name} is already the name of tool '{theirs}' of MCP server '{holder}'"
+            );
+            self.warn(format!(
+                "MCP tool '{}' of server '{server}' is not registered: {reason}.",
+                info.original
+            ));
+            skipped.push(super::listing::SkippedTool {
+                name: info.original,
+                reason,
+            });
+        }
+        skipped
     }
 
     /// Changes one server's status in place.

@@ -2,6 +2,7 @@
 //! actor, every tool it offers a dynamic entry of the tool registry; plus `troupe mcp`
 //! and Troupe's own tools served over MCP.
 
+pub mod bounded;
 pub mod convert;
 pub mod hub;
 pub mod listing;

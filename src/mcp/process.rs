@@ -136,7 +136,11 @@ async fn open_stdio(
     if let Ok(mut held) = slot.lock() {
         *held = Some(child);
     }
-    match client.serve((stdout, stdin)).await {
+    // The server's output reaches rmcp through the bounds of one message.
+    let stdout = super::bounded::filter(stdout, name.clone());
+    let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
+        .with_max_line_length(super::bounded::MAX_MESSAGE_BYTES + 1);
+    match client.serve(transport).await {
         Ok(service) => {
             let instructions = service
                 .peer()

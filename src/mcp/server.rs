@@ -129,6 +129,11 @@ pub struct Connected {
 /// How many consecutive restarts are tried after a server dies.
 const MAX_RESTARTS: u32 = 5;
 
+/// A connection that lived this long before it closed starts the count of
+/// restarts afresh; one that closed sooner counts as one more failure in a row (a
+/// server that lists its tools and exits is not restarted for ever).
+const STABLE_AFTER: Duration = Duration::from_secs(60);
+
 /// The actor of one MCP server.
 pub struct McpServer {
     config: McpServerConfig,
@@ -138,7 +143,10 @@ pub struct McpServer {
     /// The process of the open connection (stdio servers).
     child: ChildSlot,
     generation: u64,
+    /// Connections in a row that failed or closed before [`STABLE_AFTER`].
     failures: u32,
+    /// When the open connection was made.
+    connected_at: Option<std::time::Instant>,
     /// [`Shutdown`] arrived: nothing connects again.
     ended: bool,
 }
@@ -153,6 +161,7 @@ impl McpServer {
             child: ChildSlot::default(),
             generation: 0,
             failures: 0,
+            connected_at: None,
             ended: false,
         }
     }
@@ -210,6 +219,7 @@ impl McpServer {
             Err(error) => return self.failed(error, ctx),
         };
         let peer = connected.service.peer().clone();
+        self.connected_at = Some(std::time::Instant::now());
         self.stop = Some(connected.service.cancellation_token());
         self.conn.set(Some(peer.clone()));
         let instructions = connected.instructions.clone();
@@ -250,7 +260,15 @@ impl McpServer {
             tracing::warn!(server = %act.config.name, %message, "mcp server closed");
             act.conn.set(None);
             act.stop = None;
+            if act.connected_at.take().is_some_and(|at| at.elapsed() >= STABLE_AFTER) {
+                act.failures = 0;
+            }
             if act.failures >= MAX_RESTARTS {
+                act.hub.warn(format!(
+                    "MCP server '{}' stopped {} times in a row; Troupe gave up restarting it (`/mcp reload` starts it again): {message}",
+                    act.config.name,
+                    act.failures + 1
+                ));
                 return act.failed(message, ctx);
             }
             let delay = Duration::from_millis(250u64 << act.failures.min(7));
@@ -320,7 +338,7 @@ impl McpServer {
                 .iter()
                 .map(|t| Arc::new(McpTool::new(&config, t, conn.clone(), act.hub.clone())) as Arc<dyn ToolHandle>)
                 .collect();
-            let infos: Vec<ToolInfo> = handles
+            let mut infos: Vec<ToolInfo> = handles
                 .iter()
                 .zip(&kept)
                 .map(|(h, t)| ToolInfo {
@@ -330,10 +348,9 @@ impl McpServer {
                     schema: h.declaration().parameters_json_schema,
                 })
                 .collect();
-            for clash in act.hub.registry.dynamic().replace(&config.name, handles) {
-                tracing::warn!(tool = %clash, "Tool with name \"{clash}\" is already registered. Overwriting.");
-            }
-            act.failures = 0;
+            let refused = act.hub.registry.dynamic().replace(&config.name, handles);
+            let mut skipped = skipped;
+            skipped.extend(act.hub.left_out(&config.name, refused, &mut infos));
             let error = (infos.is_empty() && prompts.is_empty() && resources.is_empty())
                 .then(|| "No prompts, tools, or resources found on the server.".to_string());
             act.hub.update(&config.name, |s| {

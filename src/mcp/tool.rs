@@ -1,5 +1,6 @@
 //! One MCP tool as a registry entry: declared as `mcp_<server>_<tool>`, approved by the
-//! server's trust and the mode, executed over the server's live connection with the
+//! server's trust and the mode (in plan mode, a tool runs when its server both marks it
+//! read-only and is trusted), executed over the server's live connection with the
 //! server's timeout; cancellation drops the request, which tells the server.
 
 use std::sync::Arc;
@@ -158,7 +159,13 @@ impl Invocation for McpCall {
         let t = &self.tool;
         Some(match mode {
             ApprovalMode::Yolo => PolicyDecision::Allow,
-            ApprovalMode::Plan if t.read_only => PolicyDecision::Allow,
+            // A server's readOnlyHint is its own claim: it counts only when the user
+            // trusts the server.
+            ApprovalMode::Plan if t.read_only && t.trust => PolicyDecision::Allow,
+            ApprovalMode::Plan if t.read_only => PolicyDecision::Deny(format!(
+                "You are in Plan Mode with access to read-only tools. MCP tool \"{}\" is marked read-only (readOnlyHint) by server \"{}\", but a server's hint counts only when the server is trusted (trust = true in [mcp_servers.{}]).",
+                t.original, t.server, t.server
+            )),
             ApprovalMode::Plan => PolicyDecision::Deny(format!(
                 "You are in Plan Mode with access to read-only tools. MCP tool \"{}\" is not marked read-only (readOnlyHint) by server \"{}\".",
                 t.original, t.server

@@ -6,6 +6,7 @@ pub mod context_files;
 pub mod context_imports;
 pub mod filesystem;
 pub mod ignore_rules;
+pub mod interrupt;
 pub mod path_correction;
 pub mod sandbox;
 pub mod sessions;

@@ -22,36 +22,37 @@ pub struct DynamicTools {
 }
 
 impl DynamicTools {
-    /// Replaces every tool of `source`. A name another source already uses is taken
-    /// over by the later registration (gemini-cli overwrites too); the names so
-    /// overwritten are returned so the caller can warn.
-    pub fn replace(&self, source: &str, tools: Vec<Arc<dyn ToolHandle>>) -> Vec<String> {
+    /// Replaces every tool of `source`. A name another source already holds stays
+    /// that source's (gemini-cli lets the later one overwrite it): the tool is left out
+    /// and returned with the holder, `(tool name, holding source)`, for the caller to
+    /// tell the user.
+    pub fn replace(&self, source: &str, tools: Vec<Arc<dyn ToolHandle>>) -> Vec<(String, String)> {
         let Ok(mut table) = self.table.write() else {
             return Vec::new();
         };
-        table.by_source.insert(source.to_string(), tools);
-        let mut by_name: HashMap<String, Arc<dyn ToolHandle>> = HashMap::new();
-        let mut clashes = Vec::new();
-        // Sources in name order; the one registered under `source` now wins.
-        let sources: Vec<String> = table
+        let held: HashMap<&str, &str> = table
             .by_source
-            .keys()
-            .filter(|k| k.as_str() != source)
-            .cloned()
-            .chain(std::iter::once(source.to_string()))
+            .iter()
+            .filter(|(s, _)| s.as_str() != source)
+            .flat_map(|(s, list)| list.iter().map(move |t| (t.name(), s.as_str())))
             .collect();
-        for s in sources {
-            for tool in table.by_source.get(&s).into_iter().flatten() {
-                if by_name
-                    .insert(tool.name().to_string(), tool.clone())
-                    .is_some()
-                {
-                    clashes.push(tool.name().to_string());
-                }
+        let mut refused = Vec::new();
+        let mut kept = Vec::new();
+        for tool in tools {
+            match held.get(tool.name()) {
+                Some(holder) => refused.push((tool.name().to_string(), holder.to_string())),
+                None => kept.push(tool),
             }
         }
+        table.by_source.insert(source.to_string(), kept);
+        let by_name: HashMap<String, Arc<dyn ToolHandle>> = table
+            .by_source
+            .values()
+            .flatten()
+            .map(|t| (t.name().to_string(), t.clone()))
+            .collect();
         table.by_name = by_name;
-        clashes
+        refused
     }
 
     /// Removes every tool of `source`.

@@ -188,3 +188,56 @@ pub fn wait_with_peak_rss(child: std::process::Child) -> (i32, i64) {
     assert_eq!(got, pid, "wait4");
     (status, usage.ru_maxrss)
 }
+
+impl Scratch {
+    /// Runs a headless session on `turns` with stdout and stderr in files of the
+    /// scratch dir; kills it and fails when it has not ended within `limit`. Returns
+    /// its status, stdout and stderr.
+    pub fn run_within(
+        &self,
+        turns: &[Value],
+        args: &[&str],
+        limit: std::time::Duration,
+    ) -> (std::process::ExitStatus, String, String) {
+        let child = self.spawn_logged(turns, args);
+        self.wait_within(child, limit)
+    }
+
+    /// Starts a headless session on `turns` with stdout and stderr in files of the
+    /// scratch dir (see [`Scratch::wait_within`]).
+    pub fn spawn_logged(&self, turns: &[Value], args: &[&str]) -> std::process::Child {
+        let out = std::fs::File::create(self.root().join("stdout")).expect("stdout file");
+        let err = std::fs::File::create(self.root().join("stderr")).expect("stderr file");
+        self.scripted(turns, args)
+            .stdout(Stdio::from(out))
+            .stderr(Stdio::from(err))
+            .spawn()
+            .expect("spawn troupe")
+    }
+
+    /// Waits for a child of [`Scratch::spawn_logged`]; kills it and fails when it has
+    /// not ended within `limit`.
+    pub fn wait_within(
+        &self,
+        mut child: std::process::Child,
+        limit: std::time::Duration,
+    ) -> (std::process::ExitStatus, String, String) {
+        let read = |name: &str| std::fs::read_to_string(self.root().join(name)).unwrap_or_default();
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("try_wait") {
+                break status;
+            }
+            if started.elapsed() > limit {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "troupe did not finish within {limit:?}; stderr:\n{}",
+                    read("stderr")
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        (status, read("stdout"), read("stderr"))
+    }
+}

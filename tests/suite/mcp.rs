@@ -330,7 +330,7 @@ fn approvals_by_mode_and_trust() {
     );
     assert!(refused.contains("--yolo"), "{refused}");
 
-    // Plan mode: only readOnlyHint tools run.
+    // Plan mode: readOnlyHint tools of trusted servers only (this one is not).
     std::fs::remove_file(s.requests_path()).unwrap();
     let (_, proc) = s.run_json(&turns, &["-p", "go", "--approval-mode", "plan"]);
     assert!(proc.status.success(), "{}", stderr(&proc));
@@ -339,10 +339,10 @@ fn approvals_by_mode_and_trust() {
         .as_str()
         .unwrap()
         .contains("readOnlyHint"));
-    assert_eq!(
-        response_of(&responses, "mcp_fx_peek")["response"]["output"],
-        "<untrusted_context>\nnothing to see\n</untrusted_context>"
-    );
+    assert!(response_of(&responses, "mcp_fx_peek")["response"]["error"]
+        .as_str()
+        .unwrap()
+        .contains("trust = true"));
 
     // --yolo runs everything.
     std::fs::remove_file(s.requests_path()).unwrap();

@@ -19,6 +19,7 @@ mod hooks;
 mod keys;
 mod local_llm;
 pub mod mcp;
+mod mcp_bounds;
 mod mcp_remote;
 mod openai_wire;
 mod owned_files;

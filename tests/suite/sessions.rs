@@ -523,3 +523,110 @@ fn retention_keeps_the_newest_and_never_the_current() {
     );
     assert!(list.contains("prompt 2"), "the newest stays: {list}");
 }
+
+/// The signals a process catches (`SigCgt` of /proc/PID/status), as a bit mask.
+fn caught_signals(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_session_file_that_is_not_a_regular_file_is_refused() {
+    let s = Scratch::new();
+    let fifo = s.root().join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let dir = s.root().join("a-directory");
+    std::fs::create_dir(&dir).unwrap();
+    for path in [std::path::Path::new("/dev/zero"), &fifo, &dir] {
+        let (status, _, err) = s.run_within(
+            &two_reads(),
+            &["-p", "hi", "--session-file", path.to_str().unwrap()],
+            Duration::from_secs(30),
+        );
+        assert_eq!(status.code(), Some(42), "{}: {err}", path.display());
+        assert!(
+            err.contains(&format!(
+                "Error importing session from file: {} is not a regular file",
+                path.display()
+            )),
+            "{err}"
+        );
+    }
+    assert!(s.requests().is_empty(), "no model call");
+    assert!(session_files(&s).is_empty());
+}
+
+#[test]
+fn a_line_that_is_not_utf8_is_skipped_with_a_warning_on_resume() {
+    let s = Scratch::new();
+    s.write("a.txt", "alpha\n");
+    s.write("b.txt", "beta\n");
+    let out = s.run(&two_reads(), &["-p", "read the two files", "--yolo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let file = session_files(&s).remove(0);
+    let recorded = std::fs::read(&file).unwrap();
+    let mut lines: Vec<&[u8]> = recorded.split(|b| *b == b'\n').collect();
+    // Before the first user message (the listing reads the head) and after it.
+    let bad: &[u8] = b"{\"id\":\"x\xff\xfe\",\"type\":\"user\",\"content\":[{\"text\":\"\xc3\"}]}";
+    lines.insert(1, bad);
+    lines.insert(4, bad);
+    std::fs::write(&file, lines.join(&b'\n')).unwrap();
+    let out = s.run(&[turn(vec![text("ok")])], &["-r", "-p", "again"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for line in [2, 5] {
+        assert!(
+            stderr(&out).contains(&format!(
+                "{}:{line}: skipped a corrupt session record",
+                file.display()
+            )),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(answered_once(&last_contents(&s)).len(), 2);
+}
+
+#[test]
+fn a_long_resume_ends_on_sigterm_and_sigint_with_128_plus_the_signal() {
+    let s = Scratch::new();
+    let out = s.run(&[turn(vec![text("ok")])], &["-p", "hi"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let file = session_files(&s).remove(0);
+    let mut records = std::fs::read_to_string(&file).unwrap();
+    for i in 0..100_000 {
+        records.push_str(&format!(
+            "{{\"id\":\"u{i}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"type\":\"user\",\"content\":[{{\"text\":\"question {i}\"}}]}}\n{{\"id\":\"g{i}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"type\":\"gemini\",\"content\":\"answer {i}\",\"thoughts\":[],\"tokens\":{{\"input\":1,\"output\":1,\"cached\":0,\"thoughts\":0,\"tool\":0,\"total\":2}},\"model\":\"m\"}}\n"
+        ));
+    }
+    std::fs::write(&file, records).unwrap();
+    for (signal, number) in [("TERM", libc::SIGTERM), ("INT", libc::SIGINT)] {
+        let child = s.spawn_logged(&[turn(vec![text("ok")])], &["-r", "-p", "x"]);
+        let pid = child.id();
+        // Sent once the process is ready to honour it (it catches the signal).
+        let bit = 1u64 << (number - 1);
+        let started = Instant::now();
+        while caught_signals(pid) & bit == 0 {
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "SIG{signal} never caught"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let sent = std::process::Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(pid.to_string())
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+        let (status, _, err) = s.wait_within(child, Duration::from_secs(20));
+        assert_eq!(status.code(), Some(128 + number), "SIG{signal}: {err}");
+    }
+}

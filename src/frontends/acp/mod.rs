@@ -12,6 +12,7 @@ pub mod front;
 pub mod load;
 pub mod models;
 pub mod session;
+pub mod stdio;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -23,7 +24,7 @@ use agent_client_protocol::v1::schema::{
     RequestPermissionRequest, SessionNotification, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::{Agent, Client, Error, Stdio};
+use agent_client_protocol::{Agent, Client, Error};
 use futures::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
@@ -350,7 +351,7 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_to(Stdio::new())
+        .connect_to(stdio::transport())
         .await;
     // The client is gone: cancel every turn, end every open session.
     let sessions: Vec<Arc<AcpSession>> = s6

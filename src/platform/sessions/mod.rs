@@ -263,15 +263,34 @@ fn list_dir(dir: &Path, out: &mut Vec<SessionInfo>) {
     }
 }
 
+/// Opens `path` for reading if it is a regular file: a device (`/dev/zero`), a FIFO or
+/// a directory is refused (`ErrorKind::InvalidInput`) before anything is read from it,
+/// and opening a FIFO never waits for a writer.
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok(file)
+}
+
 /// Reads a session file up to its first resumable user message (the title). Files
-/// that are not sessions, have no resumable message, or are subagents give `None`.
+/// that are not sessions, have no resumable message, or are subagents give `None`; a
+/// line that is not UTF-8 is skipped as one that is not JSON.
 pub fn read_head(path: &Path) -> Option<SessionInfo> {
-    let file = File::open(path).ok()?;
+    let file = open_regular(path).ok()?;
     let modified = file.metadata().and_then(|m| m.modified()).ok()?;
     let mut reader = BufReader::with_capacity(16 * 1024, file);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let meta: Value = match serde_json::from_str(line.trim()) {
+    let mut line = Vec::new();
+    reader.read_until(b'\n', &mut line).ok()?;
+    let meta: Value = match serde_json::from_slice(line.trim_ascii()) {
         Ok(v) => v,
         // A legacy `.json` file: read whole (they are rare and small).
         Err(_) => return legacy_head(path, modified),
@@ -289,10 +308,10 @@ pub fn read_head(path: &Path) -> Option<SessionInfo> {
     let mut first_gemini = false;
     loop {
         line.clear();
-        if reader.read_line(&mut line).ok()? == 0 {
+        if reader.read_until(b'\n', &mut line).ok()? == 0 {
             break;
         }
-        let Ok(record) = serde_json::from_str::<Value>(line.trim()) else {
+        let Ok(record) = serde_json::from_slice::<Value>(line.trim_ascii()) else {
             continue;
         };
         let messages: Vec<&Value> = match record.pointer("/$set/messages") {
@@ -325,8 +344,11 @@ pub fn read_head(path: &Path) -> Option<SessionInfo> {
 }
 
 fn legacy_head(path: &Path, modified: SystemTime) -> Option<SessionInfo> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let loaded = crate::engine::session_file::load(&text, &path.display().to_string()).ok()?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut open_regular(path).ok()?, &mut bytes).ok()?;
+    let loaded =
+        crate::engine::session_file::load_bytes(&bytes, &path.display().to_string(), &|| false)
+            .ok()?;
     let first = loaded
         .messages
         .values()

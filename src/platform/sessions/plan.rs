@@ -115,7 +115,34 @@ pub fn plan(store: SessionStore, args: &SessionArgs) -> Result<SessionPlan, Plan
             ))
         }
     };
-    open_existing(store, info).map_err(|e| PlanFailure::new(1, e.to_string()))
+    open_existing(store, info).map_err(|e| match interrupted(&e) {
+        Some(failure) => failure,
+        None => PlanFailure::new(1, e.to_string()),
+    })
+}
+
+/// The failure of a load a signal stopped: the signal's exit status (128 + its number).
+fn interrupted(error: &SessionError) -> Option<PlanFailure> {
+    let SessionError::Format(session_file::SessionFileError::Interrupted { file }) = error else {
+        return None;
+    };
+    let signal = crate::platform::interrupt::pending().unwrap_or(libc::SIGTERM);
+    Some(PlanFailure::new(
+        128 + signal,
+        format!("Interrupted (signal {signal}) while reading the session {file}."),
+    ))
+}
+
+/// Whether reading a session file should stop: a signal arrived.
+fn signalled() -> bool {
+    crate::platform::interrupt::pending().is_some()
+}
+
+/// A session file's bytes: a regular file only (see [`super::open_regular`]).
+fn read_bytes(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut super::open_regular(path)?, &mut bytes)?;
+    Ok(bytes)
 }
 
 /// Resumes a listed session: takes its lock, reads it (a copy of it, for gemini-cli's),
@@ -182,23 +209,35 @@ fn resumed(
     }
 }
 
-/// Reads and folds a session file.
+/// Reads and folds a session file; a signal stops it
+/// ([`session_file::SessionFileError::Interrupted`]).
 pub fn read(path: &Path) -> Result<LoadedSession, SessionError> {
-    let text = std::fs::read_to_string(path).map_err(|e| SessionError::io(path, e))?;
-    Ok(session_file::load(&text, &path.display().to_string())?)
+    let bytes = read_bytes(path).map_err(|e| SessionError::io(path, e))?;
+    Ok(session_file::load_bytes(
+        &bytes,
+        &path.display().to_string(),
+        &signalled,
+    )?)
 }
 
 /// `--session-file PATH`: the file's user and gemini messages become a new session in
 /// a new file (the given file is only read).
 fn import(store: SessionStore, path: &Path) -> Result<SessionPlan, PlanFailure> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let bytes = read_bytes(path).map_err(|e| {
+        let why = match e.kind() {
+            std::io::ErrorKind::InvalidInput => " is not a regular file".to_string(),
+            _ => format!(": {e}"),
+        };
         PlanFailure::new(
             EXIT_BAD_SESSION,
-            format!("Error importing session from file: {}: {e}", path.display()),
+            format!("Error importing session from file: {}{why}", path.display()),
         )
     })?;
-    let mut loaded = session_file::load(&text, &path.display().to_string())
-        .map_err(|e| PlanFailure::new(1, format!("Error importing session from file: {e}")))?;
+    let mut loaded = session_file::load_bytes(&bytes, &path.display().to_string(), &signalled)
+        .map_err(|e| match interrupted(&SessionError::Format(e.clone())) {
+            Some(failure) => failure,
+            None => PlanFailure::new(1, format!("Error importing session from file: {e}")),
+        })?;
     loaded.messages.retain(|_, m| {
         matches!(
             m.get("type").and_then(Value::as_str),

@@ -18,7 +18,12 @@ fn serve(mut answer: impl FnMut(&str, &Value, &mut dyn Write) -> Option<Value>) 
     let stdin = std::io::stdin();
     let mut out = std::io::stdout();
     let mut line = String::new();
-    while stdin.lock().read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+    while stdin
+        .lock()
+        .read_line(&mut line)
+        .map(|n| n > 0)
+        .unwrap_or(false)
+    {
         let msg: Value = serde_json::from_str(line.trim()).unwrap_or(Value::Null);
         line.clear();
         let id = msg["id"].clone();
@@ -30,7 +35,11 @@ fn serve(mut answer: impl FnMut(&str, &Value, &mut dyn Write) -> Option<Value>) 
             _ => answer(&method, &msg, &mut out),
         };
         if let Some(result) = result {
-            let _ = writeln!(out, "{}", json!({"jsonrpc": "2.0", "id": id, "result": result}));
+            let _ = writeln!(
+                out,
+                "{}",
+                json!({"jsonrpc": "2.0", "id": id, "result": result})
+            );
         }
         let _ = out.flush();
     }
@@ -95,7 +104,11 @@ pub fn exit_after_list(starts: Option<String>) {
     serve(|method, msg, out| match method {
         "tools/list" => {
             let list = json!({"tools": [tool("only", json!({}))]});
-            let _ = writeln!(out, "{}", json!({"jsonrpc": "2.0", "id": msg["id"], "result": list}));
+            let _ = writeln!(
+                out,
+                "{}",
+                json!({"jsonrpc": "2.0", "id": msg["id"], "result": list})
+            );
             let _ = out.flush();
             std::process::exit(0);
         }
