@@ -300,7 +300,11 @@ impl SessionRecorder {
                     _ => "error",
                 },
                 timestamp: now,
-                result_display: Some(&call.display),
+                // gemini-cli's file-diff object for a (small) edit, else the text.
+                result_display: Some(crate::engine::result_display::result_display(
+                    &call.display,
+                    call.data.as_ref(),
+                )),
             };
             serde_json::to_writer(&mut out, &entry).map_err(std::io::Error::from)?;
         }
@@ -384,7 +388,7 @@ struct CallEntry<'a> {
     status: &'static str,
     timestamp: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    result_display: Option<&'a str>,
+    result_display: Option<Value>,
 }
 
 #[derive(Serialize, Clone, Copy, Default)]

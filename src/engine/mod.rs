@@ -16,6 +16,7 @@ pub mod policy;
 pub mod proc_stat;
 pub mod prompt;
 pub mod responses;
+pub mod result_display;
 pub mod sanitize;
 pub mod schema;
 pub mod secret_names;

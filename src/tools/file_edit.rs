@@ -127,6 +127,31 @@ pub fn edit_data(
     Value::Object(map)
 }
 
+/// The most old and new text together an edit's result carries (for front ends that
+/// show the whole change, and the session file's `resultDisplay`); a bigger edit's
+/// result carries its unified diff only.
+pub const EDIT_CONTENTS_MAX_BYTES: usize = 64 * 1024;
+
+/// `data` with the edited file's path and its old and new text (`original_content`
+/// null for a file that was absent or empty), when they fit in
+/// [`EDIT_CONTENTS_MAX_BYTES`]; `path` is the one the confirmation showed.
+pub fn with_contents(mut data: Value, path: &Path, original: &str, new: &str) -> Value {
+    if original.len() + new.len() > EDIT_CONTENTS_MAX_BYTES {
+        return data;
+    }
+    if let Value::Object(map) = &mut data {
+        map.insert("file_path".into(), json!(path.display().to_string()));
+        let original = if original.is_empty() {
+            Value::Null
+        } else {
+            json!(original)
+        };
+        map.insert("original_content".into(), original);
+        map.insert("new_content".into(), json!(new));
+    }
+    data
+}
+
 /// A failed write in gemini-cli's words; `other` words anything else.
 pub fn write_error(e: FsError, other: impl FnOnce(String) -> String) -> ToolOutput {
     match e {

@@ -412,11 +412,12 @@ async fn write(p: Params, ctx: ToolContext, computed: Computed) -> ToolOutput {
     } else {
         format!("{} added, {} removed", d.lines_added, d.lines_removed)
     };
-    ToolOutput::text(parts.join(" "), display).with_data(edit_data(
-        strategy,
-        Some(&d),
-        correction,
-        method,
+    let data = edit_data(strategy, Some(&d), correction, method);
+    ToolOutput::text(parts.join(" "), display).with_data(file_edit::with_contents(
+        data,
+        &path,
+        original,
+        &plan.new_content,
     ))
 }
 

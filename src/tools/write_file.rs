@@ -231,13 +231,20 @@ async fn write(modified_by_user: bool, ctx: ToolContext, planned: Planned) -> To
     // What the result says is computed before the write, so the old and new texts can
     // go as soon as the bytes are handed over: the diff and the snippet are capped and
     // need neither afterwards.
-    let (d, snippet) = {
+    let (d, snippet, contents) = {
         let proposed = planned.proposed();
         // One line diff serves both (on a rewrite of a large file it is most of the work).
         let lines = diff::line_diff(planned.original(), &proposed);
         let d = diff::unified_of(&file_edit::file_name(&planned.path), &lines);
         let snippet = context_snippet_of(planned.original(), lines.ops(), &proposed, 5);
-        (d, snippet)
+        // The texts themselves only for a small file (see `with_contents`).
+        let contents = file_edit::with_contents(
+            Value::Object(Default::default()),
+            &planned.path,
+            planned.original(),
+            &proposed,
+        );
+        (d, snippet, contents)
     };
     let user_modified =
         modified_by_user.then(|| format!("User modified the `content` to be: {}", planned.content));
@@ -285,12 +292,11 @@ async fn write(modified_by_user: bool, ctx: ToolContext, planned: Planned) -> To
     } else {
         format!("{} added, {} removed", d.lines_added, d.lines_removed)
     };
-    ToolOutput::text(parts.join(" "), display).with_data(edit_data(
-        None,
-        Some(&d),
-        correction,
-        method,
-    ))
+    let mut data = edit_data(None, Some(&d), correction, method);
+    if let (Value::Object(map), Value::Object(extra)) = (&mut data, contents) {
+        map.extend(extra);
+    }
+    ToolOutput::text(parts.join(" "), display).with_data(data)
 }
 
 #[cfg(test)]

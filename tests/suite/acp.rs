@@ -24,6 +24,8 @@ pub struct Editor {
     pub updates: Vec<Value>,
     /// Requests the agent made of the client (permission, fs), in order.
     pub asked: Vec<Value>,
+    /// Every request and notification from the agent, in the order they came.
+    pub seen: Vec<Value>,
     /// Unsaved buffers: served instead of the disk.
     pub buffers: HashMap<String, String>,
     /// The option chosen for permission requests.
@@ -66,6 +68,7 @@ impl Editor {
             next_id: 0,
             updates: Vec::new(),
             asked: Vec::new(),
+            seen: Vec::new(),
             buffers: HashMap::new(),
             permission: "proceed_once",
         }
@@ -103,6 +106,9 @@ impl Editor {
         let msg: Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("stdout carried a non-JSON line ({e}): {line}"));
         assert_eq!(msg["jsonrpc"], "2.0", "{msg}");
+        if msg.get("method").is_some() {
+            self.seen.push(msg.clone());
+        }
         match (msg.get("method").and_then(Value::as_str), msg.get("id")) {
             (Some(method), Some(id)) => {
                 let id = id.clone();
@@ -311,8 +317,10 @@ fn editor_prompt_with_parallel_reads_an_edit_permission_and_client_files() {
     assert!(reads
         .iter()
         .any(|c| c["locations"][0]["path"] == b_path.as_str()));
+    // The edit was announced (pending) before its permission request, then started:
+    // three completions and the edit's start.
     let updates = ed.kinds("tool_call_update");
-    assert_eq!(updates.len(), 3, "{updates:?}");
+    assert_eq!(updates.len(), 4, "{updates:?}");
     let edit = updates
         .iter()
         .find(|u| u["content"][0]["type"] == "diff")

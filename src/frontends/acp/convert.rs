@@ -53,6 +53,12 @@ pub fn diff(path: &str, old: Option<&str>, new: &str) -> Value {
     json!({"type": "diff", "path": path, "oldText": old, "newText": new})
 }
 
+/// The diff of a `write_file` call from its arguments alone (the file as written).
+pub fn write_file_diff(args: &Value) -> Value {
+    let arg = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or("");
+    diff(arg("file_path"), None, arg("content"))
+}
+
 /// A text content block of a tool call.
 pub fn text_content(text: &str) -> Value {
     json!({"type": "content", "content": {"type": "text", "text": text}})

@@ -51,6 +51,8 @@ pub struct AcpFront {
     saved_to: String,
     calls: HashMap<String, (String, Value)>,
     announced: HashSet<String>,
+    /// Calls announced `pending` (waiting for permission) that have not started.
+    pending: HashSet<String>,
     /// Edit confirmations by call, for the diff of the finished call.
     diffs: HashMap<String, Value>,
     waiter: Option<oneshot::Sender<TurnOutcome>>,
@@ -70,6 +72,7 @@ impl AcpFront {
             saved_to,
             calls: HashMap::new(),
             announced: HashSet::new(),
+            pending: HashSet::new(),
             diffs: HashMap::new(),
             waiter: None,
         }
@@ -83,8 +86,18 @@ impl AcpFront {
         self.send(json!({"sessionUpdate": kind, "content": {"type": "text", "text": text}}));
     }
 
-    fn announce(&mut self, call_id: &str) {
+    /// Sends the call's `tool_call` with `status`, once; a call announced already
+    /// (`pending`, before its permission request) gets a `tool_call_update` instead
+    /// when it starts.
+    fn announce(&mut self, call_id: &str, status: &str) {
         if !self.announced.insert(call_id.to_string()) {
+            if status == "in_progress" && self.pending.remove(call_id) {
+                self.send(json!({
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": call_id,
+                    "status": status,
+                }));
+            }
             return;
         }
         let Some((name, args)) = self.calls.get(call_id) else {
@@ -93,12 +106,15 @@ impl AcpFront {
         self.send(json!({
             "sessionUpdate": "tool_call",
             "toolCallId": call_id,
-            "status": "in_progress",
+            "status": status,
             "title": convert::tool_title(name, args),
             "kind": convert::tool_kind(name),
             "locations": convert::locations(args, &self.root),
             "rawInput": args,
         }));
+        if status == "pending" {
+            self.pending.insert(call_id.to_string());
+        }
     }
 }
 
@@ -131,34 +147,34 @@ impl Handler<UiEvent> for AcpFront {
             UiEvent::ToolCallStatus {
                 call_id, status, ..
             } => match status {
-                CallStatus::AwaitingApproval => {
-                    // The permission request carries the call (gemini-cli sends no
-                    // tool_call after one).
-                    self.announced.insert(call_id);
-                }
-                CallStatus::Executing => self.announce(&call_id),
+                // Every call gets its `tool_call` first: `pending` before its
+                // permission request, then an update when it runs.
+                CallStatus::AwaitingApproval => self.announce(&call_id, "pending"),
+                CallStatus::Executing => self.announce(&call_id, "in_progress"),
                 _ => {}
             },
             UiEvent::ToolCallCompleted(call) => {
-                self.announce(&call.call_id);
+                self.announce(&call.call_id, "in_progress");
+                self.pending.remove(&call.call_id);
                 let status = match call.status {
                     CallStatus::Success => "completed",
                     _ => "failed",
                 };
-                let content = match self.diffs.remove(&call.call_id) {
-                    Some(diff) if call.status == CallStatus::Success => json!([diff]),
-                    _ if call.status == CallStatus::Success && call.name == "write_file" => {
-                        let path = call
-                            .args
-                            .get("file_path")
-                            .and_then(Value::as_str)
-                            .unwrap_or("");
-                        let content = call
-                            .args
-                            .get("content")
-                            .and_then(Value::as_str)
-                            .unwrap_or("");
-                        json!([convert::diff(path, None, content)])
+                // The edit's texts from its result (what the session file records
+                // too, so `session/load` shows the same diff).
+                let edited = call
+                    .data
+                    .as_ref()
+                    .and_then(crate::engine::result_display::edit_of_data)
+                    .filter(|_| call.status == CallStatus::Success);
+                let confirmed = self.diffs.remove(&call.call_id);
+                let success = call.status == CallStatus::Success;
+                let content = match (edited, confirmed) {
+                    (Some(e), _) => json!([convert::diff(e.file_path, e.original, e.new)]),
+                    // An edit too big to carry its texts: the diff it was approved with.
+                    (None, Some(diff)) if success => json!([diff]),
+                    _ if success && call.name == "write_file" => {
+                        json!([convert::write_file_diff(&call.args)])
                     }
                     _ => json!([convert::text_content(&call.display)]),
                 };
@@ -184,6 +200,7 @@ impl Handler<UiEvent> for AcpFront {
             UiEvent::TurnFinished(outcome) => {
                 self.calls.clear();
                 self.announced.clear();
+                self.pending.clear();
                 self.diffs.clear();
                 if let Some(waiter) = self.waiter.take() {
                     let _ = waiter.send(outcome);

@@ -1,17 +1,50 @@
 //! `session/load`: a session recorded in the project's `SessionStore` (by the REPL,
 //! a headless run or an earlier ACP connection) is resumed, and its history replayed
-//! to the editor as `session/update` notifications.
+//! to the editor as `session/update` notifications. An edit is replayed with the
+//! same `diff` content it was shown with live: the texts its result carried, which the
+//! session file records as gemini-cli's file-diff `resultDisplay`.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use serde_json::{json, Value};
+
+use crate::engine::result_display::edit_of_display;
+use crate::engine::session_file::wire_call_id;
 
 use crate::protocol::content::Content;
 use crate::protocol::content::{FunctionResponse, Role};
 
+/// The recorded file-diff `resultDisplay` of each edit in the session file `file`, by
+/// call id as the history holds it (none when the file cannot be read).
+pub fn recorded_edits(file: &Path) -> HashMap<String, Value> {
+    let Ok(loaded) = crate::platform::sessions::plan::read(file) else {
+        return HashMap::new();
+    };
+    let mut out = HashMap::new();
+    for message in loaded.messages.values() {
+        let calls = message.get("toolCalls").and_then(Value::as_array);
+        for call in calls.into_iter().flatten() {
+            let (Some(id), Some(name), Some(display)) = (
+                call.get("id").and_then(Value::as_str),
+                call.get("name").and_then(Value::as_str),
+                call.get("resultDisplay"),
+            ) else {
+                continue;
+            };
+            if edit_of_display(display).is_some() {
+                out.insert(wire_call_id(name, id), display.clone());
+            }
+        }
+    }
+    out
+}
+
 /// The updates that show `history` in the editor: user and agent chunks, thoughts,
-/// and each call as a finished `tool_call` (failed when its response is an error).
-pub fn replay(history: &[Content]) -> Vec<Value> {
+/// and each call as a finished `tool_call` (failed when its response is an error); a
+/// successful edit shows its diff, from `edits` ([`recorded_edits`]) or, for a
+/// `write_file` recorded without its texts, from its arguments (as live).
+pub fn replay(history: &[Content], edits: &HashMap<String, Value>) -> Vec<Value> {
     let mut results: HashMap<String, &FunctionResponse> = HashMap::new();
     for c in history {
         for p in &c.parts {
@@ -32,13 +65,21 @@ pub fn replay(history: &[Content]) -> Vec<Value> {
                     .and_then(|r| r.response.get("output").or_else(|| r.response.get("error")))
                     .and_then(Value::as_str)
                     .unwrap_or("");
+                let edited = edits.get(&key).and_then(edit_of_display);
+                let content = match edited {
+                    Some(e) if !failed => super::convert::diff(e.file_path, e.original, e.new),
+                    _ if !failed && result.is_some() && call.name == "write_file" => {
+                        super::convert::write_file_diff(&call.args)
+                    }
+                    _ => super::convert::text_content(text),
+                };
                 out.push(json!({
                     "sessionUpdate": "tool_call",
                     "toolCallId": key,
                     "status": if failed { "failed" } else { "completed" },
                     "title": super::convert::tool_title(&call.name, &call.args),
                     "kind": super::convert::tool_kind(&call.name),
-                    "content": [super::convert::text_content(text)],
+                    "content": [content],
                 }));
             } else if p.function_response.is_some() {
                 continue;

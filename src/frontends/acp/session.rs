@@ -37,6 +37,8 @@ pub struct Started {
     pub models: Value,
     /// The recorded history (`session/load`), to replay.
     pub history: Vec<Content>,
+    /// The recorded edits' file diffs by call id (`session/load`), to replay.
+    pub edits: std::collections::HashMap<String, Value>,
 }
 
 /// The user's config file, where "Always allow" saves rules (as the REPL's).
@@ -187,10 +189,13 @@ pub(super) async fn start(
             open_existing(store, info).map_err(|e| e.to_string())?
         }
     };
-    let history = if load.is_some() {
-        plan.history.clone()
+    let (history, edits) = if load.is_some() {
+        (
+            plan.history.clone(),
+            super::load::recorded_edits(&plan.file),
+        )
     } else {
-        Vec::new()
+        Default::default()
     };
     let mode = ApprovalMode::parse(&settings.approval.mode).unwrap_or_default();
     let (reads, writes) = state.client_fs.lock().map(|c| *c).unwrap_or((false, false));
@@ -249,6 +254,7 @@ pub(super) async fn start(
         mode: mode.as_str(),
         models,
         history,
+        edits,
     })
 }
 
