@@ -406,8 +406,12 @@ pub enum UiEvent {
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "()")]
 pub enum SessionEvent {
-    /// A user turn (a prompt).
-    User { parts: Vec<Part> },
+    /// A user turn (a prompt); `display` is what the user typed when the model got
+    /// something else (`@path` content, an expanded command, added context).
+    User {
+        parts: Vec<Part>,
+        display: Option<String>,
+    },
     /// A model turn, with the calls it makes (ids assigned), before they run.
     Model {
         content: crate::protocol::content::Content,

@@ -101,6 +101,9 @@ pub struct Chat {
     compressing: bool,
     /// The parts of the starting turn's prompt after its text (`@path` content).
     prompt_extra: Vec<Part>,
+    /// The starting turn's prompt as the user typed it (the session file's
+    /// `displayContent` when the model gets something else).
+    prompt_typed: Option<String>,
     /// The share of the declared context window requests are fitted to; lowered when
     /// the server refuses a request as too large (the estimate was short for it).
     window_scale: f64,
@@ -164,6 +167,7 @@ impl Chat {
             compression_failed: false,
             compressing: false,
             prompt_extra: Vec::new(),
+            prompt_typed: None,
             window_scale: 1.0,
             model_usage: None,
             extra_parts: Vec::new(),
@@ -505,6 +509,7 @@ impl Chat {
             .and_then(|p| p.text)
             .unwrap_or_else(|| text.clone());
         self.prompt_extra = parts.collect();
+        self.prompt_typed = Some(text.clone());
         self.turn_counter += 1;
         let id = self.turn_counter;
         let cancel = CancellationToken::new();
@@ -619,16 +624,21 @@ impl Chat {
                 .into_iter()
                 .map(crate::protocol::content::Part::text),
         );
-        if let Some(instructions) = self.config.mcp.as_ref().and_then(|h| h.take_instructions()) {
-            content.parts.insert(
-                0,
-                crate::protocol::content::Part::text(format!(
-                    "<loaded_context>\n<project_context>\n{instructions}\n</project_context>\n</loaded_context>"
-                )),
-            );
+        if let Some(part) = (self.config.mcp.as_ref())
+            .and_then(|h| h.take_instructions())
+            .and_then(|i| crate::engine::history::loaded_context_part(&self.history, &i))
+        {
+            content.parts.insert(0, part);
         }
+        let sent: String = content
+            .parts
+            .iter()
+            .filter_map(|p| p.text.as_deref())
+            .collect();
+        let display = self.prompt_typed.take().filter(|typed| *typed != sent);
         self.record(SessionEvent::User {
             parts: content.parts.clone(),
+            display,
         });
         self.history.push(content);
         if let Some(turn) = self.turn.as_mut() {

@@ -433,9 +433,9 @@ impl Handler<SessionEvent> for SessionRecorder {
         }
         let now = iso8601(std::time::SystemTime::now());
         match event {
-            SessionEvent::User { parts } => {
+            SessionEvent::User { parts, display } => {
                 let id = crate::actors::session::new_session_id();
-                self.message(&user_record(&id, &now, &parts), &now);
+                self.message(&user_record(&id, &now, &parts, display.as_deref()), &now);
                 self.last_user = Some(id);
             }
             SessionEvent::Model { content, usage } => self.model(&content, usage),

@@ -1,7 +1,8 @@
 //! `@path` references in a prompt, split as gemini-cli's `parseAllAtCommands` does: an
 //! `@` not preceded by a backslash, then a path of non-separator characters (a quoted
 //! part, a backslash escape, or a `.` that is not the last character before a space or
-//! the end). Pure text; reading the files is the front end's business.
+//! the end). Unlike gemini-cli, `@@` (a diff's `@@ -1,3 +1,4 @@`) is never a
+//! reference. Pure text; reading the files is the front end's business.
 
 /// A piece of a prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +29,14 @@ pub fn parse(query: &str) -> Vec<PromptPiece> {
         if c != '@' || escaped {
             text.push(c);
             i += 1;
+            continue;
+        }
+        if chars.get(i + 1) == Some(&'@') {
+            // `@@` (a diff's hunk header, a decorator) is text, however many there are.
+            while chars.get(i) == Some(&'@') {
+                text.push('@');
+                i += 1;
+            }
             continue;
         }
         let (len, path) = path_at(&chars[i + 1..]);
@@ -136,6 +145,18 @@ mod tests {
         assert_eq!(parse("a lone @ here"), vec![Text("a lone @ here".into())]);
         assert_eq!(parse("@src/*.rs"), vec![AtPath("src/*.rs".into())]);
         assert!(is_glob("src/*.rs") && !is_glob("src/a.rs"));
+    }
+
+    #[test]
+    fn a_diff_hunk_header_is_no_reference() {
+        assert_eq!(
+            parse("@@ -1,3 +1,4 @@ fn main\n see @a.txt @@@"),
+            vec![
+                Text("@@ -1,3 +1,4 @@ fn main\n see ".into()),
+                AtPath("a.txt".into()),
+                Text(" @@@".into())
+            ]
+        );
     }
 
     #[test]

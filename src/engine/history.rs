@@ -4,6 +4,19 @@
 use super::model::ModelEvent;
 use crate::protocol::content::{Content, FunctionCall, Part, Role, Usage};
 
+/// The MCP servers' instructions as the first part of a user turn (gemini-cli's
+/// `<loaded_context>`), or `None` when `history` already holds exactly that part (a
+/// resumed session): once is enough.
+pub fn loaded_context_part(history: &[Content], instructions: &str) -> Option<Part> {
+    let text = format!(
+        "<loaded_context>\n<project_context>\n{instructions}\n</project_context>\n</loaded_context>"
+    );
+    let held = history
+        .iter()
+        .any(|c| c.role == Role::User && c.parts.iter().any(|p| p.text.as_deref() == Some(&text)));
+    (!held).then(|| Part::text(text))
+}
+
 /// Is a recorded model turn valid? Empty turns and turns with empty parts are not.
 pub fn is_valid_model_turn(content: &Content) -> bool {
     !content.parts.is_empty()
@@ -226,6 +239,17 @@ pub fn assign_call_ids(calls: &mut [FunctionCall], millis: u128, counter: &mut u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loaded_context_is_added_once() {
+        let first = loaded_context_part(&[], "Use echo.").expect("a fresh history gets it");
+        let text = first.text.clone().unwrap_or_default();
+        assert!(text.starts_with("<loaded_context>\n") && text.contains("Use echo."));
+        let mut resumed = Content::user_text("hi");
+        resumed.parts.insert(0, first);
+        assert!(loaded_context_part(&[resumed.clone()], "Use echo.").is_none());
+        assert!(loaded_context_part(&[resumed], "Use grep.").is_some());
+    }
 
     #[test]
     fn an_invalid_answer_drops_the_plain_input_that_led_to_it() {

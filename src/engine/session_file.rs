@@ -198,6 +198,15 @@ pub fn user_text(message: &Value) -> String {
     }
 }
 
+/// A `user` message as the user typed it: its `displayContent` when it has one (the
+/// model got `@path` content or an expanded command), else its text.
+pub fn typed_text(message: &Value) -> String {
+    match message.get("displayContent") {
+        Some(Value::String(s)) => s.clone(),
+        _ => user_text(message),
+    }
+}
+
 /// Is this message worth resuming (gemini-cli's rule)?
 pub fn is_resumable(message: &Value) -> bool {
     match message.get("type").and_then(Value::as_str) {
@@ -549,9 +558,14 @@ pub fn last_updated_record(now: &str) -> Value {
     json!({"$set": {"lastUpdated": now}})
 }
 
-/// A `user` message.
-pub fn user_record(id: &str, now: &str, parts: &[Part]) -> Value {
-    json!({"id": id, "timestamp": now, "type": "user", "content": parts})
+/// A `user` message; `display` (gemini-cli's `displayContent`) is what the user typed
+/// when the model got something else.
+pub fn user_record(id: &str, now: &str, parts: &[Part], display: Option<&str>) -> Value {
+    let mut record = json!({"id": id, "timestamp": now, "type": "user", "content": parts});
+    if let Some(display) = display {
+        record["displayContent"] = json!(display);
+    }
+    record
 }
 
 /// A history turn as a message of a `$set.messages` rewrite: user turns keep their

@@ -6,9 +6,11 @@ pub mod headless;
 pub mod interactive;
 pub mod mcp_serve;
 pub mod options;
+pub mod prompt;
 pub mod repl;
 pub mod sessions;
 pub mod signals;
+pub mod slash;
 pub mod stdin;
 pub mod trace;
 pub mod trust;
@@ -25,7 +27,7 @@ use crate::frontends::headless::{
 };
 use crate::frontends::options::{OutputFormatArg, RunArgs};
 use crate::platform::workspace::Workspace;
-use crate::protocol::{ApprovalMode, TurnOutcome, UserInput};
+use crate::protocol::{ApprovalMode, TurnOutcome};
 use crate::providers::select::{process_env, select, ModelChoice};
 use crate::providers::ModelClient;
 use crate::settings::{self, LoadedSettings, Settings};
@@ -167,7 +169,11 @@ pub fn load_settings(ws: &Workspace, args: &RunArgs) -> Result<LoadedSettings, A
     let trusted = trust::run_trust(ws, args).is_trusted();
     let loaded = settings::load_in(ws.primary(), &overrides, trusted)?;
     if let Some(file) = &loaded.skipped_project_file {
-        eprintln!("{}", settings::trust::skipped_notice(file));
+        // With project hooks left out, the session's first warning says this too.
+        let hooks = settings::hook_trust::skipped_project_hooks(ws.primary(), &loaded.settings);
+        if hooks.is_empty() {
+            eprintln!("{}", settings::trust::skipped_notice(file));
+        }
     }
     let sandbox = &loaded.settings.sandbox.mode;
     if let Err(e) = crate::platform::sandbox::session::configured_mode(&loaded.settings) {
@@ -306,28 +312,32 @@ pub fn run_turn_with(
         .await
         .map_err(|e| AppError::Usage(e.to_string()))?;
         let mut signals = signals::Signals::install();
-        match crate::actors::at_command::expand(
-            &prompt,
-            &session.services.fs,
-            tokio_util::sync::CancellationToken::new(),
-        )
-        .await
-        {
-            Ok(Some(expanded)) => {
-                for note in &expanded.notes {
-                    tracing::info!(%note, "@ references");
-                }
-                session.chat.do_send(crate::protocol::UserParts {
-                    text: prompt,
-                    parts: expanded.parts,
-                });
+        let cancel = tokio_util::sync::CancellationToken::new();
+        let quiet = format == OutputFormat::Silent;
+        let prepared = tokio::select! {
+            prepared = prompt::prepare(prompt, &session, cancel.clone(), quiet) => prepared,
+            number = signals.first() => {
+                cancel.cancel();
+                signals::kill_started_groups().await;
+                session.shutdown(EndReason::Exit).await;
+                let mut summary = empty_summary(&session.session_id, &model_name_for_report, TurnOutcome::Cancelled);
+                summary.interrupted_by = Some(number);
+                return Ok(summary);
             }
-            Ok(None) => session.chat.do_send(UserInput { text: prompt }),
+        };
+        match prepared {
+            Ok(prompt::Prepared::Turn(message)) => session.chat.do_send(message),
+            Ok(prompt::Prepared::Reply(text)) => {
+                session.shutdown(EndReason::Exit).await;
+                headless::print_reply(format, &text);
+                let outcome = TurnOutcome::Completed { response: text.clone() };
+                let mut summary = empty_summary(&session.session_id, &model_name_for_report, outcome);
+                summary.response = text;
+                return Ok(summary);
+            }
             Err(e) => {
                 session.shutdown(EndReason::Exit).await;
-                return Err(AppError::Usage(format!(
-                    "Exiting due to an error processing the @ command: {e}"
-                )));
+                return Err(AppError::Usage(e));
             }
         }
         let mut rx = rx;
@@ -340,18 +350,7 @@ pub fn run_turn_with(
                 session.chat.do_send(crate::protocol::CancelTurn);
                 let mut summary = match tokio::time::timeout(signals::REPORT_GRACE, rx).await {
                     Ok(Ok(summary)) => summary,
-                    _ => RunSummary {
-                        session_id: session.session_id.clone(),
-                        model: model_name_for_report,
-                        outcome: TurnOutcome::Cancelled,
-                        response: String::new(),
-                        stats: Default::default(),
-                        calls: Vec::new(),
-                        elapsed: std::time::Duration::ZERO,
-                        turn_elapsed: std::time::Duration::ZERO,
-                        turn_cpu: std::time::Duration::ZERO,
-                        interrupted_by: None,
-                    },
+                    _ => empty_summary(&session.session_id, &model_name_for_report, TurnOutcome::Cancelled),
                 };
                 summary.interrupted_by = Some(number);
                 session.shutdown(EndReason::Exit).await;
@@ -363,6 +362,24 @@ pub fn run_turn_with(
         summary
     });
     result
+}
+
+/// The summary of a run that ended before (or without) its turn.
+fn empty_summary(session_id: &str, model: &str, outcome: TurnOutcome) -> RunSummary {
+    RunSummary {
+        session_id: session_id.to_string(),
+        model: model.to_string(),
+        outcome,
+        response: String::new(),
+        stats: Default::default(),
+        calls: Vec::new(),
+        elapsed: std::time::Duration::ZERO,
+        turn_elapsed: std::time::Duration::ZERO,
+        turn_cpu: std::time::Duration::ZERO,
+        interrupted_by: None,
+        refused: Vec::new(),
+        warnings: Vec::new(),
+    }
 }
 
 /// Prints the end of a run for `format` and returns the exit code.
@@ -380,10 +397,11 @@ pub fn report(summary: &RunSummary, format: OutputFormat) -> i32 {
         }
         OutputFormat::Silent => {}
     }
-    let code = summary
-        .interrupted_by
-        .map(|signal| 128 + signal)
-        .unwrap_or_else(|| exit_code(&summary.outcome));
+    let code = match (summary.interrupted_by, exit_code(&summary.outcome)) {
+        (Some(signal), _) => 128 + signal,
+        (None, 0) if !summary.refused.is_empty() => headless::REFUSED_EXIT_CODE,
+        (None, code) => code,
+    };
     if code != 0 && format != OutputFormat::Json {
         let message = json_report(summary)["error"]["message"]
             .as_str()
@@ -399,7 +417,8 @@ pub fn report(summary: &RunSummary, format: OutputFormat) -> i32 {
 }
 
 /// 0 on success; 1 on failure; 53 when the turn limit was hit; 55 when the model was
-/// stopped in a loop; 130 when cancelled.
+/// stopped in a loop; 130 when cancelled. (A finished turn with refused calls exits
+/// [`headless::REFUSED_EXIT_CODE`], decided by [`report`].)
 pub fn exit_code(outcome: &TurnOutcome) -> i32 {
     match outcome {
         TurnOutcome::Completed { .. } => 0,

@@ -60,3 +60,69 @@ pub fn newly_seen(defs: &[HookDef], workspace: &Path, file: &Path) -> Vec<String
     }
     fresh
 }
+
+/// The names of `workspace`'s project hooks that will not run because the folder is
+/// not trusted (empty when it is, or when hooks are off).
+pub fn skipped_project_hooks(
+    workspace: &Path,
+    settings: &crate::settings::Settings,
+) -> Vec<String> {
+    if settings.trusted || !settings.hooks.enabled {
+        return Vec::new();
+    }
+    let loaded =
+        crate::settings::hooks::load(&crate::settings::hooks::HookSources::standard(workspace));
+    if loaded.globally_disabled {
+        return Vec::new();
+    }
+    loaded
+        .defs
+        .into_iter()
+        .filter(|d| !project_hooks_allowed(d.origin, false))
+        .map(|d| d.name)
+        .collect()
+}
+
+/// The warning for project hooks left out in an untrusted folder: which, what that
+/// means in approval mode `mode`, how to run them, and the project settings file that
+/// is not applied either (`skipped_file`).
+pub fn skipped_hooks_warning(names: &[String], mode: &str, skipped_file: Option<&Path>) -> String {
+    let consequence = match mode {
+        "yolo" => " This run is in yolo mode: every tool call runs without the checks these hooks would make.",
+        "auto_edit" | "autoEdit" | "auto-edit" => {
+            " This run is in auto_edit mode: edits run without the checks these hooks would make."
+        }
+        _ => "",
+    };
+    let file = skipped_file
+        .map(|f| format!(" Its settings file {} is not applied either.", f.display()))
+        .unwrap_or_default();
+    format!(
+        "WARNING: this folder is not trusted, so its project hooks were NOT run: {}.{consequence} Trust the folder with `troupe trust` (or for one run, --skip-trust) to run them.{file}",
+        names.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod skipped_tests {
+    use super::*;
+
+    #[test]
+    fn the_warning_names_the_hooks_the_mode_and_the_way_out() {
+        let names = vec!["guard".to_string(), "audit".to_string()];
+        let yolo = skipped_hooks_warning(&names, "yolo", None);
+        assert!(yolo.starts_with("WARNING: this folder is not trusted, so its project hooks were NOT run: guard, audit."), "{yolo}");
+        assert!(
+            yolo.contains("yolo mode: every tool call runs without"),
+            "{yolo}"
+        );
+        assert!(yolo.contains("--skip-trust"), "{yolo}");
+        let plain =
+            skipped_hooks_warning(&names, "default", Some(Path::new(".troupe/config.toml")));
+        assert!(!plain.contains("mode:"), "{plain}");
+        assert!(
+            plain.ends_with("Its settings file .troupe/config.toml is not applied either."),
+            "{plain}"
+        );
+    }
+}

@@ -214,7 +214,8 @@ fn default_mode_headless_refuses_replace_and_leaves_the_file() {
         turn(vec![text("Refused.")]),
     ];
     let (_, proc) = s.run_json(&turns, &["-p", "edit"]);
-    assert!(proc.status.success(), "stderr: {}", stderr(&proc));
+    // A refused call ends the run with 54.
+    assert_eq!(proc.status.code(), Some(54), "stderr: {}", stderr(&proc));
     let error = single_response(&s, 1)["error"]
         .as_str()
         .expect("error")

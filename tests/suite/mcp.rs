@@ -313,7 +313,8 @@ fn approvals_by_mode_and_trust() {
     ];
     // Headless, default mode, untrusted server: declared, refused with the way out.
     let (_, proc) = s.run_json(&turns, &["-p", "go"]);
-    assert!(proc.status.success(), "{}", stderr(&proc));
+    // A refused call ends the run with 54.
+    assert_eq!(proc.status.code(), Some(54), "{}", stderr(&proc));
     let requests = s.requests();
     assert!(declarations(&requests[0])
         .iter()
@@ -333,7 +334,7 @@ fn approvals_by_mode_and_trust() {
     // Plan mode: readOnlyHint tools of trusted servers only (this one is not).
     std::fs::remove_file(s.requests_path()).unwrap();
     let (_, proc) = s.run_json(&turns, &["-p", "go", "--approval-mode", "plan"]);
-    assert!(proc.status.success(), "{}", stderr(&proc));
+    assert_eq!(proc.status.code(), Some(54), "{}", stderr(&proc));
     let responses = function_responses(&s.requests()[1]);
     assert!(response_of(&responses, "mcp_fx_echo")["response"]["error"]
         .as_str()

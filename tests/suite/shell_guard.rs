@@ -282,7 +282,8 @@ fn writes_into_config_directories_ask_whatever_the_allow_rules_say() {
         ),
     ];
     let out = s.run(&[turn(calls), turn(vec![text("done")])], &["-p", "go"]);
-    assert!(out.status.success(), "{}", stderr(&out));
+    // The two refused writes end the run with 54.
+    assert_eq!(out.status.code(), Some(54), "{}", stderr(&out));
     assert!(!s.ws().join(".troupe/config.toml").exists());
     assert_eq!(s.read(".gemini/settings.json"), "{}\n");
     // The allow rule itself works.

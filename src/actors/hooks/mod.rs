@@ -40,10 +40,10 @@ pub fn start(
     loaded
         .disabled
         .extend(settings.hooks.disabled.iter().cloned());
-    for warning in &loaded.warnings {
-        events.do_send(UiEvent::Warning(warning.clone()));
-    }
     if loaded.globally_disabled {
+        for warning in &loaded.warnings {
+            events.do_send(UiEvent::Warning(warning.clone()));
+        }
         return HookClient::none();
     }
     // Folder trust (`settings.trusted`: the trust file, --skip-trust or
@@ -53,12 +53,18 @@ pub fn start(
         .defs
         .into_iter()
         .partition(|d| trust::project_hooks_allowed(d.origin, trusted));
+    // First: a run in an untrusted folder must not miss that its guards are off.
     if !refused.is_empty() {
-        let names: Vec<&str> = refused.iter().map(|d| d.name.as_str()).collect();
-        events.do_send(UiEvent::Warning(format!(
-            "Project hooks were not run because this folder is not trusted: {}",
-            names.join(", ")
+        let names: Vec<String> = refused.into_iter().map(|d| d.name).collect();
+        let project_file = workspace.join(".troupe").join("config.toml");
+        events.do_send(UiEvent::Warning(trust::skipped_hooks_warning(
+            &names,
+            &settings.approval.mode,
+            project_file.is_file().then_some(project_file.as_path()),
         )));
+    }
+    for warning in &loaded.warnings {
+        events.do_send(UiEvent::Warning(warning.clone()));
     }
     let fresh = trust::newly_seen(&defs, workspace, &trust::seen_file());
     if !fresh.is_empty() {

@@ -15,6 +15,9 @@ use crate::engine::session_file::wire_call_id;
 use crate::protocol::content::Content;
 use crate::protocol::content::{FunctionResponse, Role};
 
+/// How the MCP servers' instructions start in the first user turn (see the Chat).
+const LOADED_CONTEXT: &str = "<loaded_context>";
+
 /// The recorded file-diff `resultDisplay` of each edit in the session file `file`, by
 /// call id as the history holds it (none when the file cannot be read).
 pub fn recorded_edits(file: &Path) -> HashMap<String, Value> {
@@ -84,6 +87,10 @@ pub fn replay(history: &[Content], edits: &HashMap<String, Value>) -> Vec<Value>
             } else if p.function_response.is_some() {
                 continue;
             } else if let Some(text) = &p.text {
+                if c.role == Role::User && text.starts_with(LOADED_CONTEXT) {
+                    // The MCP servers' instructions went to the model, not from the user.
+                    continue;
+                }
                 let kind = match (c.role == Role::User, p.thought == Some(true)) {
                     (true, _) => "user_message_chunk",
                     (false, true) => "agent_thought_chunk",

@@ -11,6 +11,7 @@ pub mod editor;
 pub mod front;
 pub mod load;
 pub mod models;
+pub mod prompts;
 pub mod session;
 pub mod stdio;
 
@@ -32,10 +33,9 @@ use tokio::sync::oneshot;
 
 use crate::actors::session::EndReason;
 use crate::frontends::options::RunArgs;
+use crate::frontends::slash::Expansion;
 use crate::frontends::{init_logging, AppError};
-use crate::protocol::{
-    ApprovalMode, CancelTurn, CompressHistory, Memory, SetModelName, UserInput, UserParts,
-};
+use crate::protocol::{ApprovalMode, CancelTurn, CompressHistory, Memory, SetModelName, UserParts};
 use front::{AwaitTurn, ClientLink};
 use models::{LoadSessionParams, NewSessionParams, RawResponse, SetSessionModelRequest};
 use session::AcpSession;
@@ -305,15 +305,27 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
                         link.update(&id, json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": reply}}));
                         return responder.respond(typed::<PromptResponse>(json!({"stopReason": "end_turn"}))?);
                     }
+                    let chunk = |text: String| json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}});
+                    // A custom command or an MCP prompt goes to the model expanded.
+                    let model_text = match prompts::expand(&session, &text).await {
+                        Ok(None) => text.clone(),
+                        Ok(Some(Expansion::Prompt { text: expanded, notes })) => {
+                            for note in notes {
+                                link.update(&id, chunk(note));
+                            }
+                            expanded
+                        }
+                        Ok(Some(Expansion::Reply(lines))) => {
+                            link.update(&id, chunk(lines.join("\n")));
+                            return responder.respond(typed::<PromptResponse>(json!({"stopReason": "end_turn"}))?);
+                        }
+                        Err(message) => return responder.respond_with_error(error(-32602, message)),
+                    };
                     let (tx, rx) = oneshot::channel();
                     let _ = session.front.send(AwaitTurn(tx)).await;
-                    if media.is_empty() {
-                        session.session.chat.do_send(UserInput { text });
-                    } else {
-                        let mut parts = vec![crate::protocol::content::Part::text(text.clone())];
-                        parts.extend(media);
-                        session.session.chat.do_send(UserParts { text, parts });
-                    }
+                    let mut parts = vec![crate::protocol::content::Part::text(model_text)];
+                    parts.extend(media);
+                    session.session.chat.do_send(UserParts { text, parts });
                     let ended = rx.await;
                     session::save_always_rules(&session);
                     match ended {

@@ -9,6 +9,7 @@ use crate::actors::session::SAVED_ORIGIN;
 use crate::engine::sanitize::{for_terminal, one_line};
 use crate::protocol::{ApprovalMode, CompressHistory, CompressionOutcome, Memory};
 
+use super::columns::{lay_out, name_width};
 use super::render::duration_text;
 use super::terminal::Palette;
 use super::SessionLink;
@@ -110,7 +111,7 @@ pub fn run(line: &str, link: &SessionLink, p: Palette) -> (Vec<String>, After) {
     let name = words.next().unwrap_or("");
     let args: Vec<&str> = words.collect();
     let output = match name {
-        "help" | "?" => help(p),
+        "help" | "?" => help(&[], p),
         "quit" | "exit" => return (Vec::new(), After::Quit),
         "clear" => {
             link.chat.do_send(SetHistory(Vec::new()));
@@ -127,28 +128,40 @@ pub fn run(line: &str, link: &SessionLink, p: Palette) -> (Vec<String>, After) {
         }
         "mcp" => crate::mcp::status::command(link.mcp.as_deref(), &args),
         "hooks" => super::hooks_cmd::hooks(link, &args, p),
-        "" => help(p),
+        "" => help(&[], p),
         other => vec![unknown(other, p)],
     };
     (output, After::Continue)
 }
 
-fn help(p: Palette) -> Vec<String> {
+/// `/help`: the commands, the keys, and `custom` (the custom commands' `/name` and
+/// description), every name column as wide as the longest name.
+pub fn help(custom: &[(String, String)], p: Palette) -> Vec<String> {
+    let rows: Vec<(String, String)> = COMMANDS
+        .iter()
+        .map(|(name, args, what)| {
+            let usage = if args.is_empty() {
+                format!("/{name}")
+            } else {
+                format!("/{name} {args}")
+            };
+            (usage, what.to_string())
+        })
+        .collect();
+    let width = name_width(rows.iter().chain(custom).map(|(n, _)| n.chars().count()));
+    let cyan = |n: &str| p.cyan(n);
     let mut out = vec![p.bold("Commands")];
-    for (name, args, what) in COMMANDS {
-        let usage = if args.is_empty() {
-            format!("/{name}")
-        } else {
-            format!("/{name} {args}")
-        };
-        out.push(format!("  {} {what}", p.cyan(&format!("{usage:<44}"))));
-    }
+    out.extend(lay_out(&rows, width, &cyan));
     out.push(p.bold("Keys"));
     out.push("  Enter send · Alt+Enter or a trailing \\ for a new line · Shift+Tab cycle default/auto_edit/plan · Ctrl+Y toggle yolo".into());
     out.push(
         "  Ctrl+C cancel the running turn; at an empty prompt press it twice (or Ctrl+D) to leave"
             .into(),
     );
+    if !custom.is_empty() {
+        out.push(p.bold("Custom commands"));
+        out.extend(lay_out(custom, width, &cyan));
+    }
     out
 }
 
@@ -232,22 +245,38 @@ fn stats(link: &SessionLink, p: Palette) -> Vec<String> {
     out
 }
 
+/// `/tools`: name, kind and the first line of the description (cut to the terminal's
+/// width), the name column as wide as the longest name.
 fn tools(link: &SessionLink, p: Palette) -> Vec<String> {
     let mut out = vec![p.bold(&format!("{} tools", link.tools.len()))];
-    let width = super::terminal::width();
-    for tool in &link.tools {
-        // Descriptions of MCP tools come from their servers.
-        let first = one_line(tool.description.lines().next().unwrap_or(""));
-        let name = one_line(&tool.name);
-        let head = format!("  {:<16} {:<8} ", name, format!("[{}]", tool.kind));
-        let room = width.saturating_sub(head.chars().count()).max(10);
-        out.push(format!(
-            "  {} {} {}",
-            p.cyan(&format!("{:<16}", name)),
-            p.dim(&format!("{:<8}", format!("[{}]", tool.kind))),
-            super::terminal::fit(&first, room)
-        ));
-    }
+    let columns = super::terminal::width();
+    // Names and descriptions of MCP tools come from their servers.
+    let names: Vec<String> = link
+        .tools
+        .iter()
+        .map(|t| one_line(&t.name).into_owned())
+        .collect();
+    let kinds: Vec<String> = link.tools.iter().map(|t| format!("[{}]", t.kind)).collect();
+    let width = name_width(names.iter().map(|n| n.chars().count()));
+    let kind_width = kinds.iter().map(|k| k.chars().count()).max().unwrap_or(0);
+    let room = columns
+        .saturating_sub(2 + width + 1 + kind_width + 1)
+        .max(10);
+    let rows: Vec<(String, String)> = link
+        .tools
+        .iter()
+        .zip(names)
+        .zip(kinds)
+        .map(|((tool, name), kind)| {
+            let first = one_line(tool.description.lines().next().unwrap_or(""));
+            let kind = p.dim(&format!("{kind:<kind_width$}"));
+            (
+                name,
+                format!("{kind} {}", super::terminal::fit(&first, room)),
+            )
+        })
+        .collect();
+    out.extend(lay_out(&rows, width, &|n| p.cyan(n)));
     out
 }
 

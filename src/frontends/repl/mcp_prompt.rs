@@ -4,7 +4,6 @@
 use crate::engine::sanitize::{for_terminal, one_line};
 use crate::mcp::prompts::{help, parse_arguments};
 
-use super::commands::COMMANDS;
 use super::terminal::Palette;
 use super::SessionLink;
 
@@ -16,26 +15,16 @@ pub enum PromptOutcome {
     Lines(Vec<String>),
 }
 
-/// `None` when `name` is no MCP prompt; `custom` are the custom commands' names.
+/// `None` when `name` is no MCP prompt; `custom` are the custom commands.
 pub fn run(
     link: &SessionLink,
-    custom: &[&str],
+    custom: &[crate::frontends::slash::custom::CustomCommand],
     name: &str,
     args: &str,
     p: Palette,
 ) -> Option<PromptOutcome> {
     let hub = link.mcp.clone()?;
-    let taken = |n: &str| {
-        COMMANDS
-            .iter()
-            .any(|(c, _, _)| c.split_whitespace().next() == Some(n))
-            || ["exit", "?"].contains(&n)
-            || custom.contains(&n)
-    };
-    let found = hub
-        .prompt_commands(&taken)
-        .into_iter()
-        .find(|c| c.command == name)?;
+    let found = crate::frontends::slash::mcp_prompt(&hub, custom, name)?;
     if args.trim() == "help" {
         let lines = help(&found)
             .iter()

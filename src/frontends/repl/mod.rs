@@ -7,9 +7,9 @@
 //! prints them itself under a spinner and asks the confirmations.
 
 pub mod bridge;
+mod columns;
 mod commands;
 mod confirm;
-mod custom_commands;
 mod diff_view;
 mod editor;
 mod extra_commands;
@@ -40,6 +40,7 @@ pub use start::start_actors;
 use crate::actors::chat::Chat;
 use crate::actors::scheduler::SharedPolicy;
 use crate::actors::session::EndReason;
+use crate::frontends::slash::custom as custom_commands;
 use crate::protocol::{ApprovalDecision, ApprovalMode};
 
 use self::commands::After;
@@ -134,6 +135,15 @@ impl SessionLink {
     }
 }
 
+/// Whether `/name` is one of the REPL's own commands (an MCP prompt of that name is
+/// then `/<server>.<name>`).
+pub fn is_builtin_command(name: &str) -> bool {
+    commands::COMMANDS
+        .iter()
+        .any(|(c, _, _)| c.split_whitespace().next() == Some(name))
+        || ["exit", "?"].contains(&name)
+}
+
 /// The interactive session's front end.
 pub struct Repl {
     editor: LineEditor,
@@ -159,12 +169,7 @@ impl Repl {
         history: PathBuf,
     ) -> Result<Self, String> {
         let (notice_tx, notices) = crossbeam_channel::unbounded();
-        let dirs = custom_commands::command_dirs(
-            &crate::settings::troupe_home(),
-            &crate::settings::home_dir(),
-            &link.workspace,
-        );
-        let (custom, problems) = custom_commands::load(&dirs);
+        let (custom, problems) = crate::frontends::slash::load_custom(&link.services);
         for problem in problems {
             let problem = crate::engine::sanitize::for_terminal(&problem);
             eprintln!("troupe: custom command not loaded: {problem}");
@@ -351,8 +356,7 @@ impl Repl {
                 return After::Continue;
             }
         }
-        let custom_names: Vec<&str> = self.custom.iter().map(|c| c.name.as_str()).collect();
-        match mcp_prompt::run(&self.link, &custom_names, name, args, self.palette) {
+        match mcp_prompt::run(&self.link, &self.custom, name, args, self.palette) {
             Some(mcp_prompt::PromptOutcome::Submit(prompt)) => {
                 self.turn(prompt);
                 return After::Continue;
@@ -364,10 +368,17 @@ impl Repl {
             None => {}
         }
         if name.is_empty() || name == "help" || name == "?" {
-            let (mut lines, after) = commands::run(line, &self.link, self.palette);
-            lines.extend(custom_help(&self.custom, self.palette));
-            println!("{}", lines.join("\n"));
-            return after;
+            let custom: Vec<(String, String)> = self
+                .custom
+                .iter()
+                .map(|c| {
+                    let name = crate::engine::sanitize::one_line(&c.name);
+                    let what = crate::engine::sanitize::one_line(&c.description);
+                    (format!("/{name}"), what.into_owned())
+                })
+                .collect();
+            println!("{}", commands::help(&custom, self.palette).join("\n"));
+            return After::Continue;
         }
         let (lines, after) = commands::run(line, &self.link, self.palette);
         let mut out = std::io::stdout();
@@ -543,22 +554,6 @@ impl Repl {
             line
         })
     }
-}
-
-/// The custom commands, for `/help`.
-fn custom_help(custom: &[custom_commands::CustomCommand], p: Palette) -> Vec<String> {
-    if custom.is_empty() {
-        return Vec::new();
-    }
-    let mut out = vec![p.bold("Custom commands")];
-    for c in custom {
-        out.push(format!(
-            "  {} {}",
-            p.cyan(&format!("{:<44}", format!("/{}", c.name))),
-            c.description
-        ));
-    }
-    out
 }
 
 /// Prints events and notices that arrive while the prompt waits.

@@ -15,65 +15,23 @@ use futures::executor::block_on;
 use nix::sys::signal::Signal;
 
 use crate::actors::chat::{GetHistory, SetHistory};
-use crate::engine::policy::{decide, PolicyDecision};
-use crate::engine::shell_syntax;
 use crate::platform::child_env::ChildEnvPolicy;
 use crate::platform::sandbox::denial::{self, Why};
 use crate::platform::sandbox::{session, SandboxMode};
 use crate::protocol::content::Content;
-use crate::protocol::ToolKind;
 use crate::tools::shell::live::LiveOutput;
 use crate::tools::shell::process::kill_group;
 
 use super::terminal::Palette;
 use super::SessionLink;
 
-/// What the approval policy decided for a `!` line, and the sandbox it then runs in.
-pub struct ShellDecision {
-    pub decision: PolicyDecision,
-    /// `ReadOnly` when it runs unasked only because it looks read-only; `None`: the
-    /// session's `sandbox.mode`.
-    pub sandbox: Option<SandboxMode>,
-}
+pub use crate::frontends::slash::shell::ShellDecision;
 
-/// What `run_shell_command`'s approval policy says about `command` now: the mode, the
-/// syntax-tree read-only verdict (paths inside the workspace; only when the read-only
-/// sandbox is available, which such a command then runs in) and the session's allow
-/// rules keyed as for the model's calls, so a `!` line gets no more than the model would.
+/// What `run_shell_command`'s approval policy says about `command` now (see
+/// [`crate::frontends::slash::shell::decision`]), so a `!` line gets no more than the
+/// model would.
 pub fn decision(link: &SessionLink, command: &str) -> ShellDecision {
-    let services = &link.services;
-    let cwd = services.workspace.primary().to_path_buf();
-    let hint = (session::read_only_available(&services.settings)
-        && matches!(
-            crate::tools::shell::readonly::verdict(command, &cwd, services),
-            crate::engine::shell_readonly::Verdict::ReadOnly
-        ))
-    .then_some(true);
-    let ask = ShellDecision {
-        decision: PolicyDecision::Ask,
-        sandbox: None,
-    };
-    let Ok(state) = link.policy.lock() else {
-        return ask;
-    };
-    let decision = decide(state.mode, ToolKind::Execute, hint);
-    let unasked = decision == PolicyDecision::Allow
-        && state.mode != crate::protocol::ApprovalMode::Yolo
-        && hint.is_some();
-    match decision {
-        PolicyDecision::Ask
-            if state.allows("run_shell_command", &shell_syntax::allow_list_keys(command)) =>
-        {
-            ShellDecision {
-                decision: PolicyDecision::Allow,
-                sandbox: None,
-            }
-        }
-        decision => ShellDecision {
-            decision,
-            sandbox: unasked.then_some(SandboxMode::ReadOnly),
-        },
-    }
+    crate::frontends::slash::shell::decision(&link.policy, &link.services, command)
 }
 
 /// gemini-cli's `MAX_OUTPUT_LENGTH` for the history entry.

@@ -119,27 +119,8 @@ pub fn erase_after_abandoned_prompt(
 
 /// A workspace file's text for `@{path}`, through the FileSystem actor (confined).
 pub fn read_workspace_file(link: &SessionLink, path: &str) -> Result<String, String> {
-    let raw = path.to_string();
-    let read = link.services.fs.run(move |ws| {
-        use std::io::Read as _;
-        // Opened beneath its root's descriptor, like every tool read.
-        let path = ws.resolve(&raw);
-        let mut opened = ws
-            .open(&path, crate::platform::filesystem::OpenMode::Read)
-            .map_err(|e| e.to_string())?;
-        let meta = opened.file.metadata().map_err(|e| e.to_string())?;
-        if !meta.is_file() {
-            return Err(format!(
-                "not a regular file: {}",
-                opened.real_path.display()
-            ));
-        }
-        let mut bytes = Vec::new();
-        opened
-            .file
-            .read_to_end(&mut bytes)
-            .map_err(|e| e.to_string())?;
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
-    });
-    block_on(read).map_err(|e| e.to_string())?
+    block_on(crate::frontends::slash::read_workspace_file(
+        &link.services.fs,
+        path,
+    ))
 }

@@ -15,7 +15,7 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
-use crate::engine::session_file::{clean_title, is_resumable, user_text};
+use crate::engine::session_file::{clean_title, is_resumable, typed_text};
 
 /// A failure of the session store, with gemini-cli's texts where it has one.
 #[derive(Debug, thiserror::Error)]
@@ -325,7 +325,7 @@ pub fn read_head(path: &Path) -> Option<SessionInfo> {
                     session_id,
                     start_time,
                     modified,
-                    title: clean_title(&user_text(m)),
+                    title: clean_title(&typed_text(m)),
                     gemini_cli: false,
                 });
             }
@@ -358,7 +358,7 @@ fn legacy_head(path: &Path, modified: SystemTime) -> Option<SessionInfo> {
         session_id: loaded.meta.session_id.clone(),
         start_time: loaded.meta.start_time.clone(),
         modified,
-        title: clean_title(&user_text(first)),
+        title: clean_title(&typed_text(first)),
         gemini_cli: false,
     })
 }

@@ -9,6 +9,7 @@ mod directory_add;
 mod escapes;
 mod faults;
 mod features;
+mod layout;
 mod live_output;
 mod mcp;
 mod reapproval;

@@ -65,7 +65,8 @@ fn save_memory_asks_in_default_mode() {
         turn(vec![text("ok")]),
     ];
     let (_, proc) = s.run_json(&turns, &["-p", "go"]);
-    assert!(proc.status.success(), "{}", stderr(&proc));
+    // A refused call ends the run with 54.
+    assert_eq!(proc.status.code(), Some(54), "{}", stderr(&proc));
     let r = &function_responses(&s.requests()[1])[0];
     let err = r["response"]["error"].as_str().unwrap();
     assert!(err.contains("needs the user's approval"), "{err}");

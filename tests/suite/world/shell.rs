@@ -136,7 +136,8 @@ fn known_safe_commands_run_without_asking_and_others_ask() {
         turn(vec![text("done")]),
     ];
     let (_, proc) = s.run_json(&turns, &["-p", "go"]);
-    assert!(proc.status.success(), "{}", stderr(&proc));
+    // A refused call ends the run with 54.
+    assert_eq!(proc.status.code(), Some(54), "{}", stderr(&proc));
     let r = function_responses(&s.requests()[1]);
     assert!(output_of(&r[0]).contains("Output: 1\n"), "{}", r[0]);
     for denied in &r[1..] {

@@ -2,21 +2,23 @@
 //! `description`; `{{args}}` is replaced by what follows the command, `!{…}` by the
 //! output of a shell command (asked for first unless in yolo mode), `@{…}` by a
 //! workspace file's content. Found in `<troupe home>/commands/`, `~/.gemini/commands/`
-//! and, when the folder's extensions are allowed, `<workspace>/.gemini/commands/` and
+//! and, when the folder is trusted, `<workspace>/.gemini/commands/` and
 //! `<workspace>/.troupe/commands/` (later ones win); `git/commit.toml` is `/git:commit`.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::settings::extension_trust::project_extensions_allowed;
-
 /// A loaded command.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CustomCommand {
+    /// `git:commit` for `git/commit.toml`.
     pub name: String,
+    /// For `/help` and completion.
     pub description: String,
+    /// The prompt template (`{{args}}`, `!{…}`, `@{…}`).
     pub prompt: String,
+    /// Where it was loaded from.
     pub file: PathBuf,
 }
 
@@ -27,13 +29,19 @@ struct CommandFile {
     description: Option<String>,
 }
 
-/// The directories searched, weakest first.
-pub fn command_dirs(troupe_home: &Path, home: &Path, workspace: &Path) -> Vec<PathBuf> {
+/// The directories searched, weakest first; the workspace's own only when `trusted`
+/// (the session's folder trust, `Settings::trusted`).
+pub fn command_dirs(
+    troupe_home: &Path,
+    home: &Path,
+    workspace: &Path,
+    trusted: bool,
+) -> Vec<PathBuf> {
     let mut dirs = vec![
         home.join(".gemini").join("commands"),
         troupe_home.join("commands"),
     ];
-    if project_extensions_allowed(workspace) {
+    if trusted {
         dirs.push(workspace.join(".gemini").join("commands"));
         dirs.push(workspace.join(".troupe").join("commands"));
     }
@@ -103,8 +111,11 @@ fn command_name(dir: &Path, file: &Path) -> Option<String> {
 /// A piece of a command's prompt after `{{args}}` is filled in.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Injection {
+    /// Text as it is.
     Text(String),
+    /// `!{…}`: a shell command whose output goes in its place.
     Shell(String),
+    /// `@{…}`: a workspace file whose content goes in its place.
     File(String),
 }
 

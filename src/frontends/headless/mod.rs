@@ -6,6 +6,8 @@
 //! the model's bytes), and through the one sanitiser ([`for_terminal`]) when it is a
 //! terminal; transcript lines and the warnings on stderr always go through it.
 
+mod report;
+
 use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 use std::time::{Instant, SystemTime};
@@ -18,7 +20,12 @@ use crate::engine::sanitize::{for_terminal, one_line};
 use crate::engine::stats::SessionStats;
 use crate::engine::text::iso8601;
 use crate::protocol::{
-    ApprovalDecision, ApprovalRequest, CallStatus, CompletedCall, TurnOutcome, UiEvent, WaitingFor,
+    ApprovalDecision, ApprovalRequest, CallStatus, CompletedCall, ToolErrorKind, UiEvent,
+    WaitingFor,
+};
+
+pub use report::{
+    json_report, print_reply, stream_result, CallRecord, RunSummary, REFUSED_EXIT_CODE,
 };
 
 /// How the run is printed.
@@ -43,48 +50,8 @@ impl OutputFormat {
     }
 }
 
-/// What the run came to.
-#[derive(Debug, Clone)]
-pub struct RunSummary {
-    pub session_id: String,
-    pub model: String,
-    pub outcome: TurnOutcome,
-    pub response: String,
-    pub stats: SessionStats,
-    pub calls: Vec<CallRecord>,
-    pub elapsed: std::time::Duration,
-    /// From the Chat taking the prompt (`TurnStarted`) to the end of the turn.
-    pub turn_elapsed: std::time::Duration,
-    /// CPU time of the whole process (every thread) over the same span as
-    /// `turn_elapsed`: what the runtime spent, whatever the machine's load.
-    pub turn_cpu: std::time::Duration,
-    /// The signal (SIGINT, SIGTERM, SIGHUP) that ended the run, if one did.
-    pub interrupted_by: Option<i32>,
-}
-
-/// What a run keeps of each finished call (for benchmarks and traces): no contents.
-#[derive(Debug, Clone)]
-pub struct CallRecord {
-    pub call_id: String,
-    pub name: String,
-    pub status: CallStatus,
-    pub ok: bool,
-    pub duration: std::time::Duration,
-    pub timeline: crate::protocol::CallTimeline,
-}
-
-impl CallRecord {
-    pub fn of(call: &CompletedCall) -> Self {
-        Self {
-            call_id: call.call_id.clone(),
-            name: call.name.clone(),
-            status: call.status,
-            ok: call.error.is_none(),
-            duration: call.duration,
-            timeline: call.timeline.clone(),
-        }
-    }
-}
+/// How the approval policy's refusals start (the scheduler's and [`HeadlessFront`]'s).
+const DENIED_BY_POLICY: &str = "Tool execution denied by policy.";
 
 /// The headless front-end actor.
 pub struct HeadlessFront {
@@ -110,6 +77,17 @@ pub struct HeadlessFront {
     progress: Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
     /// stdout is a terminal: model text is sanitised before it is printed.
     to_terminal: bool,
+    /// Text: a call was requested since the model's text last printed (the next text
+    /// starts on a line of its own).
+    called_since_text: bool,
+    /// The calls refused so far, `name(args): reason`.
+    refused: Vec<String>,
+    /// Every warning so far.
+    warnings: Vec<String>,
+    /// Stream-json: warnings that came before the `init` event (printed right after it).
+    early_warnings: Vec<String>,
+    /// Stream-json: the `init` event has been printed.
+    initialised: bool,
 }
 
 impl HeadlessFront {
@@ -136,6 +114,11 @@ impl HeadlessFront {
             line_open: false,
             progress: None,
             to_terminal: std::io::stdout().is_terminal(),
+            called_since_text: false,
+            refused: Vec::new(),
+            warnings: Vec::new(),
+            early_warnings: Vec::new(),
+            initialised: false,
         }
     }
 
@@ -159,6 +142,42 @@ impl HeadlessFront {
     fn json_line(&self, value: Value) {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{value}");
+    }
+
+    /// Stream-json: a warning as gemini-cli's non-fatal `error` event.
+    fn warning_line(&self, message: &str) {
+        self.json_line(
+            json!({"type": "error", "timestamp": now(), "severity": "warning", "message": message}),
+        );
+    }
+
+    /// Notes a finished call that was refused or failed; text mode says so on stderr
+    /// (the model's answer alone may claim it worked).
+    fn note_unsuccessful(&mut self, call: &CompletedCall) {
+        let Some(error) = &call.error else {
+            return;
+        };
+        // Refused for want of an approval this run cannot give (or by the mode);
+        // otherwise blocked by a hook, or failed.
+        let refused = error.kind == ToolErrorKind::PolicyViolation
+            && error.message.starts_with(DENIED_BY_POLICY);
+        let verb = match (refused, error.kind) {
+            (true, _) => "refused",
+            (false, ToolErrorKind::PolicyViolation) => "blocked",
+            _ => "failed",
+        };
+        let mut args = summarize_args(&call.args);
+        if args.chars().count() > 100 {
+            args = args.chars().take(99).collect::<String>() + "…";
+        }
+        let reason = error.message.lines().next().unwrap_or("");
+        let what = format!("{}({args}): {reason}", call.name);
+        if self.format == OutputFormat::Text {
+            eprintln!("troupe: {verb}: {}", one_line(&what));
+        }
+        if refused {
+            self.refused.push(what);
+        }
     }
 }
 
@@ -184,12 +203,22 @@ impl Handler<UiEvent> for HeadlessFront {
             self.turn_cpu_started = Some(process_cpu_time());
         }
         let stream = self.format == OutputFormat::StreamJson;
+        if matches!(
+            event,
+            UiEvent::ToolCallRequested { .. } | UiEvent::ToolCallCompleted(_)
+        ) {
+            self.called_since_text = true;
+        }
         match &event {
             UiEvent::SessionStarted { session_id, model } => {
                 self.session_id = session_id.clone();
                 self.model = model.clone();
                 if stream {
                     self.json_line(json!({"type": "init", "timestamp": now(), "session_id": session_id, "model": model}));
+                    self.initialised = true;
+                    for warning in std::mem::take(&mut self.early_warnings) {
+                        self.warning_line(&warning);
+                    }
                 }
             }
             UiEvent::TurnStarted { prompt, .. } if stream => {
@@ -199,6 +228,11 @@ impl Handler<UiEvent> for HeadlessFront {
                 self.response.push_str(text);
                 match self.format {
                     OutputFormat::Text | OutputFormat::Transcript => {
+                        if self.called_since_text && self.line_open && !text.is_empty() {
+                            // The text of the next round starts on a line of its own.
+                            println!();
+                        }
+                        self.called_since_text &= text.is_empty();
                         let shown = if self.to_terminal {
                             for_terminal(text)
                         } else {
@@ -231,6 +265,7 @@ impl Handler<UiEvent> for HeadlessFront {
                 _ => {}
             },
             UiEvent::ToolCallCompleted(call) => {
+                self.note_unsuccessful(call);
                 match self.format {
                     OutputFormat::StreamJson => {
                         let mut ev = json!({"type": "tool_result", "timestamp": now(), "tool_id": call.call_id,
@@ -296,6 +331,12 @@ impl Handler<UiEvent> for HeadlessFront {
                     eprintln!("troupe: {}", for_terminal(message));
                 }
                 tracing::warn!(%message, "warning");
+                self.warnings.push(message.clone());
+                match (stream, self.initialised) {
+                    (true, true) => self.warning_line(message),
+                    (true, false) => self.early_warnings.push(message.clone()),
+                    _ => {}
+                }
             }
             UiEvent::Notice(message) => {
                 if matches!(self.format, OutputFormat::Transcript) {
@@ -319,6 +360,8 @@ impl Handler<UiEvent> for HeadlessFront {
                             .map(|t| process_cpu_time().saturating_sub(t))
                             .unwrap_or_default(),
                         interrupted_by: None,
+                        refused: std::mem::take(&mut self.refused),
+                        warnings: std::mem::take(&mut self.warnings),
                     });
                 }
             }
@@ -334,14 +377,14 @@ impl Handler<ApprovalRequest> for HeadlessFront {
         if let crate::protocol::ConfirmationDetails::Mcp { server, tool, .. } = &req.details {
             return MessageResult(ApprovalDecision::Deny {
                 reason: format!(
-                    "Tool execution denied by policy. MCP tool \"{tool}\" of server \"{server}\" needs the user's approval, which cannot be given in non-interactive mode (approval mode \"{}\"). Set `trust = true` in [mcp_servers.{server}] to trust this server, or run with --yolo to allow everything.",
+                    "{DENIED_BY_POLICY} MCP tool \"{tool}\" of server \"{server}\" needs the user's approval, which cannot be given in non-interactive mode (approval mode \"{}\"). Set `trust = true` in [mcp_servers.{server}] to trust this server, or run with --yolo to allow everything.",
                     self.mode_name
                 ),
             });
         }
         MessageResult(ApprovalDecision::Deny {
             reason: format!(
-                "Tool execution denied by policy. \"{}\" needs the user's approval, which cannot be given in non-interactive mode (approval mode \"{}\"). Run with --approval-mode auto_edit to allow edits, or --yolo to allow everything.",
+                "{DENIED_BY_POLICY} \"{}\" needs the user's approval, which cannot be given in non-interactive mode (approval mode \"{}\"). Run with --approval-mode auto_edit to allow edits, or --yolo to allow everything.",
                 req.tool_name, self.mode_name
             ),
         })
@@ -378,63 +421,6 @@ pub fn summarize_args(args: &Value) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// The `-o json` object for a finished run.
-pub fn json_report(summary: &RunSummary) -> Value {
-    let mut report = json!({
-        "session_id": summary.session_id,
-        "response": summary.response,
-        "stats": summary.stats.to_json(&summary.model),
-    });
-    match &summary.outcome {
-        TurnOutcome::Completed { .. } => {}
-        TurnOutcome::Failed { message } => {
-            report["error"] = json!({"type": "Error", "message": message, "code": 1});
-        }
-        TurnOutcome::Cancelled => {
-            report["error"] =
-                json!({"type": "Cancelled", "message": "The turn was cancelled.", "code": 130});
-        }
-        TurnOutcome::LoopDetected { message } => {
-            report["error"] = json!({"type": "LoopDetected", "message": message,
-                "code": crate::frontends::LOOP_EXIT_CODE});
-        }
-        TurnOutcome::MaxTurns { limit } => {
-            report["error"] = json!({"type": "MaxTurns", "message": format!("Reached the limit of {limit} model turns (model.max_turns)."), "code": 53});
-        }
-    }
-    if let Some(signal) = summary.interrupted_by {
-        let name = crate::tools::shell::process::signal_name(signal);
-        report["error"] = json!({
-            "type": "Interrupted",
-            "message": format!("Interrupted by {name}: the turn was cancelled and every process Troupe started was killed."),
-            "code": 128 + signal,
-        });
-    }
-    report
-}
-
-/// The stream-json closing `result` event.
-pub fn stream_result(summary: &RunSummary) -> Value {
-    let ok = matches!(summary.outcome, TurnOutcome::Completed { .. })
-        && summary.interrupted_by.is_none();
-    let mut ev = json!({
-        "type": "result",
-        "timestamp": now(),
-        "status": if ok { "success" } else { "error" },
-        "stats": {
-            "total_tokens": summary.stats.total_tokens,
-            "input_tokens": summary.stats.prompt_tokens,
-            "output_tokens": summary.stats.output_tokens,
-            "duration_ms": summary.elapsed.as_millis() as u64,
-            "tool_calls": summary.stats.total_calls()
-        }
-    });
-    if let Some(err) = json_report(summary).get("error") {
-        ev["error"] = err.clone();
-    }
-    ev
 }
 
 /// CPU time this process has used so far, all threads (`CLOCK_PROCESS_CPUTIME_ID`).

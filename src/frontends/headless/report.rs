@@ -1,0 +1,176 @@
+//! What a headless run reports when it ends: the summary the front end hands back, the
+//! `-o json` object, the stream-json `result` event, and a reply given without the
+//! model.
+
+use std::io::Write;
+use std::time::SystemTime;
+
+use serde_json::{json, Value};
+
+use crate::engine::sanitize::for_terminal;
+use crate::engine::stats::SessionStats;
+use crate::engine::text::iso8601;
+use crate::protocol::{CallStatus, CompletedCall, TurnOutcome};
+
+use super::OutputFormat;
+
+/// What the run came to.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    pub session_id: String,
+    pub model: String,
+    pub outcome: TurnOutcome,
+    pub response: String,
+    pub stats: SessionStats,
+    pub calls: Vec<CallRecord>,
+    pub elapsed: std::time::Duration,
+    /// From the Chat taking the prompt (`TurnStarted`) to the end of the turn.
+    pub turn_elapsed: std::time::Duration,
+    /// CPU time of the whole process (every thread) over the same span as
+    /// `turn_elapsed`: what the runtime spent, whatever the machine's load.
+    pub turn_cpu: std::time::Duration,
+    /// The signal (SIGINT, SIGTERM, SIGHUP) that ended the run, if one did.
+    pub interrupted_by: Option<i32>,
+    /// The calls the approval policy refused (needing an approval this run cannot
+    /// give, or denied by the mode), each as `name(args): reason`: nothing they asked
+    /// for was done. A hook's block is not counted: it is the user's own rule.
+    pub refused: Vec<String>,
+    /// The warnings of the run (hooks not run in an untrusted folder, a hook that
+    /// failed, ...), in the order they came.
+    pub warnings: Vec<String>,
+}
+
+/// What a run keeps of each finished call (for benchmarks and traces): no contents.
+#[derive(Debug, Clone)]
+pub struct CallRecord {
+    pub call_id: String,
+    pub name: String,
+    pub status: CallStatus,
+    pub ok: bool,
+    pub duration: std::time::Duration,
+    pub timeline: crate::protocol::CallTimeline,
+}
+
+impl CallRecord {
+    pub fn of(call: &CompletedCall) -> Self {
+        Self {
+            call_id: call.call_id.clone(),
+            name: call.name.clone(),
+            status: call.status,
+            ok: call.error.is_none(),
+            duration: call.duration,
+            timeline: call.timeline.clone(),
+        }
+    }
+}
+
+/// The `-o json` object for a finished run.
+pub fn json_report(summary: &RunSummary) -> Value {
+    let mut report = json!({
+        "session_id": summary.session_id,
+        "response": summary.response,
+        "stats": summary.stats.to_json(&summary.model),
+    });
+    match &summary.outcome {
+        TurnOutcome::Completed { .. } => {}
+        TurnOutcome::Failed { message } => {
+            report["error"] = json!({"type": "Error", "message": message, "code": 1});
+        }
+        TurnOutcome::Cancelled => {
+            report["error"] =
+                json!({"type": "Cancelled", "message": "The turn was cancelled.", "code": 130});
+        }
+        TurnOutcome::LoopDetected { message } => {
+            report["error"] = json!({"type": "LoopDetected", "message": message,
+                "code": crate::frontends::LOOP_EXIT_CODE});
+        }
+        TurnOutcome::MaxTurns { limit } => {
+            report["error"] = json!({"type": "MaxTurns", "message": format!("Reached the limit of {limit} model turns (model.max_turns)."), "code": 53});
+        }
+    }
+    if let (TurnOutcome::Completed { .. }, false) = (&summary.outcome, summary.refused.is_empty()) {
+        report["error"] = json!({
+            "type": "ToolCallsRefused",
+            "message": refused_message(&summary.refused),
+            "code": REFUSED_EXIT_CODE,
+        });
+    }
+    if let Some(signal) = summary.interrupted_by {
+        let name = crate::tools::shell::process::signal_name(signal);
+        report["error"] = json!({
+            "type": "Interrupted",
+            "message": format!("Interrupted by {name}: the turn was cancelled and every process Troupe started was killed."),
+            "code": 128 + signal,
+        });
+    }
+    if !summary.warnings.is_empty() {
+        report["warnings"] = json!(summary.warnings);
+    }
+    report
+}
+
+/// The exit code of a run whose turn finished but whose calls the approval policy
+/// refused: what they asked for was not done (gemini-cli's code for a tool execution
+/// error, `FatalToolExecutionError`).
+pub const REFUSED_EXIT_CODE: i32 = 54;
+
+/// What the end of a run says about its refused calls.
+fn refused_message(refused: &[String]) -> String {
+    let calls = match refused.len() {
+        1 => "1 tool call was".to_string(),
+        n => format!("{n} tool calls were"),
+    };
+    format!(
+        "{calls} refused, so what the model said it did may not have happened: {}",
+        refused.join("; ")
+    )
+}
+
+/// The stream-json closing `result` event.
+pub fn stream_result(summary: &RunSummary) -> Value {
+    let ok = matches!(summary.outcome, TurnOutcome::Completed { .. })
+        && summary.interrupted_by.is_none()
+        && summary.refused.is_empty();
+    let mut ev = json!({
+        "type": "result",
+        "timestamp": iso8601(SystemTime::now()),
+        "status": if ok { "success" } else { "error" },
+        "stats": {
+            "total_tokens": summary.stats.total_tokens,
+            "input_tokens": summary.stats.prompt_tokens,
+            "output_tokens": summary.stats.output_tokens,
+            "duration_ms": summary.elapsed.as_millis() as u64,
+            "tool_calls": summary.stats.total_calls()
+        }
+    });
+    if let Some(err) = json_report(summary).get("error") {
+        ev["error"] = err.clone();
+    }
+    ev
+}
+
+/// Prints a reply given without the model (`/<prompt> help`) as `format` prints an
+/// answer (the json object is printed by the report).
+pub fn print_reply(format: OutputFormat, text: &str) {
+    let mut out = std::io::stdout().lock();
+    match format {
+        OutputFormat::Text | OutputFormat::Transcript => {
+            let shown = if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                for_terminal(text).into_owned()
+            } else {
+                text.to_string()
+            };
+            // The report ends the line.
+            let _ = write!(out, "{shown}");
+            let _ = out.flush();
+        }
+        OutputFormat::StreamJson => {
+            let _ = writeln!(
+                out,
+                "{}",
+                json!({"type": "message", "timestamp": iso8601(SystemTime::now()), "role": "assistant", "content": text})
+            );
+        }
+        OutputFormat::Json | OutputFormat::Silent => {}
+    }
+}

@@ -1,0 +1,124 @@
+//! The shell commands the user starts rather than the model: a REPL `!` line, and a
+//! custom command's `!{…}`. [`decision`] applies `run_shell_command`'s approval policy
+//! to them (so they get no more than the model's calls would); [`run_captured`] runs
+//! one without a terminal (a headless or ACP prompt), in the sandbox the decision chose.
+
+use tokio_util::sync::CancellationToken;
+
+use crate::actors::scheduler::SharedPolicy;
+use crate::engine::policy::{decide, PolicyDecision};
+use crate::engine::shell_syntax;
+use crate::platform::child_env::ChildEnvPolicy;
+use crate::platform::sandbox::denial::{self, Why};
+use crate::platform::sandbox::{session, SandboxMode};
+use crate::protocol::ToolKind;
+use crate::tools::shell::process::{RunningCommand, ShellSpec, Stop};
+use crate::tools::Services;
+
+/// What the approval policy decided for a command, and the sandbox it then runs in.
+pub struct ShellDecision {
+    /// Run, ask, or refuse (with the reason).
+    pub decision: PolicyDecision,
+    /// `ReadOnly` when it runs unasked only because it looks read-only; `None`: the
+    /// session's `sandbox.mode`.
+    pub sandbox: Option<SandboxMode>,
+}
+
+/// What `run_shell_command`'s approval policy says about `command` now: the mode, the
+/// syntax-tree read-only verdict (paths inside the workspace; only when the read-only
+/// sandbox is available, which such a command then runs in) and the session's allow
+/// rules keyed as for the model's calls.
+pub fn decision(policy: &SharedPolicy, services: &Services, command: &str) -> ShellDecision {
+    let cwd = services.workspace.primary().to_path_buf();
+    let hint = (session::read_only_available(&services.settings)
+        && matches!(
+            crate::tools::shell::readonly::verdict(command, &cwd, services),
+            crate::engine::shell_readonly::Verdict::ReadOnly
+        ))
+    .then_some(true);
+    let ask = ShellDecision {
+        decision: PolicyDecision::Ask,
+        sandbox: None,
+    };
+    let Ok(state) = policy.lock() else {
+        return ask;
+    };
+    let decision = decide(state.mode, ToolKind::Execute, hint);
+    let unasked = decision == PolicyDecision::Allow
+        && state.mode != crate::protocol::ApprovalMode::Yolo
+        && hint.is_some();
+    match decision {
+        PolicyDecision::Ask
+            if state.allows("run_shell_command", &shell_syntax::allow_list_keys(command)) =>
+        {
+            ShellDecision {
+                decision: PolicyDecision::Allow,
+                sandbox: None,
+            }
+        }
+        decision => ShellDecision {
+            decision,
+            sandbox: unasked.then_some(SandboxMode::ReadOnly),
+        },
+    }
+}
+
+/// What a command run by [`run_captured`] printed and how it ended.
+pub struct CapturedRun {
+    /// stdout and stderr interleaved, escapes removed, without a final newline.
+    pub output: String,
+    /// `None` when it was killed by a signal or cancelled.
+    pub exit_code: Option<i32>,
+    /// The `[sandbox] …` line when the output shows the sandbox refused something.
+    pub sandbox_note: Option<String>,
+}
+
+/// Runs `command` with `bash -c` in the workspace, in a process group of its own (killed
+/// when `cancel` fires) and in `sandbox` (`None`: the session's `sandbox.mode`), and
+/// collects its output. An error says why it did not run.
+pub async fn run_captured(
+    command: &str,
+    services: &Services,
+    sandbox: Option<SandboxMode>,
+    cancel: &CancellationToken,
+) -> Result<CapturedRun, String> {
+    let settings = &services.settings;
+    let mode = session::effective_mode(settings, sandbox).map_err(|e| e.to_string())?;
+    let roots = services.workspace.roots();
+    let prepared = session::prepare_for(settings, &roots, mode)
+        .map_err(|e| format!("Not run: its sandbox could not be prepared: {e}"))?;
+    if prepared.is_none() && sandbox.is_some_and(|m| m != SandboxMode::Off) {
+        return Err(format!("Not run: {}", session::UNSANDBOXED_WARNING));
+    }
+    let sandboxed = prepared.is_some();
+    let spec = ShellSpec {
+        script: command.to_string(),
+        cwd: services.workspace.primary().to_path_buf(),
+        env: vec![("GEMINI_CLI".into(), "1".into())],
+        env_remove: Vec::new(),
+        env_policy: ChildEnvPolicy::from_settings(settings),
+        sandbox: prepared,
+    };
+    let mut running = RunningCommand::spawn(&spec).map_err(|e| e.to_string())?;
+    let stop = running.wait(cancel, None, None, &mut |_| {}).await;
+    let exit_code = match stop {
+        Stop::Exited(status) => status.code(),
+        Stop::Cancelled => return Err("the command was cancelled".into()),
+        Stop::Inactive | Stop::Deadline => None,
+    };
+    // Dropping `running` kills what the command left running in its group.
+    let text = running.output.text().replace("\r\n", "\n");
+    let output = text.strip_suffix('\n').unwrap_or(&text).to_string();
+    let why = match sandbox {
+        Some(SandboxMode::ReadOnly) => Why::ReadOnlyUnasked,
+        _ => Why::Configured,
+    };
+    let sandbox_note = sandboxed
+        .then(|| denial::note(mode, why, settings.sandbox.network, &output))
+        .flatten();
+    Ok(CapturedRun {
+        output,
+        exit_code,
+        sandbox_note,
+    })
+}
