@@ -1,7 +1,14 @@
 //! `troupe mcp serve`: Troupe's built-in tools as an MCP server on stdio. Each
 //! `tools/call` goes through a real session's Scheduler, so workspace confinement, the
 //! edit matcher, parallel execution and the approval policy of the settings all apply;
-//! a call that would need a person's approval is refused with the reason.
+//! a call that would need a person's approval is refused with what would allow it
+//! ([`refusal`]). Each tool carries MCP's annotations from its kind; the workspace's
+//! files are offered as resources ([`resources`]) and its custom commands as prompts
+//! ([`prompts`]). The server calls itself `troupe` with Troupe's version.
+
+mod prompts;
+mod refusal;
+mod resources;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,19 +17,25 @@ use std::sync::Arc;
 use actix::prelude::*;
 use clap::Args;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::actors::scheduler::Scheduler;
+use crate::actors::scheduler::{Scheduler, SharedPolicy};
 use crate::actors::session::{EndReason, Session, SessionOptions};
+use crate::frontends::slash::custom::CustomCommand;
 use crate::frontends::AppError;
 use crate::protocol::content::{FunctionCall, FunctionDeclaration};
-use crate::protocol::{ApprovalDecision, ApprovalRequest, Schedule, UiEvent};
+use crate::protocol::{
+    ApprovalDecision, ApprovalMode, ApprovalRequest, Schedule, ToolKind, UiEvent,
+};
+use crate::tools::Services;
 
 /// `troupe mcp serve` options.
 #[derive(Debug, Clone, Args, Default)]
@@ -40,7 +53,7 @@ pub struct ServeArgs {
 
 /// Answers approvals for a session nobody watches: refused, with what would allow it.
 struct Unattended {
-    mode: String,
+    mode: ApprovalMode,
 }
 
 impl Actor for Unattended {
@@ -52,10 +65,7 @@ impl Handler<ApprovalRequest> for Unattended {
 
     fn handle(&mut self, req: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
         MessageResult(ApprovalDecision::Deny {
-            reason: format!(
-                "Tool execution denied by policy. \"{}\" needs approval, which `troupe mcp serve` cannot ask for (approval mode \"{}\"). Start it with --approval-mode auto_edit to allow edits, or --yolo to allow everything.",
-                req.tool_name, self.mode
-            ),
+            reason: refusal::refusal(&req, self.mode),
         })
     }
 }
@@ -70,15 +80,56 @@ impl Handler<UiEvent> for Unattended {
 #[derive(Clone)]
 struct ToolServer {
     scheduler: Addr<Scheduler>,
-    tools: Arc<Vec<FunctionDeclaration>>,
+    /// Each tool's declaration and kind.
+    tools: Arc<Vec<(FunctionDeclaration, ToolKind)>>,
     next_id: Arc<AtomicU64>,
+    services: Arc<Services>,
+    policy: SharedPolicy,
+    /// The workspace's custom commands, offered as prompts.
+    commands: Arc<Vec<CustomCommand>>,
+}
+
+/// MCP's tool annotations for a tool of `kind`: whether it only reads, may destroy
+/// what is there (rather than only add), gives the same result when repeated with the
+/// same arguments, and reaches outside the workspace (the web, any command).
+fn annotations(kind: ToolKind) -> Value {
+    let read_only = kind.is_read_only();
+    let destructive = matches!(
+        kind,
+        ToolKind::Edit | ToolKind::Delete | ToolKind::Move | ToolKind::Execute
+    );
+    let idempotent = matches!(
+        kind,
+        ToolKind::Read
+            | ToolKind::Search
+            | ToolKind::Fetch
+            | ToolKind::Edit
+            | ToolKind::Delete
+            | ToolKind::Other
+    );
+    let open_world = matches!(kind, ToolKind::Fetch | ToolKind::Execute);
+    json!({
+        "readOnlyHint": read_only,
+        "destructiveHint": destructive,
+        "idempotentHint": idempotent,
+        "openWorldHint": open_world,
+    })
 }
 
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
-            "Troupe's built-in coding tools, confined to the workspace Troupe was started in.",
-        )
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_prompts()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(
+                Implementation::new("troupe", env!("CARGO_PKG_VERSION")).with_title("Troupe"),
+            )
+            .with_instructions(
+                "Troupe's built-in coding tools, confined to the workspace Troupe was started in; its files as resources, its custom commands as prompts.",
+            )
     }
 
     async fn list_tools(
@@ -89,10 +140,56 @@ impl ServerHandler for ToolServer {
         let tools: Vec<Value> = self
             .tools
             .iter()
-            .map(|d| json!({"name": d.name, "description": d.description, "inputSchema": d.parameters_json_schema}))
+            .map(|(d, kind)| {
+                json!({"name": d.name, "description": d.description,
+                "inputSchema": d.parameters_json_schema, "annotations": annotations(*kind)})
+            })
             .collect();
         serde_json::from_value(json!({ "tools": tools }))
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
+        resources::list(&self.services, cursor).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        resources::read(&self.services, &request.uri)
+            .await
+            .map(Into::into)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        prompts::list(&self.commands)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        prompts::get(
+            &self.commands,
+            &self.services,
+            &self.policy,
+            &request.name,
+            request.arguments.as_ref(),
+        )
+        .await
+        .map(Into::into)
     }
 
     async fn call_tool(
@@ -185,10 +282,7 @@ pub fn run(args: ServeArgs, _cwd: &Path) -> Result<i32, AppError> {
     let model_name = settings.model.name.clone();
     let system = System::new();
     system.block_on(async move {
-        let front = Unattended {
-            mode: mode.as_str().to_string(),
-        }
-        .start();
+        let front = Unattended { mode }.start();
         let session = Session::start(SessionOptions {
             workspace: ws,
             settings: Arc::new(settings),
@@ -206,10 +300,25 @@ pub fn run(args: ServeArgs, _cwd: &Path) -> Result<i32, AppError> {
         })
         .await
         .map_err(|e| AppError::Usage(e.to_string()))?;
+        let (commands, problems) = crate::frontends::slash::load_custom(&session.services);
+        for problem in problems {
+            let problem = crate::engine::sanitize::for_terminal(&problem);
+            eprintln!("troupe: custom command not offered as a prompt: {problem}");
+        }
         let server = ToolServer {
             scheduler: session.scheduler.clone(),
-            tools: Arc::new(session.registry.declarations()),
+            tools: Arc::new(
+                session
+                    .registry
+                    .tools()
+                    .iter()
+                    .map(|t| (t.declaration(), t.kind()))
+                    .collect(),
+            ),
             next_id: Arc::new(AtomicU64::new(0)),
+            services: session.services.clone(),
+            policy: session.policy.clone(),
+            commands: Arc::new(commands),
         };
         let served = match server.serve(rmcp::transport::stdio()).await {
             Ok(running) => {

@@ -22,6 +22,7 @@ mod local_llm;
 pub mod mcp;
 mod mcp_bounds;
 mod mcp_remote;
+mod mcp_serve;
 mod openai_wire;
 mod owned_files;
 mod properties;
