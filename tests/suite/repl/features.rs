@@ -278,3 +278,29 @@ fn prompt_history_is_kept_per_project_and_searched_with_ctrl_r() {
     t.line("/quit");
     t.wait_for("[troupe exited 0]");
 }
+
+#[test]
+fn project_commands_load_when_the_folder_is_trusted_by_skip_trust_or_troupe_trust() {
+    let s = Scratch::new();
+    s.write(
+        ".gemini/commands/deploy.toml",
+        "description = \"Deploy it\"\nprompt = \"Deploy now.\"\n",
+    );
+    s.write(".troupe/commands/ship.toml", "prompt = \"Ship it.\"\n");
+    let shows_both = |t: &Term| {
+        t.line("/help");
+        let text = t.wait_for("Custom commands");
+        assert!(
+            text.contains("/deploy") && text.contains("Deploy it") && text.contains("/ship"),
+            "{text}"
+        );
+        t.line("/quit");
+        t.wait_for("[troupe exited 0]");
+    };
+    // Trusted for this run only.
+    shows_both(&Term::start(&s, &[], &[], &["--skip-trust"]));
+    // Trusted for good.
+    let out = s.bare_command().arg("trust").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    shows_both(&Term::start(&s, &[], &[], &[]));
+}
