@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use troupe::engine::model::ModelEvent;
-use troupe::engine::openai::{response_events, StreamDecoder};
+use troupe::providers::openai::wire::{response_events, StreamDecoder};
 
 #[path = "../common/sse.rs"]
 mod sse;

@@ -14,8 +14,8 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
-use troupe::actors::filesystem::{Confined, OpenMode};
-use troupe::engine::workspace::Workspace;
+use troupe::platform::filesystem::{Confined, OpenMode};
+use troupe::platform::workspace::Workspace;
 
 const SECRET: &str = "OUTSIDE-SECRET";
 

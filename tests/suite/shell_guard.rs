@@ -338,7 +338,7 @@ fn api_keys_reach_no_child_and_leave_troupe_environment() {
         .output()
         .unwrap();
     assert!(
-        stdout(&config).contains("model.gemini.api_key = \"<set>\"  # environment variable"),
+        stdout(&config).contains("model.gemini.api_key = set  # environment variable"),
         "{}",
         stdout(&config)
     );

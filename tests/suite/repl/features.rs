@@ -161,8 +161,10 @@ fn a_custom_command_fills_args_shell_and_file_injections() {
     untrusted.wait_for("Type a request");
     untrusted.line("/help");
     let text = untrusted.wait_for("Custom commands");
+    // The trust prompt above names the project's command; /help's list must not.
+    let help = &text[text.rfind("/help").unwrap_or(0)..];
     assert!(
-        text.contains("/hello") && !text.contains("/git:review"),
+        help.contains("/hello") && !help.contains("/git:review"),
         "{text}"
     );
     drop(untrusted);
