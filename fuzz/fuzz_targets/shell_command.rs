@@ -11,9 +11,9 @@
 use std::path::{Path, PathBuf};
 
 use libfuzzer_sys::fuzz_target;
+use troupe::engine::paths::normalize_lexically;
 use troupe::engine::shell_readonly::{classify, structure_problem, PathScope, Verdict};
 use troupe::engine::shell_syntax as sh;
-use troupe::engine::paths::normalize_lexically;
 
 /// The first construct bash would expand or redirect, outside the quotes that make it
 /// literal: `$(`, `${`, a backtick (also inside double quotes), `<` or `>`.
