@@ -7,8 +7,26 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-/// Directories no walk enters (version-control stores and dependency trees).
+/// Directories no walk enters (gemini-cli's `COMMON_IGNORE_PATTERNS`: version-control
+/// stores and dependency trees).
 pub const PRUNED_DIRS: &[&str] = &[".git", "node_modules", "bower_components", ".svn", ".hg"];
+
+/// A walk of everything under `root` that reads no ignore file, follows no link and
+/// never enters a [`PRUNED_DIRS`] directory below `root`.
+pub fn pruned_walk(root: &Path) -> ignore::Walk {
+    ignore::WalkBuilder::new(root)
+        .standard_filters(false)
+        .follow_links(false)
+        .filter_entry(|e| {
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            !(is_dir
+                && e.depth() > 0
+                && e.file_name()
+                    .to_str()
+                    .is_some_and(|n| PRUNED_DIRS.contains(&n)))
+        })
+        .build()
+}
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 

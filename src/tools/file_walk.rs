@@ -9,9 +9,6 @@ use std::time::SystemTime;
 use globset::{GlobBuilder, GlobMatcher};
 use tokio_util::sync::CancellationToken;
 
-/// Directories never walked (gemini-cli's `COMMON_IGNORE_PATTERNS`).
-pub use crate::platform::ignore_rules::PRUNED_DIRS;
-
 /// A file found by [`walk_files`].
 #[derive(Debug, Clone)]
 pub struct WalkedFile {
@@ -23,18 +20,7 @@ pub struct WalkedFile {
 
 /// Every file under `root`, in no particular order; `None` when cancelled.
 pub fn walk_files(root: &Path, cancel: Option<&CancellationToken>) -> Option<Vec<WalkedFile>> {
-    let walker = ignore::WalkBuilder::new(root)
-        .standard_filters(false)
-        .follow_links(false)
-        .filter_entry(|e| {
-            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-            !(is_dir
-                && e.depth() > 0
-                && e.file_name()
-                    .to_str()
-                    .is_some_and(|n| PRUNED_DIRS.contains(&n)))
-        })
-        .build();
+    let walker = crate::platform::ignore_rules::pruned_walk(root);
     let mut out = Vec::new();
     for entry in walker.flatten() {
         if cancel.is_some_and(|c| c.is_cancelled()) {

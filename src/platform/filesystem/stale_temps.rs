@@ -82,18 +82,7 @@ pub fn remove_stale_temps(confined: &Confined, started: SystemTime) -> usize {
     let mut removed = 0;
     let mut visited = 0;
     for (index, root) in confined.roots().iter().enumerate() {
-        let walker = ignore::WalkBuilder::new(root)
-            .standard_filters(false)
-            .follow_links(false)
-            .filter_entry(|e| {
-                let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-                !(is_dir
-                    && e.depth() > 0
-                    && e.file_name()
-                        .to_str()
-                        .is_some_and(|n| crate::platform::ignore_rules::PRUNED_DIRS.contains(&n)))
-            })
-            .build();
+        let walker = crate::platform::ignore_rules::pruned_walk(root);
         for entry in walker.flatten() {
             visited += 1;
             if visited > MAX_VISITED {
