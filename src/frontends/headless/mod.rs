@@ -221,6 +221,13 @@ impl Handler<UiEvent> for HeadlessFront {
                     }
                 }
             }
+            UiEvent::Thought(text) if stream => {
+                // Not gemini-cli's (its stream-json drops thoughts): a type of its own, so
+                // a consumer joining the `message` deltas never mixes the thinking in.
+                self.json_line(
+                    json!({"type": "thought", "timestamp": now(), "content": text, "delta": true}),
+                );
+            }
             UiEvent::TurnStarted { prompt, .. } if stream => {
                 self.json_line(json!({"type": "message", "timestamp": now(), "role": "user", "content": prompt}));
             }

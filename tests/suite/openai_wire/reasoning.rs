@@ -84,6 +84,48 @@ fn reasoning_deltas_count_as_thoughts_and_are_never_sent_back() {
     );
 }
 
+#[test]
+fn reasoning_streams_as_thought_events_apart_from_the_message_deltas() {
+    let s = Scratch::new();
+    s.write("a.txt", "alpha\n");
+    let server = Loopback::start(vec![think_then_read(), think_then_answer()]);
+    let out = openai(
+        &s,
+        &server,
+        &["-p", "What is in a.txt?", "--yolo", "-o", "stream-json"],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let events: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let of = |kind: &str| -> Vec<&Value> { events.iter().filter(|e| e["type"] == kind).collect() };
+    let thoughts: String = of("thought")
+        .iter()
+        .map(|e| {
+            assert_eq!(e["delta"], true, "{e}");
+            assert!(e["timestamp"].is_string(), "{e}");
+            e["content"].as_str().unwrap_or_default().to_string()
+        })
+        .collect();
+    assert_eq!(thoughts, format!("{THINKING_1}{THINKING_2}{THINKING_3}"));
+    let said: String = of("message")
+        .iter()
+        .filter(|e| e["role"] == "assistant")
+        .map(|e| e["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(said, "a is alpha.");
+    // The first thought comes before the call it led to, the last before the answer.
+    let at = |pred: &dyn Fn(&Value) -> bool| events.iter().position(|e| pred(e));
+    let first_thought = at(&|e| e["type"] == "thought");
+    let tool_use = at(&|e| e["type"] == "tool_use");
+    assert!(first_thought < tool_use, "{events:?}");
+    let result = of("result");
+    assert_eq!(result.len(), 1, "{events:?}");
+    // The reasoning tokens are in the total (40 + 30 and 40 + 9).
+    assert_eq!(result[0]["stats"]["total_tokens"], 119, "{}", result[0]);
+}
+
 /// The same, as a server that ignores `stream: true` answers: one `chat.completion`
 /// whose message carries the thinking in `reasoning`.
 fn think_then_answer_unstreamed() -> Reply {
