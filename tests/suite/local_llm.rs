@@ -14,7 +14,7 @@ use crate::common::*;
 const SYSTEM_PROMPT: &str = "You are a coding agent. Use the provided tools to inspect the workspace. After a tool result arrives, answer the user's question in plain text.";
 
 /// The stream-json events of a run, and a short human transcript of them.
-fn transcript(stdout: &str) -> (Vec<Value>, String) {
+pub(super) fn transcript(stdout: &str) -> (Vec<Value>, String) {
     let events: Vec<Value> = stdout
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
@@ -195,7 +195,7 @@ const TASKS: &[Task] = &[
 ];
 
 /// Runs `cmd`, killing it after `limit`; returns its output and whether it was killed.
-fn run_bounded(
+pub(super) fn run_bounded(
     mut cmd: std::process::Command,
     limit: std::time::Duration,
 ) -> (std::process::Output, bool) {
