@@ -144,6 +144,15 @@ pub struct BenchArgs {
     /// Seed of the mixed workload and the latency jitter.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// A long session instead: N model turns of one `read_file` each, run with N/4
+    /// and with N turns; prints the cost of a turn against the turn number and the
+    /// ratio of the two runs' times (4 when every turn costs the same).
+    #[arg(long, value_name = "N")]
+    pub turns: Option<usize>,
+    /// Print the size of the first model request (system prompt and tool
+    /// declarations) in bytes and estimated tokens, with and without `--profile small`.
+    #[arg(long)]
+    pub prompt_size: bool,
     /// Adds every call's latency to the JSON (used by --sweep for --plot).
     #[arg(long, hide = true)]
     pub emit_latencies: bool,

@@ -132,7 +132,7 @@ pub fn run_once(
     reset_peak_rss();
     let done = Arc::new(AtomicUsize::new(0));
     let progress = Progress::start(n, done.clone());
-    let summary = run_turn(workspace, loaded.settings, model, plan, done);
+    let summary = run_turn(workspace, loaded.settings, model, plan, done, None);
     progress.stop();
     let summary = summary?;
     let session_file_bytes = session_file
@@ -211,13 +211,16 @@ fn bare_loop(
 }
 
 /// A session with a silent headless front that keeps each call's record.
-fn run_turn(
+pub(super) fn run_turn(
     workspace: Arc<Workspace>,
     settings: settings::Settings,
     model: ScriptedModel,
     plan: Option<crate::platform::sessions::plan::SessionPlan>,
     done: Arc<AtomicUsize>,
+    request_log: Option<std::path::PathBuf>,
 ) -> Result<RunSummary, BenchError> {
+    // A run that logs its requests measures them: the synthetic test tool stays out.
+    let test_tools = request_log.is_none();
     let system = System::new();
     system.block_on(async move {
         let (tx, rx) = oneshot::channel();
@@ -233,9 +236,9 @@ fn run_turn(
             model: Arc::new(model),
             model_name,
             approval_mode: ApprovalMode::Yolo,
-            request_log: None,
+            request_log,
             // Registers the synthetic tool of --latency.
-            test_tools: true,
+            test_tools,
             editor_files: None,
             plan,
             events: front.clone().recipient(),
@@ -313,7 +316,7 @@ pub fn round(x: f64) -> f64 {
 }
 
 /// Resets the peak RSS so the next figure is this run's (Linux `clear_refs`).
-fn reset_peak_rss() {
+pub(super) fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 

@@ -37,6 +37,8 @@ mod plot {
         )))
     }
 }
+mod prompt_size;
+mod turns;
 mod workload;
 
 use serde_json::{json, Value};
@@ -78,6 +80,12 @@ const SWEEPABLE: [&str; 5] = [
 ];
 
 pub fn run(args: &BenchArgs) -> Result<i32, AppError> {
+    if let Some(turns) = args.turns {
+        return Ok(turns::run(turns)?);
+    }
+    if args.prompt_size {
+        return Ok(prompt_size::run()?);
+    }
     let workload = Workload::from_args(args)?;
     let base = base_cell(args)?;
     if args.sweep.is_empty() && args.repeat <= 1 {
