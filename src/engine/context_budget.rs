@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 
 use super::compression::{estimate_tokens, json_len, json_len_of};
-use crate::protocol::content::{Content, FunctionDeclaration, FunctionResponse, Part, Role};
+use crate::protocol::content::{
+    Content, FunctionCall, FunctionDeclaration, FunctionResponse, Part, Role,
+};
 
 /// A compression must summarise at least this share of the context window, or it is
 /// not worth a model call (and the server's prompt cache).
@@ -105,35 +107,52 @@ pub fn fit_history(
     (kept, dropped)
 }
 
-/// The sizes of the function responses of a history, measured once each: a request
-/// measures the whole history, which is mostly responses that an earlier request
-/// already measured. A response is known by its address; the memo keeps a weak
-/// reference, so that the address is not reused while it is remembered, without
-/// keeping the response or stopping `Arc::make_mut` from changing it in place.
+/// The sizes of the function calls and responses of a history, measured once each:
+/// a request measures the whole history, which is mostly calls and responses that an
+/// earlier request already measured (measuring them again made every turn of a long
+/// session cost as much as the whole history). A call or response is known by its
+/// address; the memo keeps a weak reference, so that the address is not reused while
+/// it is remembered, without keeping it or stopping `Arc::make_mut` from changing it
+/// in place. The other parts (text mostly) are measured each time.
 #[derive(Debug, Default)]
 pub struct SizeMemo {
     responses: HashMap<usize, (Weak<FunctionResponse>, usize)>,
+    calls: HashMap<usize, (Weak<FunctionCall>, usize)>,
+    /// The fixed prefix's tokens, known by the addresses of the prompt and declarations.
+    prefix: Option<((usize, usize, usize), u64)>,
 }
 
 impl SizeMemo {
-    /// [`json_len`] of `content`, from the memo where it is made of responses only.
+    /// [`json_len`] of `content`: its shell, then each part, the calls and responses
+    /// from the memo.
     pub fn content_len(&mut self, content: &Content) -> usize {
-        let responses: Vec<&Arc<FunctionResponse>> =
-            content.parts.iter().filter_map(only_response).collect();
-        if responses.is_empty() || responses.len() != content.parts.len() {
+        if content.parts.is_empty() {
             return json_len(content);
         }
-        let shell = json_len(&Content {
-            role: content.role,
-            parts: Vec::new(),
-        });
-        // Each part is `{"functionResponse":…}` (21 units around the response), and
-        // the parts are separated by commas.
-        let parts: usize = responses
-            .into_iter()
-            .map(|r| RESPONSE_PART_FRAME + self.response_len(r))
-            .sum();
+        // `{"role":"user","parts":[]}` and `{"role":"model","parts":[]}`.
+        let shell = match content.role {
+            Role::User => 26,
+            Role::Model => 27,
+        };
+        let parts: usize = content.parts.iter().map(|p| self.part_len(p)).sum();
+        // The parts are separated by commas.
         shell + parts + content.parts.len() - 1
+    }
+
+    fn part_len(&mut self, part: &Part) -> usize {
+        if let Some(response) = only_response(part) {
+            return RESPONSE_PART_FRAME + self.response_len(response);
+        }
+        if let Some(call) = only_call(part) {
+            let key = Arc::as_ptr(call) as usize;
+            return CALL_PART_FRAME
+                + self
+                    .calls
+                    .entry(key)
+                    .or_insert_with(|| (Arc::downgrade(call), json_len_of(&**call)))
+                    .1;
+        }
+        json_len_of(part)
     }
 
     /// Measures `response` now (for a later [`SizeMemo::content_len`]).
@@ -145,20 +164,46 @@ impl SizeMemo {
             .1
     }
 
+    /// [`prefix_tokens`], measured again only when the prompt or the declarations
+    /// are other ones than last time.
+    pub fn prefix_tokens(
+        &mut self,
+        system: Option<&str>,
+        tools: &Arc<Vec<FunctionDeclaration>>,
+    ) -> u64 {
+        let key = (
+            Arc::as_ptr(tools) as usize,
+            system.map_or(0, |s| s.as_ptr() as usize),
+            system.map_or(0, str::len),
+        );
+        match self.prefix {
+            Some((known, tokens)) if known == key => tokens,
+            _ => {
+                let tokens = prefix_tokens(system, tools);
+                self.prefix = Some((key, tokens));
+                tokens
+            }
+        }
+    }
+
     /// Takes what `other` measured.
     pub fn absorb(&mut self, other: SizeMemo) {
         self.responses.extend(other.responses);
+        self.calls.extend(other.calls);
     }
 
-    /// Forgets the responses the history no longer holds.
+    /// Forgets the calls and responses the history no longer holds.
     pub fn forget_unused(&mut self) {
         self.responses
             .retain(|_, (response, _)| response.strong_count() > 0);
+        self.calls.retain(|_, (call, _)| call.strong_count() > 0);
     }
 }
 
 /// `{"functionResponse":` and `}`.
 const RESPONSE_PART_FRAME: usize = 21;
+/// `{"functionCall":` and `}`.
+const CALL_PART_FRAME: usize = 17;
 
 /// The response of a part that is a function response and nothing else.
 fn only_response(part: &Part) -> Option<&Arc<FunctionResponse>> {
@@ -169,6 +214,17 @@ fn only_response(part: &Part) -> Option<&Arc<FunctionResponse>> {
         && part.file_data.is_none()
         && part.thought_signature.is_none();
     part.function_response.as_ref().filter(|_| alone)
+}
+
+/// The call of a part that is a function call and nothing else.
+fn only_call(part: &Part) -> Option<&Arc<FunctionCall>> {
+    let alone = part.text.is_none()
+        && part.thought.is_none()
+        && part.function_response.is_none()
+        && part.inline_data.is_none()
+        && part.file_data.is_none()
+        && part.thought_signature.is_none();
+    part.function_call.as_ref().filter(|_| alone)
 }
 
 #[cfg(test)]
@@ -250,15 +306,40 @@ mod tests {
                 role: Role::User,
                 parts: Vec::new(),
             },
+            // Text, two calls (one with a signature) and a thought in one turn.
+            Content {
+                role: Role::Model,
+                parts: vec![
+                    Part::text("I will read \"x\" and y\u{e9}."),
+                    call("d").parts.remove(0),
+                    Part {
+                        thought_signature: Some("s".into()),
+                        ..call("e").parts.remove(0)
+                    },
+                    Part {
+                        thought: Some(true),
+                        ..Part::text("hmm")
+                    },
+                ],
+            },
         ];
+        for role in [Role::User, Role::Model] {
+            let empty = Content {
+                role,
+                parts: Vec::new(),
+            };
+            assert_eq!(memo.content_len(&empty), json_len(&empty));
+        }
         for _ in 0..2 {
             for content in &contents {
                 assert_eq!(memo.content_len(content), json_len(content), "{content:?}");
             }
         }
         assert_eq!(memo.responses.len(), 3);
+        assert_eq!(memo.calls.len(), 2, "the unsigned calls");
         drop(contents);
         memo.forget_unused();
         assert!(memo.responses.is_empty());
+        assert!(memo.calls.is_empty());
     }
 }

@@ -41,7 +41,9 @@ impl Chat {
 
     /// Tokens of the system prompt and tool declarations sent with every request.
     pub(super) fn prefix_tokens(&self) -> u64 {
-        context_budget::prefix_tokens(self.config.system_prompt.as_deref(), &self.config.tools)
+        self.sizes
+            .borrow_mut()
+            .prefix_tokens(self.config.system_prompt.as_deref(), &self.config.tools)
     }
 
     fn plan_compression(&self, force: bool) -> Result<Plan, CompressionOutcome> {
