@@ -19,6 +19,7 @@ mod hook_effects;
 mod hooks;
 mod keys;
 mod local_llm;
+mod local_window;
 pub mod mcp;
 mod mcp_bounds;
 mod mcp_remote;
