@@ -137,13 +137,53 @@ fn a_chosen_profile_or_setting_wins_over_the_servers_window() {
 }
 
 #[test]
-fn a_big_window_keeps_the_default_profile() {
-    let server = llama_cpp(131_072);
-    let out = run(&server, &["-m", "local-model", "-p", "hi"]);
+fn a_big_window_keeps_the_default_profile_and_is_the_context_window() {
+    // 32,768 tokens: above the small profile's threshold, a quarter of the 131,072 the
+    // settings assume for a model they do not list.
+    let s = Scratch::new();
+    let line = format!("{}\n", "x".repeat(49));
+    s.write("big.txt", &line.repeat(1000));
+    let call = json!({"index": 0, "id": "call_1", "type": "function",
+        "function": {"name": "read_file", "arguments": "{\"file_path\": \"big.txt\"}"}});
+    let server = Loopback::start(vec![
+        Reply::openai_sse(&[
+            chunk(json!({"role": "assistant", "tool_calls": [call]}), None),
+            chunk(json!({}), Some("tool_calls")),
+        ]),
+        answer("read"),
+    ]);
+    server.route(
+        "/props",
+        Reply::json(
+            200,
+            &json!({"default_generation_settings": {"n_ctx": 32768}}),
+        ),
+    );
+    let base = format!("{}/v1", server.url);
+    let out = run_against(
+        &s,
+        &[("OPENAI_BASE_URL", &base)],
+        &["-m", "local-model", "-p", "read big.txt"],
+    );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert!(tools_sent(&server).len() > SMALL_TOOLS);
     assert_ne!(max_tokens_sent(&server), 1024);
     assert!(!stderr(&out).contains(NOTICE), "{}", stderr(&out));
+    // One tool result may take a quarter of the window (about 32,768 characters): the
+    // 50,000-character file comes back cut, with the note naming the whole output.
+    let requests = server.requests();
+    let messages = requests[1].body["messages"].as_array().expect("messages");
+    let result = messages
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .expect("the tool result");
+    assert!(
+        result.contains("Output too large"),
+        "{}",
+        &result[..200.min(result.len())]
+    );
+    assert!(result.len() < 40_000, "{}", result.len());
 }
 
 #[test]
