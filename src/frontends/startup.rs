@@ -58,7 +58,7 @@ pub fn meet_server(
 /// model it has loaded whatever the name; other servers refuse it).
 fn unlisted_warning(facts: &ServerFacts) -> Option<String> {
     let listed = facts.listed.as_ref().filter(|l| !l.is_empty())?;
-    if listed.iter().any(|m| *m == facts.model) {
+    if listed.contains(&facts.model) {
         return None;
     }
     let mut names: Vec<&str> = listed
