@@ -249,27 +249,6 @@ pub fn select_model(args: &RunArgs, settings: &Settings) -> Result<Arc<dyn Model
 /// The exit code of a run stopped by loop detection.
 pub const LOOP_EXIT_CODE: i32 = 55;
 
-/// Fills an empty `model.name` with the provider's default (for an OpenAI-compatible
-/// server, the first model it lists), so that no Gemini model name is ever sent to
-/// another server.
-pub fn resolve_model_name(
-    settings: &mut Settings,
-    model: &Arc<dyn ModelClient>,
-) -> Result<(), AppError> {
-    if !settings.model.name.trim().is_empty() {
-        return Ok(());
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let name = runtime
-        .block_on(model.default_model())
-        .map_err(|e| AppError::Model(e.to_string()))?;
-    tracing::info!(model = %name, "no model chosen; using the provider's default");
-    settings.model.name = name;
-    Ok(())
-}
-
 /// Runs one headless turn and returns the process exit code. With `-o json` or
 /// `stream-json`, a run that fails before or outside its turn still prints its result
 /// on stdout, with the error ([`headless::print_failure`]); the message goes to stderr
