@@ -17,7 +17,12 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
     let mut loaded = load_settings(&ws, args)?;
     let _guard = init_logging(&loaded.settings, args.log_file.as_deref());
     let model = select_model(args, &loaded.settings)?;
-    super::resolve_model_name(&mut loaded.settings, &model)?;
+    for warning in super::startup::meet_server(&ws, args, &mut loaded, &model)? {
+        eprintln!(
+            "troupe: {}",
+            crate::engine::sanitize::for_terminal(&warning)
+        );
+    }
     let plan = match crate::frontends::sessions::plan_for(args, &loaded.settings, &ws)? {
         Ok(plan) => plan,
         Err(code) => return Ok(code),

@@ -11,6 +11,7 @@ pub mod repl;
 pub mod sessions;
 pub mod signals;
 pub mod slash;
+pub mod startup;
 pub mod stdin;
 pub mod trace;
 pub mod trust;
@@ -45,6 +46,19 @@ pub enum AppError {
     Usage(String),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+}
+
+impl AppError {
+    /// The error's `type` in a headless run's result (`-o json`, stream-json).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AppError::Settings(_) => "SettingsError",
+            AppError::Workspace(_) => "WorkspaceError",
+            AppError::Model(_) => "ModelError",
+            AppError::Usage(_) => "UsageError",
+            AppError::Io(_) => "IoError",
+        }
+    }
 }
 
 /// Keeps the log writer alive for the process.
@@ -129,7 +143,35 @@ pub fn workspace(args: &RunArgs) -> Result<Arc<Workspace>, AppError> {
 
 /// Settings with the command line's own overrides applied last.
 pub fn load_settings(ws: &Workspace, args: &RunArgs) -> Result<LoadedSettings, AppError> {
-    let mut overrides: Vec<String> = match &args.profile {
+    let trusted = trust::run_trust(ws, args).is_trusted();
+    let loaded = load_layers(ws, args, trusted, &[], "")?;
+    if let Some(file) = &loaded.skipped_project_file {
+        // With project hooks left out, the session's first warning says this too.
+        let hooks = settings::hook_trust::skipped_project_hooks(ws.primary(), &loaded.settings);
+        if hooks.is_empty() {
+            eprintln!("{}", settings::trust::skipped_notice(file));
+        }
+    }
+    let sandbox = &loaded.settings.sandbox.mode;
+    if let Err(e) = crate::platform::sandbox::session::configured_mode(&loaded.settings) {
+        return Err(AppError::Usage(format!(
+            "sandbox.mode = \"{sandbox}\": {e}"
+        )));
+    }
+    crate::platform::sandbox::session::warn_if_unsandboxed(&loaded.settings);
+    Ok(loaded)
+}
+
+/// Every settings layer of a run: the files, the environment, then the profile,
+/// `extra` (named `extra_origin`), the user's `-c` and the run flags.
+pub(crate) fn load_layers(
+    ws: &Workspace,
+    args: &RunArgs,
+    trusted: bool,
+    extra: &[String],
+    extra_origin: &str,
+) -> Result<LoadedSettings, AppError> {
+    let profile: Vec<String> = match &args.profile {
         Some(name) => settings::profiles::profile(name)
             .map_err(AppError::Usage)?
             .iter()
@@ -137,6 +179,8 @@ pub fn load_settings(ws: &Workspace, args: &RunArgs) -> Result<LoadedSettings, A
             .collect(),
         None => Vec::new(),
     };
+    let mut overrides = profile.clone();
+    overrides.extend(extra.iter().cloned());
     overrides.extend(args.overrides.iter().cloned());
     if let Some(mode) = &args.approval_mode {
         if crate::protocol::ApprovalMode::parse(mode).is_none() {
@@ -166,23 +210,29 @@ pub fn load_settings(ws: &Workspace, args: &RunArgs) -> Result<LoadedSettings, A
     if let Some(model) = &args.model {
         overrides.push(format!("model.name=\"{}\"", model.replace('"', "")));
     }
-    let trusted = trust::run_trust(ws, args).is_trusted();
-    let loaded = settings::load_in(ws.primary(), &overrides, trusted)?;
-    if let Some(file) = &loaded.skipped_project_file {
-        // With project hooks left out, the session's first warning says this too.
-        let hooks = settings::hook_trust::skipped_project_hooks(ws.primary(), &loaded.settings);
-        if hooks.is_empty() {
-            eprintln!("{}", settings::trust::skipped_notice(file));
+    let mut loaded = settings::load_in(ws.primary(), &overrides, trusted)?;
+    if let Some(name) = &args.profile {
+        relabel(
+            &mut loaded,
+            &profile,
+            &settings::profiles::origin_label(name),
+        );
+    }
+    relabel(&mut loaded, extra, extra_origin);
+    Ok(loaded)
+}
+
+/// Names the settings `entries` set by `label` instead of `flag -c …` (where nothing
+/// later set them again).
+fn relabel(loaded: &mut LoadedSettings, entries: &[String], label: &str) {
+    for entry in entries {
+        let key = entry.split_once('=').map_or("", |(k, _)| k.trim());
+        if let Some(origin) = loaded.origins.get_mut(key) {
+            if *origin == format!("flag -c {entry}") {
+                *origin = label.to_string();
+            }
         }
     }
-    let sandbox = &loaded.settings.sandbox.mode;
-    if let Err(e) = crate::platform::sandbox::session::configured_mode(&loaded.settings) {
-        return Err(AppError::Usage(format!(
-            "sandbox.mode = \"{sandbox}\": {e}"
-        )));
-    }
-    crate::platform::sandbox::session::warn_if_unsandboxed(&loaded.settings);
-    Ok(loaded)
 }
 
 /// Picks the model client: `--fake-responses` → scripted; otherwise the configured
@@ -199,42 +249,45 @@ pub fn select_model(args: &RunArgs, settings: &Settings) -> Result<Arc<dyn Model
 /// The exit code of a run stopped by loop detection.
 pub const LOOP_EXIT_CODE: i32 = 55;
 
-/// Fills an empty `model.name` with the provider's default (for an OpenAI-compatible
-/// server, the first model it lists), so that no Gemini model name is ever sent to
-/// another server.
-pub fn resolve_model_name(
-    settings: &mut Settings,
-    model: &Arc<dyn ModelClient>,
-) -> Result<(), AppError> {
-    if !settings.model.name.trim().is_empty() {
-        return Ok(());
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let name = runtime
-        .block_on(model.default_model())
-        .map_err(|e| AppError::Model(e.to_string()))?;
-    tracing::info!(model = %name, "no model chosen; using the provider's default");
-    settings.model.name = name;
-    Ok(())
-}
-
-/// Runs one headless turn and returns the process exit code.
+/// Runs one headless turn and returns the process exit code. With `-o json` or
+/// `stream-json`, a run that fails before or outside its turn still prints its result
+/// on stdout, with the error ([`headless::print_failure`]); the message goes to stderr
+/// as in text mode.
 pub fn run_headless(args: &RunArgs, prompt: String) -> Result<i32, AppError> {
-    let ws = workspace(args)?;
-    let mut loaded = load_settings(&ws, args)?;
-    let _guard = init_logging(&loaded.settings, args.log_file.as_deref());
-    let model = select_model(args, &loaded.settings)?;
-    resolve_model_name(&mut loaded.settings, &model)?;
-    let plan = match sessions::plan_for(args, &loaded.settings, &ws)? {
-        Ok(plan) => plan,
-        Err(code) => return Ok(code),
-    };
     let format = match args.output_format {
         OutputFormatArg::Text => OutputFormat::Text,
         OutputFormatArg::Json => OutputFormat::Json,
         OutputFormatArg::StreamJson => OutputFormat::StreamJson,
+    };
+    match headless_summary(args, prompt, format) {
+        Ok(Ok(summary)) => Ok(report(&summary, format)),
+        Ok(Err(failure)) => {
+            eprintln!("{}", failure.message);
+            headless::print_failure(format, "SessionError", &failure.message, failure.code);
+            Ok(failure.code)
+        }
+        Err(e) => {
+            headless::print_failure(format, e.kind(), &e.to_string(), 1);
+            Err(e)
+        }
+    }
+}
+
+/// [`run_headless`] up to its report: the summary, or the session that could not
+/// start.
+fn headless_summary(
+    args: &RunArgs,
+    prompt: String,
+    format: OutputFormat,
+) -> Result<Result<RunSummary, crate::platform::sessions::plan::PlanFailure>, AppError> {
+    let ws = workspace(args)?;
+    let mut loaded = load_settings(&ws, args)?;
+    let _guard = init_logging(&loaded.settings, args.log_file.as_deref());
+    let model = select_model(args, &loaded.settings)?;
+    let warnings = startup::meet_server(&ws, args, &mut loaded, &model)?;
+    let plan = match sessions::plan_or_failure(args, &loaded.settings, &ws)? {
+        Ok(plan) => plan,
+        Err(failure) => return Ok(Err(failure)),
     };
     let summary = run_turn_with(
         ws,
@@ -245,11 +298,12 @@ pub fn run_headless(args: &RunArgs, prompt: String) -> Result<i32, AppError> {
         args.log_requests.clone(),
         args.trace.is_some(),
         Some(plan),
+        warnings,
     )?;
     if let Some(path) = &args.trace {
         trace::write(path, &summary.calls)?;
     }
-    Ok(report(&summary, format))
+    Ok(Ok(summary))
 }
 
 /// Starts a session with a headless front end, runs one prompt, returns the summary.
@@ -271,10 +325,12 @@ pub fn run_turn(
         request_log,
         keep_calls,
         None,
+        Vec::new(),
     )
 }
 
-/// [`run_turn`], recording into (and resuming from) `plan`'s session.
+/// [`run_turn`], recording into (and resuming from) `plan`'s session, with the
+/// `warnings` of the start-up reported as the session's own.
 #[allow(clippy::too_many_arguments)]
 pub fn run_turn_with(
     ws: Arc<Workspace>,
@@ -285,6 +341,7 @@ pub fn run_turn_with(
     request_log: Option<PathBuf>,
     keep_calls: bool,
     plan: Option<crate::platform::sessions::plan::SessionPlan>,
+    warnings: Vec<String>,
 ) -> Result<RunSummary, AppError> {
     let mode = ApprovalMode::parse(&settings.approval.mode).unwrap_or_default();
     let model_name = settings.model.name.clone();
@@ -294,6 +351,9 @@ pub fn run_turn_with(
     let result = system.block_on(async move {
         let (tx, rx) = oneshot::channel();
         let front = HeadlessFront::new(format, mode.as_str(), keep_calls, tx).start();
+        for warning in warnings {
+            front.do_send(crate::protocol::UiEvent::Warning(warning));
+        }
         let session = Session::start(SessionOptions {
             workspace: ws,
             settings,

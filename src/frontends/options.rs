@@ -55,7 +55,8 @@ pub struct RunArgs {
 
     /// A settings preset applied before -c overrides: `small` for small local models
     /// (core tools, short system prompt, temperature 0, bounded answers, edits
-    /// corrected without the model).
+    /// corrected without the model), `default` for none. Without it, a server whose
+    /// context window is 16,384 tokens or fewer gets `small`.
     #[arg(long = "profile", value_name = "NAME")]
     pub profile: Option<String>,
 

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use super::{workspace, AppError};
 use crate::frontends::options::RunArgs;
-use crate::platform::sessions::plan::{plan, SessionArgs, SessionPlan};
+use crate::platform::sessions::plan::{plan, PlanFailure, SessionArgs, SessionPlan};
 use crate::platform::sessions::{age_text, list_text, retention, SessionStore};
 use crate::platform::workspace::Workspace;
 use crate::settings::{self, Settings};
@@ -93,6 +93,18 @@ pub fn plan_for(
     settings: &Settings,
     ws: &Workspace,
 ) -> Result<Result<SessionPlan, i32>, AppError> {
+    Ok(plan_or_failure(args, settings, ws)?.map_err(|failure| {
+        eprintln!("{}", failure.message);
+        failure.code
+    }))
+}
+
+/// [`plan_for`], the failure handed back rather than printed.
+pub fn plan_or_failure(
+    args: &RunArgs,
+    settings: &Settings,
+    ws: &Workspace,
+) -> Result<Result<SessionPlan, PlanFailure>, AppError> {
     if settings.general.checkpointing
         && std::process::Command::new("git")
             .arg("--version")
@@ -115,10 +127,7 @@ pub fn plan_for(
     };
     let planned = match plan(store, &session_args) {
         Ok(p) => p,
-        Err(failure) => {
-            eprintln!("{}", failure.message);
-            return Ok(Err(failure.code));
-        }
+        Err(failure) => return Ok(Err(failure)),
     };
     for warning in &planned.warnings {
         eprintln!("Warning: {warning}");

@@ -140,6 +140,17 @@ impl ModelError {
 /// The model used when none is chosen and the provider has no say (Gemini, scripted).
 pub const DEFAULT_GEMINI_MODEL: &str = "gemini-2.5-flash";
 
+/// What a server says about itself at start-up ([`ModelClient::discover`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerFacts {
+    /// The model to use: the one asked for, or the server's default when none was.
+    pub model: String,
+    /// The models the server lists, when it answered a listing.
+    pub listed: Option<Vec<String>>,
+    /// The server's context window in tokens, and where it said so (`/props n_ctx`).
+    pub context_window: Option<(u64, String)>,
+}
+
 /// The stream of events of one model call.
 pub type ModelStream = BoxStream<'static, Result<ModelEvent, ModelError>>;
 
@@ -155,6 +166,24 @@ pub trait ModelClient: Send + Sync + 'static {
     /// model; an OpenAI-compatible server is asked (`GET /v1/models`).
     fn default_model(&self) -> BoxFuture<'static, Result<String, ModelError>> {
         Box::pin(async { Ok(DEFAULT_GEMINI_MODEL.to_string()) })
+    }
+
+    /// The model to use (`model`, or [`ModelClient::default_model`] when it is empty)
+    /// and what the server says about itself: the models it lists and its context
+    /// window (an OpenAI-compatible server is asked; other providers know nothing).
+    fn discover(&self, model: &str) -> BoxFuture<'static, Result<ServerFacts, ModelError>> {
+        let asked = model.trim().to_string();
+        let default = asked.is_empty().then(|| self.default_model());
+        Box::pin(async move {
+            let model = match default {
+                Some(default) => default.await?,
+                None => asked,
+            };
+            Ok(ServerFacts {
+                model,
+                ..ServerFacts::default()
+            })
+        })
     }
 
     /// The models this provider offers (ACP's `availableModels`, `session/set_model`):

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use tokio::io::AsyncWriteExt;
 use tokio::sync::Mutex;
 
-use super::{ModelClient, ModelError, ModelStream};
+use super::{ModelClient, ModelError, ModelStream, ServerFacts};
 use crate::engine::model::{ModelEvent, ModelRequest};
 
 /// A model whose answers are appended to a recording.
@@ -124,6 +124,10 @@ impl ModelClient for RecordingModel {
 
     fn list_models(&self) -> BoxFuture<'static, Result<Vec<String>, ModelError>> {
         self.inner.list_models()
+    }
+
+    fn discover(&self, model: &str) -> BoxFuture<'static, Result<ServerFacts, ModelError>> {
+        self.inner.discover(model)
     }
 
     fn stream(&self, request: ModelRequest) -> ModelStream {

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
-use super::{ModelClient, ModelError, ModelStream};
+use super::{ModelClient, ModelError, ModelStream, ServerFacts};
 use crate::engine::model::{ModelEvent, ModelRequest};
 use crate::settings::RetrySettings;
 
@@ -138,6 +138,10 @@ impl ModelClient for RetryingModel {
 
     fn list_models(&self) -> BoxFuture<'static, Result<Vec<String>, ModelError>> {
         self.inner.list_models()
+    }
+
+    fn discover(&self, model: &str) -> BoxFuture<'static, Result<ServerFacts, ModelError>> {
+        self.inner.discover(model)
     }
 
     fn stream(&self, request: ModelRequest) -> ModelStream {

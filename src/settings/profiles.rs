@@ -1,5 +1,8 @@
 //! Settings presets chosen with `--profile NAME`, applied before the `-c` overrides
-//! (which therefore win).
+//! (which therefore win), and the one chosen for a run by its server's context window
+//! ([`for_server_window`]).
+
+use super::LoadedSettings;
 
 /// The `small` profile: for a small local model (1–8 B parameters, a context window of
 /// a few thousand tokens) behind an OpenAI-compatible server.
@@ -18,12 +21,126 @@ pub const SMALL: &[&str] = &[
     "model.max_turns=30",
 ];
 
-/// The overrides of profile `name`, or an error listing the profiles.
+/// A server whose context window is at most this many tokens gets the `small`
+/// profile when none was chosen: the full tool set and system prompt alone take about
+/// 4,800 tokens, more than half of such a window.
+pub const SMALL_WINDOW_TOKENS: u64 = 16_384;
+
+/// The overrides of profile `name`, or an error listing the profiles. `default` is
+/// the empty profile (it keeps a small server from choosing `small`).
 pub fn profile(name: &str) -> Result<&'static [&'static str], String> {
     match name {
         "small" => Ok(SMALL),
+        "default" => Ok(&[]),
         other => Err(format!(
-            "--profile: `{other}` is not a profile (known: small)"
+            "--profile: `{other}` is not a profile (known: small, default)"
         )),
+    }
+}
+
+/// How the settings a profile sets are named in [`LoadedSettings::origins`].
+pub fn origin_label(name: &str) -> String {
+    format!("flag --profile {name}")
+}
+
+/// How the settings the server's context window chose are named.
+pub const SERVER_WINDOW_ORIGIN: &str = "the server's context window";
+
+/// What the server's context window changes in a run's settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WindowChoice {
+    /// Settings (`key=value`) applied after a profile and before the user's `-c`.
+    pub overrides: Vec<String>,
+    /// What to tell the user once: the small profile was chosen.
+    pub notice: Option<String>,
+}
+
+/// What a server's context window of `tokens` changes: it becomes the context window
+/// of `model` unless the settings name one (`token_limits` matching the model, or
+/// `default_token_limit`, set anywhere but a profile); at most
+/// [`SMALL_WINDOW_TOKENS`] it also brings the `small` profile unless `--profile` was
+/// given, each of its settings only where nothing else set that key.
+pub fn for_server_window(
+    loaded: &LoadedSettings,
+    profile_given: bool,
+    model: &str,
+    tokens: u64,
+) -> WindowChoice {
+    let by_user = |key: &str| {
+        loaded
+            .origins
+            .get(key)
+            .is_some_and(|o| o != "default" && !o.starts_with("flag --profile"))
+    };
+    let mut unmatched = loaded.settings.model.compression.clone();
+    unmatched.default_token_limit = 0;
+    let listed = unmatched.token_limit(model) != 0;
+    let window_set = by_user("model.compression.default_token_limit")
+        || (listed && by_user("model.compression.token_limits"));
+    let mut choice = WindowChoice::default();
+    if !profile_given && tokens <= SMALL_WINDOW_TOKENS {
+        choice.overrides.extend(
+            SMALL
+                .iter()
+                .filter(|entry| {
+                    let key = entry.split_once('=').map_or("", |(k, _)| k);
+                    loaded.origins.get(key).is_some_and(|o| o == "default")
+                })
+                .map(|entry| entry.to_string()),
+        );
+        choice.notice = Some(format!(
+            "the server's context window is {tokens} tokens; using the small profile (--profile default keeps the full one; -c sets any setting)"
+        ));
+    }
+    if !window_set && !listed {
+        choice
+            .overrides
+            .push(format!("model.compression.default_token_limit={tokens}"));
+    }
+    choice
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn loaded(overrides: &[&str]) -> LoadedSettings {
+        let none = Path::new("/nonexistent");
+        let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        crate::settings::load_with(none, none, &[], &overrides).unwrap()
+    }
+
+    #[test]
+    fn a_small_window_brings_the_small_profile_where_nothing_else_set_a_key() {
+        let choice = for_server_window(&loaded(&["model.temperature=0.5"]), false, "m", 8192);
+        assert!(choice.notice.is_some());
+        assert!(choice.overrides.contains(&SMALL[0].to_string()));
+        assert!(!choice
+            .overrides
+            .iter()
+            .any(|o| o.starts_with("model.temperature")));
+        assert_eq!(
+            choice.overrides.last().map(String::as_str),
+            Some("model.compression.default_token_limit=8192")
+        );
+        let given = for_server_window(&loaded(&[]), true, "m", 8192);
+        assert_eq!(
+            given.overrides,
+            ["model.compression.default_token_limit=8192"]
+        );
+        assert!(given.notice.is_none());
+        let big = for_server_window(&loaded(&[]), false, "m", 131_072);
+        assert_eq!(
+            big.overrides,
+            ["model.compression.default_token_limit=131072"]
+        );
+        let set = for_server_window(
+            &loaded(&["model.compression.token_limits=m*=4096"]),
+            true,
+            "m1",
+            8192,
+        );
+        assert!(set.overrides.is_empty(), "{set:?}");
     }
 }

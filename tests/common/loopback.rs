@@ -1,6 +1,14 @@
 //! A real HTTP server on 127.0.0.1 that plays a model API: it answers each request
 //! with the next scripted [`Reply`] (status, headers, body chunks streamed one by one,
 //! optionally cutting the connection mid-body) and captures every request.
+//!
+//! The probes Troupe makes at start-up (`GET …/models`, `GET /props`, `POST
+//! /api/show`) take no scripted reply unless one is meant for them: a path given a
+//! reply with [`Loopback::route`] answers every request with it; otherwise `/props`
+//! and `/api/show` answer 404, and `…/models` takes the next scripted reply only when
+//! that reply is a model listing (a JSON object with `data` or `models`), else 404.
+//! Requests answered by a route or such a 404 are kept apart ([`Loopback::probes`]),
+//! so [`Loopback::requests`] holds the scripted exchanges only.
 
 use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
@@ -115,6 +123,8 @@ struct State {
     replies: VecDeque<Reply>,
     fallback: Option<Reply>,
     requests: Vec<Captured>,
+    routes: Vec<(String, Reply)>,
+    probes: Vec<Captured>,
 }
 
 /// The server; stops when dropped.
@@ -146,6 +156,8 @@ impl Loopback {
             replies: replies.into(),
             fallback,
             requests: Vec::new(),
+            routes: Vec::new(),
+            probes: Vec::new(),
         }));
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         listener.set_nonblocking(true).expect("nonblocking");
@@ -185,9 +197,25 @@ impl Loopback {
         }
     }
 
-    /// Every request so far, in order.
+    /// Answers every request to `path` (without its query) with `reply`, whatever the
+    /// scripted replies.
+    pub fn route(&self, path: &str, reply: Reply) -> &Self {
+        self.state
+            .lock()
+            .expect("state")
+            .routes
+            .push((path.to_string(), reply));
+        self
+    }
+
+    /// Every request answered with a scripted reply so far, in order.
     pub fn requests(&self) -> Vec<Captured> {
         self.state.lock().expect("state").requests.clone()
+    }
+
+    /// Every request answered by a route or as an unscripted probe, in order.
+    pub fn probes(&self) -> Vec<Captured> {
+        self.state.lock().expect("state").probes.clone()
     }
 }
 
@@ -229,13 +257,43 @@ async fn answer(
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
     let reply = {
         let mut s = state.lock().expect("state");
-        s.requests.push(Captured {
+        let bare = path.split('?').next().unwrap_or("").to_string();
+        let captured = Captured {
             method,
             path,
             headers,
             body,
-        });
-        s.replies.pop_front().or_else(|| s.fallback.clone())
+        };
+        let routed = s
+            .routes
+            .iter()
+            .find(|(p, _)| *p == bare)
+            .map(|(_, r)| r.clone());
+        let listing = |r: &Reply| {
+            r.status == 200
+                && serde_json::from_slice::<Value>(&r.chunks.concat())
+                    .is_ok_and(|v| v.get("data").is_some() || v.get("models").is_some())
+        };
+        let probe = bare.ends_with("/props")
+            || bare.ends_with("/api/show")
+            || (bare.ends_with("/models") && !s.replies.front().is_some_and(listing));
+        match (routed, probe) {
+            (Some(reply), _) => {
+                s.probes.push(captured);
+                Some(reply)
+            }
+            (None, true) => {
+                s.probes.push(captured);
+                Some(Reply::json(
+                    404,
+                    &serde_json::json!({"error": {"code": 404, "message": "loopback: not found"}}),
+                ))
+            }
+            (None, false) => {
+                s.requests.push(captured);
+                s.replies.pop_front().or_else(|| s.fallback.clone())
+            }
+        }
     };
     let reply = reply.unwrap_or_else(|| {
         Reply::json(

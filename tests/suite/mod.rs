@@ -20,6 +20,7 @@ mod hooks;
 mod keys;
 mod local_llm;
 mod local_llm_tasks;
+mod local_window;
 pub mod mcp;
 mod mcp_bounds;
 mod mcp_remote;

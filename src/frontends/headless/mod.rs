@@ -25,7 +25,8 @@ use crate::protocol::{
 };
 
 pub use report::{
-    json_report, print_reply, stream_result, CallRecord, RunSummary, REFUSED_EXIT_CODE,
+    json_report, print_failure, print_reply, stream_result, CallRecord, RunSummary,
+    REFUSED_EXIT_CODE,
 };
 
 /// How the run is printed.

@@ -149,6 +149,33 @@ pub fn stream_result(summary: &RunSummary) -> Value {
     ev
 }
 
+/// Prints the result of a run that failed before or outside its turn (settings, the
+/// server, the session): for `-o json` one object with `error` {type, message, code},
+/// for stream-json a `result` event with status "error" and the error, as a failed turn
+/// reports; nothing in the other formats (the message goes to stderr).
+pub fn print_failure(format: OutputFormat, kind: &str, message: &str, code: i32) {
+    let error = json!({"type": kind, "message": message, "code": code});
+    let line = match format {
+        OutputFormat::Json => {
+            let report = json!({"response": "", "error": error});
+            serde_json::to_string_pretty(&report).unwrap_or_default()
+        }
+        OutputFormat::StreamJson => json!({
+            "type": "result",
+            "timestamp": iso8601(SystemTime::now()),
+            "status": "error",
+            "error": error,
+            "stats": {"total_tokens": 0, "input_tokens": 0, "output_tokens": 0,
+                "duration_ms": 0, "tool_calls": 0},
+        })
+        .to_string(),
+        _ => return,
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
 /// Prints a reply given without the model (`/<prompt> help`) as `format` prints an
 /// answer (the json object is printed by the report).
 pub fn print_reply(format: OutputFormat, text: &str) {

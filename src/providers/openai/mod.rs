@@ -2,6 +2,7 @@
 //! vLLM, llama.cpp's server, or any `/v1` endpoint. `{base}` ends in `/v1`, as in
 //! `OPENAI_BASE_URL`.
 
+pub mod discovery;
 pub mod wire;
 
 use futures::future::BoxFuture;
@@ -9,7 +10,7 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use super::http::{self, Timeouts};
-use super::{ModelClient, ModelError, ModelStream};
+use super::{ModelClient, ModelError, ModelStream, ServerFacts};
 use crate::engine::model::{ModelEvent, ModelRequest};
 use crate::providers::openai::wire::{chat_body, response_events, StreamDecoder, WireError};
 
@@ -194,6 +195,10 @@ impl ModelClient for OpenAiClient {
     fn list_models(&self) -> BoxFuture<'static, Result<Vec<String>, ModelError>> {
         let (_, listing) = self.get_models();
         Box::pin(async move { Ok(model_ids(&listing.await?)) })
+    }
+
+    fn discover(&self, model: &str) -> BoxFuture<'static, Result<ServerFacts, ModelError>> {
+        self.discover_server(model)
     }
 
     fn default_model(&self) -> BoxFuture<'static, Result<String, ModelError>> {
