@@ -160,31 +160,92 @@ fn first_bad_node(node: Node<'_>) -> Option<Node<'_>> {
     children.into_iter().find_map(first_bad_node)
 }
 
+/// The node to point at in the ERROR or MISSING `node`, and what is wrong there.
+fn pinpoint<'t>(node: Node<'t>, text: &str) -> (Node<'t>, String) {
+    if node.is_missing() {
+        let what = if node.is_named() {
+            format!("missing {}", node.kind())
+        } else {
+            format!("missing \"{}\"", node.kind())
+        };
+        return (node, what);
+    }
+    // An error region is often a whole statement or document; an unbalanced bracket
+    // inside it is the likelier culprit, then an error nested in it.
+    if let Some(found) = unbalanced_bracket(node) {
+        return found;
+    }
+    let mut cursor = node.walk();
+    let children: Vec<Node<'t>> = node.children(&mut cursor).collect();
+    if let Some(inner) = children.into_iter().find_map(first_bad_node) {
+        return pinpoint(inner, text);
+    }
+    let found = text.get(node.start_byte()..node.end_byte()).unwrap_or("");
+    let what = match found.lines().map(str::trim).find(|l| !l.is_empty()) {
+        None => "unexpected end of text".to_string(),
+        Some(l) => {
+            let cut: String = l.chars().take(QUOTED_CHARS).collect();
+            let more = if cut.len() < l.len() { "…" } else { "" };
+            format!("cannot parse \"{cut}{more}\"")
+        }
+    };
+    (node, what)
+}
+
+/// The first bracket token of `node` never closed, or a closing one that closes
+/// nothing (tokens only: brackets inside strings and comments are not tokens).
+fn unbalanced_bracket(node: Node<'_>) -> Option<(Node<'_>, String)> {
+    let mut open: Vec<Node<'_>> = Vec::new();
+    for leaf in leaves(node) {
+        let opener = match leaf.kind() {
+            "(" | "[" | "{" => {
+                open.push(leaf);
+                continue;
+            }
+            ")" => "(",
+            "]" => "[",
+            "}" => "{",
+            _ => continue,
+        };
+        if open.last().is_some_and(|o| o.kind() == opener) {
+            open.pop();
+        } else if !leaf.is_missing() {
+            return Some((leaf, format!("unexpected \"{}\"", leaf.kind())));
+        }
+    }
+    open.first()
+        .map(|o| (*o, format!("\"{}\" is never closed", o.kind())))
+}
+
+/// The leaves (tokens) below `node`, in document order.
+fn leaves(node: Node<'_>) -> Vec<Node<'_>> {
+    let mut out = Vec::new();
+    let mut cursor = node.walk();
+    loop {
+        if cursor.node().child_count() == 0 {
+            out.push(cursor.node());
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return out;
+            }
+        }
+    }
+}
+
 fn describe(grammar: Grammar, node: Node<'_>, text: &str) -> SyntaxError {
+    let (node, description) = pinpoint(node, text);
     let start = node.start_byte().min(text.len());
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
     let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
     let line_text = text.get(line_start..line_end).unwrap_or("");
     let column = text.get(line_start..start).map_or(0, |s| s.chars().count()) + 1;
-    let description = if node.is_missing() {
-        if node.is_named() {
-            format!("missing {}", node.kind())
-        } else {
-            format!("missing \"{}\"", node.kind())
-        }
-    } else {
-        let found = text.get(start..node.end_byte()).unwrap_or("");
-        let first = found.lines().map(str::trim).find(|l| !l.is_empty());
-        match first {
-            None if start >= text.trim_end().len() => "unexpected end of file".to_string(),
-            None => "unexpected text".to_string(),
-            Some(l) => {
-                let cut: String = l.chars().take(QUOTED_CHARS).collect();
-                let more = if cut.len() < l.len() { "…" } else { "" };
-                format!("unexpected \"{cut}{more}\"")
-            }
-        }
-    };
     let line_text = line_text.strip_suffix('\r').unwrap_or(line_text);
     SyntaxError {
         grammar,
@@ -207,7 +268,10 @@ mod tests {
             ("a.ts", "function f(x: number): number { return x + 1; }\n"),
             ("a.tsx", "const A = () => <div>hi</div>;\n"),
             ("a.rs", "fn f(x: u32) -> u32 { x + 1 }\n"),
-            ("a.go", "package main\n\nfunc f(x int) int { return x + 1 }\n"),
+            (
+                "a.go",
+                "package main\n\nfunc f(x int) int { return x + 1 }\n",
+            ),
             ("a.json", "{\"a\": [1, 2]}\n"),
             ("a.toml", "[a]\nb = 1\n"),
             ("a.yaml", "a:\n  - 1\n  - 2\n"),
@@ -223,8 +287,25 @@ mod tests {
         let before = "x = 1\nprint(len(x))\ny = 2\n";
         let after = "x = 1\nprint(len(x)\ny = 2\n";
         let e = introduced_error(Path::new("a.py"), Some(before), after).unwrap();
-        assert_eq!(e.line, 2, "{e:?}");
-        assert!(e.to_string().starts_with("syntax error at line 2"), "{e}");
+        assert_eq!(
+            e.to_string(),
+            "syntax error at line 2, column 6 (\"(\" is never closed)"
+        );
+        assert_eq!(e.source_line, "print(len(x)");
+    }
+
+    #[test]
+    fn a_stray_closing_bracket_and_a_missing_token_are_named() {
+        let e = first_error(Grammar::Python, "def f(x):\n    return 1)\n").unwrap();
+        assert_eq!(
+            e.to_string(),
+            "syntax error at line 2, column 13 (unexpected \")\")"
+        );
+        let e = first_error(Grammar::Rust, "fn main() {\n    let x = (1;\n}\n").unwrap();
+        assert_eq!(
+            e.to_string(),
+            "syntax error at line 2, column 15 (missing \")\")"
+        );
     }
 
     #[test]

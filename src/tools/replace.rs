@@ -114,11 +114,14 @@ async fn requested_path(p: &Params, ctx: &ToolContext) -> Result<std::path::Path
 async fn compute(p: &Params, ctx: &ToolContext) -> Result<Computed, ToolOutput> {
     let computed = compute_plan(p, ctx).await?;
     if !p.modified_by_user {
-        let check = ("replace", "new_string", ToolErrorKind::EditPreparationFailure);
+        let check = (
+            "replace",
+            "new_string",
+            ToolErrorKind::EditPreparationFailure,
+        );
         let before = computed.snapshot.as_ref().map(|s| s.text.as_str());
         let after = &computed.plan.new_content;
-        file_edit::refuse_unparseable(&ctx.services, &computed.path, before, after, check)
-            .await?;
+        file_edit::refuse_unparseable(&ctx.services, &computed.path, before, after, check).await?;
     }
     Ok(computed)
 }
