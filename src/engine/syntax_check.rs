@@ -309,6 +309,19 @@ mod tests {
     }
 
     #[test]
+    fn text_beyond_latin_1_and_control_characters_parse_without_crashing() {
+        // tree-sitter-bash's scanner once read outside a table on such characters.
+        let text = "x = '\u{10FFFF}\u{2028}é中\u{0}\u{7}' # \u{1F600}\n{\u{FFFD}: [\u{300}]}\n";
+        for name in [
+            "a.py", "a.js", "a.ts", "a.tsx", "a.rs", "a.go", "a.json", "a.toml", "a.yaml",
+        ] {
+            let g = Grammar::for_path(Path::new(name)).unwrap();
+            let _ = first_error(g, text);
+            let _ = first_error(g, &text.repeat(50));
+        }
+    }
+
+    #[test]
     fn a_broken_baseline_new_files_and_unknown_extensions_are_not_checked() {
         let broken = "print(\n";
         assert_eq!(
