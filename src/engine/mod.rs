@@ -24,4 +24,5 @@ pub mod session_file;
 pub mod shell_readonly;
 pub mod shell_syntax;
 pub mod stats;
+pub mod syntax_check;
 pub mod text;

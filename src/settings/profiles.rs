@@ -16,6 +16,8 @@ pub const SMALL: &[&str] = &[
     "model.max_output_tokens=1024",
     // Repair failed edits by unescaping only: a model call costs a slow model dearly.
     "edit.use_model=false",
+    // Refuse edits that would leave a parsing file unparseable (on by default too).
+    "edit.check_syntax=true",
     // A model not listed in token_limits is assumed to have a small window.
     "model.compression.default_token_limit=8192",
     "model.max_turns=30",

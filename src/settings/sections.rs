@@ -172,6 +172,9 @@ pub struct EditSettings {
     pub use_model: bool,
     pub correction_timeout_secs: u64,
     pub correction_cache_entries: usize,
+    /// Refuse a `replace` or `write_file` that would turn a file that parses (Python,
+    /// JavaScript/TypeScript, Rust, Go, JSON, TOML, YAML) into one that does not.
+    pub check_syntax: bool,
 }
 
 /// `run_shell_command` limits.

@@ -99,6 +99,51 @@ pub fn is_json_like(path: &Path) -> bool {
     matches!(ext.as_deref(), Some("json" | "ipynb" | "jsonc" | "json5"))
 }
 
+/// The parse check (`edit.check_syntax`, [`crate::engine::syntax_check`]): an error
+/// output, of `kind`, when writing `after` over `before` (`None` for a new file) would
+/// turn a file that parses into one that does not. `tool` and `field` name the call
+/// and the parameter the model should correct. The parse runs on a blocking thread.
+pub async fn refuse_unparseable(
+    services: &Services,
+    path: &Path,
+    before: Option<&str>,
+    after: &str,
+    (tool, field, kind): (&str, &str, ToolErrorKind),
+) -> Result<(), ToolOutput> {
+    use crate::engine::syntax_check::{self, Grammar, MAX_CHECKED_BYTES};
+    let checked = services.settings.edit.check_syntax
+        && Grammar::for_path(path).is_some()
+        && before.is_some_and(|b| b.len() <= MAX_CHECKED_BYTES)
+        && after.len() <= MAX_CHECKED_BYTES;
+    if !checked {
+        return Ok(());
+    }
+    let (owned_path, before, after) = (
+        path.to_path_buf(),
+        before.map(str::to_string),
+        after.to_string(),
+    );
+    let found = tokio::task::spawn_blocking(move || {
+        syntax_check::introduced_error(&owned_path, before.as_deref(), &after)
+    })
+    .await;
+    let Ok(Some(error)) = found else {
+        return Ok(());
+    };
+    let rel = services.workspace.display_relative(path);
+    let raw = format!(
+        "The edit would leave {rel} unparseable as {}: {error}; the file was not changed.\n{:>6} | {}\nCorrect `{field}` so that the file still parses, and call {tool} again.",
+        error.grammar.name(),
+        error.line,
+        error.source_line,
+    );
+    let display = format!(
+        "Refused: the edit would leave {rel} unparseable (line {}, column {}).",
+        error.line, error.column
+    );
+    Err(ToolOutput::error(kind, raw, display))
+}
+
 /// The data of an edit result: read by stats (`strategy`, `diff_stat`, `correction`)
 /// and by front ends (`diff`).
 pub fn edit_data(

@@ -108,8 +108,26 @@ async fn requested_path(p: &Params, ctx: &ToolContext) -> Result<std::path::Path
     }
 }
 
-/// Reads the file and computes the edit, asking the Corrector when the strings miss.
+/// The edit as [`compute_plan`] makes it, refused when it would leave a file that
+/// parses unparseable (an edit the user changed in the confirmation is theirs: not
+/// checked).
 async fn compute(p: &Params, ctx: &ToolContext) -> Result<Computed, ToolOutput> {
+    let computed = compute_plan(p, ctx).await?;
+    if !p.modified_by_user {
+        let check = (
+            "replace",
+            "new_string",
+            ToolErrorKind::EditPreparationFailure,
+        );
+        let before = computed.snapshot.as_ref().map(|s| s.text.as_str());
+        let after = &computed.plan.new_content;
+        file_edit::refuse_unparseable(&ctx.services, &computed.path, before, after, check).await?;
+    }
+    Ok(computed)
+}
+
+/// Reads the file and computes the edit, asking the Corrector when the strings miss.
+async fn compute_plan(p: &Params, ctx: &ToolContext) -> Result<Computed, ToolOutput> {
     let services = &ctx.services;
     let requested = requested_path(p, ctx).await?;
     let (path, snapshot) = match file_edit::read_existing(services, requested).await {

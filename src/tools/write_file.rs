@@ -110,12 +110,20 @@ async fn plan(
     } else {
         content
     };
-    Ok(Planned {
+    let planned = Planned {
         path,
         existing,
         content,
         corrected,
-    })
+    };
+    // The parse check; the content the user changed in the confirmation is theirs.
+    if !modified_by_user {
+        let check = ("write_file", "content", ToolErrorKind::FileWriteFailure);
+        let before = planned.existing.as_ref().map(|s| s.text.as_str());
+        let after = planned.proposed();
+        file_edit::refuse_unparseable(services, &planned.path, before, &after, check).await?;
+    }
+    Ok(planned)
 }
 
 impl Tool for WriteFile {

@@ -27,6 +27,7 @@ mod mcp_remote;
 mod mcp_serve;
 mod openai_wire;
 mod owned_files;
+mod parse_guard;
 mod properties;
 mod read_search;
 mod real_use;

@@ -1,5 +1,6 @@
-//! Hints that let a model fix a failed edit without reading the file again: the region
-//! most like `old_string` when nothing matched, and every match when too many did.
+//! Hints that help a model fix a failed edit: where the region most like `old_string`
+//! is and the call that reads it again when nothing matched, and every match when too
+//! many did.
 
 use super::{js, LineRange};
 
@@ -9,6 +10,9 @@ const SHOWN_LINES: usize = 8;
 const SHOWN_WIDTH: usize = 200;
 /// Search lines compared per window (longer searches are ranked on their start).
 const COMPARED_LINES: usize = 8;
+/// Lines before and after the closest region that the suggested read includes.
+const READ_BEFORE: usize = 2;
+const READ_AFTER: usize = 3;
 /// Below this similarity the region is not worth showing.
 const MIN_SIMILARITY: f64 = 0.3;
 
@@ -41,9 +45,12 @@ fn line_similarity(a: &str, b: &str) -> f64 {
     }
 }
 
-/// Where the text most like `old` is, with the lines themselves, or `None` when the
-/// file is empty or nothing is similar enough.
-pub fn closest_region(content: &str, old: &str) -> Option<String> {
+/// Where the text most like `old` is, and the `read_file` call that shows it again
+/// (`file_path` as the model gave it), or `None` when the file is empty or nothing is
+/// similar enough. The lines themselves are not shown: a small model took a region
+/// shown here as licence to guess, and replaced a real function with an invented one;
+/// reading the region again gives it the exact text to copy.
+pub fn closest_region(content: &str, old: &str, file_path: &str) -> Option<String> {
     let lines: Vec<&str> = content.split('\n').collect();
     let trimmed: Vec<&str> = lines.iter().map(|l| js::trim(l)).collect();
     let mut search: Vec<&str> = old.split('\n').map(js::trim).collect();
@@ -91,10 +98,12 @@ pub fn closest_region(content: &str, old: &str) -> Option<String> {
         start: start + 1,
         end: (start + n).min(lines.len()),
     };
+    let read_from = range.start.saturating_sub(READ_BEFORE).max(1);
+    let read_to = (range.end + READ_AFTER).min(lines.len()).max(read_from);
+    let quoted = serde_json::Value::from(file_path).to_string();
     Some(format!(
-        "The closest match is at {range} ({:.0}% similar after trimming whitespace):\n{}",
+        "The closest match is at {range} ({:.0}% similar after trimming whitespace). Read that region again with read_file(file_path: {quoted}, start_line: {read_from}, end_line: {read_to}) and copy old_string exactly from what it shows; do not guess the text.",
         score * 100.0,
-        numbered(&lines, range)
     ))
 }
 

@@ -209,7 +209,7 @@ pub fn replacement_error(
         let mut raw = format!(
             "Could not find an exact match for 'old_string' in '{fp}'. If previous edits modified the file or you are modifying lines outside your recent read window, please use ReadFile to inspect the target lines before retrying with an exact 'old_string'."
         );
-        if let Some(hint) = hints::closest_region(content, &replacement.final_old) {
+        if let Some(hint) = hints::closest_region(content, &replacement.final_old, fp) {
             raw.push_str("\n\n");
             raw.push_str(&hint);
         }

@@ -112,7 +112,14 @@ fn no_occurrence_names_the_closest_region() {
         "{}",
         err.raw
     );
-    assert!(err.raw.contains("     3 | def greet(name):"), "{}", err.raw);
+    assert!(
+        err.raw.contains(
+            r#"read_file(file_path: "f.py", start_line: 1, end_line: 6) and copy old_string exactly"#
+        ),
+        "{}",
+        err.raw
+    );
+    assert!(!err.raw.contains("| def greet(name):"), "{}", err.raw);
     assert_eq!(
         err.display,
         "Could not find an exact match for old_string in 'f.py'."
