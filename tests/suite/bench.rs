@@ -2,6 +2,7 @@
 //! complete span per call, a sweep table with every cell, a plot that is SVG). Timings
 //! are never asserted.
 
+mod long;
 mod surface;
 
 use serde_json::{json, Value};
