@@ -368,12 +368,7 @@ impl Chat {
             cancel: turn.cancel.clone(),
             answers,
         };
-        for (call, times) in round.copied() {
-            self.events.do_send(UiEvent::Notice(format!(
-                "The model asked for {} with the same arguments {times} times in one answer: it runs once and every copy gets its result.",
-                call.name
-            )));
-        }
+
         let checkpoint = self
             .config
             .checkpointer
@@ -422,7 +417,17 @@ impl Chat {
             all_cancelled,
             sizes,
             failures,
+            copies,
         } = round.finish(&failure);
+        // The front ends see every call: a copy, once its first call is answered.
+        for copy in copies {
+            self.events.do_send(UiEvent::ToolCallRequested {
+                call_id: copy.call_id.clone(),
+                name: copy.name.clone(),
+                args: copy.args.clone(),
+            });
+            self.events.do_send(UiEvent::ToolCallCompleted(copy));
+        }
         if let Some(failures) = failures {
             turn.failures = failures;
         }

@@ -35,6 +35,8 @@ pub(super) struct RoundAnswers {
     copies_left: HashMap<usize, usize>,
     /// The answers of the calls that have copies, until the copies are answered.
     shared: HashMap<usize, Arc<CompletedCall>>,
+    /// The copies' answers, for the front ends.
+    copies: Vec<Arc<CompletedCall>>,
     /// Failures per call in this turn (None: not tracked, loop detection is off).
     failures: Option<FailedCalls>,
     /// The response parts, in call order.
@@ -56,6 +58,8 @@ pub(super) struct Answered {
     pub all_cancelled: bool,
     pub sizes: SizeMemo,
     pub failures: Option<FailedCalls>,
+    /// The answers of the calls that shared an identical call's answer (not run).
+    pub copies: Vec<Arc<CompletedCall>>,
 }
 
 impl RoundAnswers {
@@ -76,6 +80,7 @@ impl RoundAnswers {
             copy_of,
             copies_left,
             shared: HashMap::new(),
+            copies: Vec::new(),
             failures,
             parts: Vec::with_capacity(calls_len),
             answered: 0,
@@ -101,16 +106,6 @@ impl RoundAnswers {
         (self.calls.iter().zip(&self.copy_of))
             .filter(|(_, copy)| copy.is_none())
             .map(|(c, _)| c.clone())
-            .collect()
-    }
-
-    /// Each call that has copies, with how many times it was asked for in all.
-    pub(super) fn copied(&self) -> Vec<(&FunctionCall, usize)> {
-        let mut counts: Vec<(usize, usize)> =
-            self.copies_left.iter().map(|(i, n)| (*i, n + 1)).collect();
-        counts.sort_unstable();
-        (counts.into_iter())
-            .map(|(i, n)| (&*self.calls[i], n))
             .collect()
     }
 
@@ -152,7 +147,9 @@ impl RoundAnswers {
                     self.shared.remove(&original);
                 }
             }
-            self.push(Arc::new(copy));
+            let copy = Arc::new(copy);
+            self.copies.push(copy.clone());
+            self.push(copy);
         }
     }
 
@@ -228,6 +225,7 @@ impl RoundAnswers {
             all_cancelled: self.all_cancelled,
             sizes: self.sizes,
             failures: self.failures,
+            copies: self.copies,
         }
     }
 }
@@ -378,12 +376,12 @@ mod tests {
         let mut answers = RoundAnswers::new(&calls, None, Some(FailedCalls::default()));
         let run = answers.to_run();
         assert_eq!(run.len(), 2);
-        assert_eq!(answers.copied().len(), 1);
-        assert_eq!(answers.copied()[0].1, 3);
         answers.add(done(&run[0], CallStatus::Success));
         answers.add(done(&run[1], CallStatus::Success));
         let answered = answers.finish("unused");
         assert_eq!(ids(&answered.parts), ["a", "b", "c", "d"]);
+        let copies: Vec<&str> = answered.copies.iter().map(|c| c.call_id.as_str()).collect();
+        assert_eq!(copies, ["c", "d"]);
         let output = |i: usize| {
             answered.parts[i]
                 .function_response
