@@ -231,8 +231,29 @@ pub fn failure_nudge(failures: u32) -> String {
     )
 }
 
+/// The built-in tools whose identical calls in one model turn run once: reading twice
+/// gives the same answer, and the same write, edit or command asked for twice in one
+/// answer is a repetition, not a plan (a small model repeats its fenced blocks). Tools
+/// whose effects Troupe does not know (MCP, discovered, test tools) always run.
+pub const RUN_ONCE_TOOLS: &[&str] = &[
+    "glob",
+    "grep_search",
+    "list_background_processes",
+    "list_directory",
+    "read_background_output",
+    "read_file",
+    "read_many_files",
+    "replace",
+    "run_shell_command",
+    "save_memory",
+    "web_fetch",
+    "write_file",
+    "write_todos",
+];
+
 /// For each call of a model turn, the index of the first call before it with the same
-/// tool and the same arguments (`None`: the first of its kind, which runs).
+/// tool (one of [`RUN_ONCE_TOOLS`]) and the same arguments (`None`: the first of its
+/// kind, or a tool that always runs).
 pub fn duplicates<C: std::borrow::Borrow<FunctionCall>>(calls: &[C]) -> Vec<Option<usize>> {
     if calls.len() < 2 {
         return vec![None; calls.len()];
@@ -241,12 +262,16 @@ pub fn duplicates<C: std::borrow::Borrow<FunctionCall>>(calls: &[C]) -> Vec<Opti
     calls
         .iter()
         .enumerate()
-        .map(|(i, c)| match first.entry(call_key(c.borrow())) {
-            std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(i);
-                None
-            }
+        .map(|(i, c)| (i, c.borrow()))
+        .map(|(i, c)| match RUN_ONCE_TOOLS.contains(&c.name.as_str()) {
+            false => None,
+            true => match first.entry(call_key(c)) {
+                std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(i);
+                    None
+                }
+            },
         })
         .collect()
 }
@@ -366,8 +391,13 @@ mod tests {
             call("read_file", json!({"limit": 1, "file_path": "a"})),
             call("write_file", json!({"file_path": "a", "limit": 1})),
             call("read_file", json!({"file_path": "b"})),
+            call("mcp_fx_gather", json!({"n": 2})),
+            call("mcp_fx_gather", json!({"n": 2})),
         ];
-        assert_eq!(duplicates(&calls), [None, None, Some(0), None, Some(1)]);
+        assert_eq!(
+            duplicates(&calls),
+            [None, None, Some(0), None, Some(1), None, None]
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //!
 //! Not gemini-cli's: a call asked for twice in one model turn (same tool, same
 //! arguments) runs once; each copy is answered with the first one's result under its
-//! own id. And a call that failed [`FAILED_CALL_NUDGE`] times in the turn gets a note
+//! own id (with loop detection on, `model.loop_detection`). And a call that failed [`FAILED_CALL_NUDGE`] times in the turn gets a note
 //! in its error telling the model to try something else.
 
 use std::collections::HashMap;
@@ -63,13 +63,17 @@ pub(super) struct Answered {
 }
 
 impl RoundAnswers {
-    /// Answers for a round of `calls`; the finished calls go on to `recorder`.
+    /// Answers for a round of `calls`; the finished calls go on to `recorder`. With
+    /// `failures` (loop detection on), identical calls run once and failures count.
     pub(super) fn new(
         calls: &[Arc<FunctionCall>],
         recorder: Option<Recipient<SessionEvent>>,
         failures: Option<FailedCalls>,
     ) -> Self {
-        let copy_of = duplicates(calls);
+        let copy_of = match failures {
+            Some(_) => duplicates(calls),
+            None => vec![None; calls.len()],
+        };
         let mut copies_left: HashMap<usize, usize> = HashMap::new();
         for original in copy_of.iter().flatten() {
             *copies_left.entry(*original).or_default() += 1;
