@@ -406,7 +406,7 @@ mod tests {
         let c = call("read_file", json!({"file_path": "gone"}));
         assert_eq!(f.record(&c.name, &c.args, true), 1);
         assert_eq!(f.record(&c.name, &c.args, true), 2);
-        assert_eq!(f.check_round(&[c.clone()]), None);
+        assert_eq!(f.check_round(std::slice::from_ref(&c)), None);
         assert_eq!(f.record(&c.name, &c.args, true), FAILED_CALL_NUDGE);
         assert_eq!(
             f.check_round(&[call("ls", json!({})), c.clone()]),
