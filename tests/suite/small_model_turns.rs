@@ -289,3 +289,39 @@ fn a_call_that_keeps_failing_gets_a_nudge_then_stops_the_turn() {
     );
     assert_eq!(report["stats"]["tools"]["totalCalls"], 3, "{report}");
 }
+
+#[test]
+fn an_identical_command_asked_twice_over_acp_is_approved_once_and_runs_once() {
+    let s = Scratch::new();
+    let append = json!({"command": "echo ran >> log.txt", "description": "append"});
+    let turns = [
+        turn(vec![
+            call("run_shell_command", append.clone()),
+            call("run_shell_command", append),
+        ]),
+        turn(vec![text("Appended.")]),
+    ];
+    let mut ed = crate::suite::acp::Editor::start(&s, &turns, &[]);
+    let sid = ed.start_session(&s, false);
+    let done = ed.call(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "append"}]}),
+    );
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert_eq!(s.read("log.txt"), "ran\n");
+    let permissions = (ed.seen.iter())
+        .filter(|m| m["method"] == "session/request_permission")
+        .count();
+    assert_eq!(permissions, 1, "{:?}", ed.seen);
+    // Both calls are shown to the editor, each finished.
+    let shown: std::collections::HashSet<String> = ed
+        .kinds("tool_call")
+        .iter()
+        .filter_map(|u| u["toolCallId"].as_str().map(String::from))
+        .collect();
+    assert_eq!(shown.len(), 2, "{:?}", ed.updates);
+    let responses = function_responses(&s.requests()[1]);
+    assert_eq!(responses.len(), 2);
+    assert_ne!(responses[0]["id"], responses[1]["id"]);
+    assert_eq!(responses[0]["response"], responses[1]["response"]);
+}
