@@ -368,7 +368,6 @@ impl Chat {
             cancel: turn.cancel.clone(),
             answers,
         };
-
         let checkpoint = self
             .config
             .checkpointer
