@@ -86,8 +86,18 @@ impl Chat {
         turn.cut.retries += 1;
         let next = limit.map(|cap| grown(cap, configured, window));
         turn.cut.output_cap = next;
+        let (not_run, with) = match calls {
+            1 => (
+                "its tool call was not run".to_string(),
+                "a tool call".to_string(),
+            ),
+            n => (
+                format!("none of its {n} tool calls were run"),
+                format!("{n} tool calls"),
+            ),
+        };
         turn.cut.note = Some(format!(
-            "(Note from Troupe, not from the user: your previous answer was cut at the output limit ({limit_text}) and none of its {calls} tool calls were run. Answer again more briefly: at most a few tool calls, no repeated blocks.)"
+            "(Note from Troupe, not from the user: your previous answer was cut at the output limit ({limit_text}) and {not_run}. Answer again more briefly: at most a few tool calls, no repeated blocks.)"
         ));
         let raised = match (limit, next) {
             (Some(a), Some(b)) if b > a => format!(" with an output limit of {b} tokens"),
@@ -99,7 +109,7 @@ impl Chat {
         self.emit(UiEvent::Retry {
             attempt,
             reason: format!(
-                "the answer was cut at the output limit ({limit_text}) with {calls} tool calls in it; none were run. Asking the model again{raised}."
+                "the answer was cut at the output limit ({limit_text}) with {with} in it, none run. Asking the model again{raised}."
             ),
         });
         self.request_model(ctx);
