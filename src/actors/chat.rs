@@ -12,6 +12,7 @@
 
 mod answers;
 mod compress;
+mod cut_answer;
 mod hooks;
 mod loop_guard;
 mod model_call;
@@ -28,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::engine::context_budget::fit_history;
 use crate::engine::history::{assign_call_ids, curated, TurnAssembler};
-use crate::engine::loop_detection::LoopDetector;
+use crate::engine::loop_detection::{FailedCalls, LoopDetector};
 use crate::engine::model::ModelRequest;
 use crate::engine::prompt::SystemPrompt;
 use crate::platform::context_files::ContextFiles;
@@ -122,15 +123,18 @@ struct TurnState {
     /// History length before the user input of this turn (for rollback).
     start_len: usize,
     after_function_response: bool,
-    /// The calls of the round, shared with the history (to answer them if the
-    /// Scheduler fails).
-    pending: Vec<Arc<FunctionCall>>,
     span: tracing::Span,
     /// Loop detection of this turn (off when the user chose to let it go on).
     loops: LoopDetector,
     loop_check: bool,
     /// An AfterAgent hook already sent the model back to work once this turn.
     stop_hook_active: bool,
+    /// Failures of each call this turn (loop detection's early catch of a call that
+    /// keeps failing; taken by a round while it runs).
+    failures: FailedCalls,
+    /// Answers cut at the output limit with calls in them, and what the next request
+    /// does about it (`cut_answer`).
+    cut: cut_answer::CutAnswers,
 }
 
 /// The conversation so far (comprehensive history).
@@ -209,6 +213,9 @@ impl Chat {
         }
         request.temperature = self.config.tuning.temperature;
         request.max_output_tokens = self.config.tuning.max_output_tokens;
+        if let Some(turn) = &self.turn {
+            turn.cut.apply(&mut request);
+        }
         request
     }
 
@@ -276,7 +283,8 @@ impl Chat {
         if let Some(usage) = assembled.usage {
             self.last_prompt_tokens = usage.prompt_token_count;
         }
-        if assembled.finish_reason.as_deref() == Some("MAX_TOKENS") {
+        let cut = assembled.finish_reason.as_deref() == Some("MAX_TOKENS");
+        if cut && !assembled.has_calls() {
             self.emit(UiEvent::Notice(format!(
                 "The answer was cut at the output limit ({} tokens, model.max_output_tokens).",
                 self.config.tuning.max_output_tokens.unwrap_or_default()
@@ -302,17 +310,24 @@ impl Chat {
             .iter()
             .filter_map(|p| p.function_call.clone())
             .collect();
+        if cut && !calls.is_empty() {
+            // A plan cut in the middle is not run (not gemini-cli's, which runs it).
+            return self.on_cut_calls(calls.len(), ctx);
+        }
+        if let Some(turn) = self.turn.as_mut() {
+            turn.cut.answered();
+        }
         if calls.is_empty() {
             let text = content.text();
             self.push_model_turn(content);
             self.complete_turn(text, ctx);
             return;
         }
-        let looped = self
-            .turn
-            .as_mut()
-            .filter(|t| t.loop_check)
-            .and_then(|t| t.loops.check_round(&calls));
+        let looped = self.turn.as_mut().filter(|t| t.loop_check).and_then(|t| {
+            t.loops
+                .check_round(&calls)
+                .or(t.failures.check_round(&calls))
+        });
         if let Some(kind) = looped {
             return self.on_loop(kind, Some((content, calls)), ctx);
         }
@@ -342,15 +357,17 @@ impl Chat {
             return;
         };
         turn.rounds += 1;
-        turn.pending = calls.clone();
+        let failures = turn.loop_check.then(|| std::mem::take(&mut turn.failures));
+        let round = answers::RoundAnswers::new(&calls, self.config.recorder.clone(), failures);
+        // Identical calls of one answer run once; every copy gets the answer.
+        let to_run = round.to_run();
         let (answers, answered) = tokio::sync::mpsc::unbounded_channel();
         let schedule = Schedule {
             turn: turn.id,
-            calls,
+            calls: to_run,
             cancel: turn.cancel.clone(),
             answers,
         };
-        let round = answers::RoundAnswers::new(schedule.calls.len(), self.config.recorder.clone());
         let checkpoint = self
             .config
             .checkpointer
@@ -394,14 +411,26 @@ impl Chat {
             Ok(()) => "The scheduler ended the batch without answering the call".to_string(),
             Err(e) => format!("The scheduler was unavailable: {e}"),
         };
-        let pending = std::mem::take(&mut turn.pending);
         let answers::Answered {
             parts,
             all_cancelled,
             sizes,
-        } = round.finish(&pending, &failure);
+            failures,
+            copies,
+        } = round.finish(&failure);
+        // The front ends see every call: a copy, once its first call is answered.
+        for copy in copies {
+            self.events.do_send(UiEvent::ToolCallRequested {
+                call_id: copy.call_id.clone(),
+                name: copy.name.clone(),
+                args: copy.args.clone(),
+            });
+            self.events.do_send(UiEvent::ToolCallCompleted(copy));
+        }
+        if let Some(failures) = failures {
+            turn.failures = failures;
+        }
         self.sizes.get_mut().absorb(sizes);
-        drop(pending);
         self.history.push(Content {
             role: Role::User,
             parts,
@@ -457,6 +486,10 @@ impl Chat {
 impl Actor for Chat {
     type Context = Context<Self>;
 }
+
+/// The note that opens a user turn whose previous turn ended before the model
+/// answered its tool results (cancelled, or stopped at the round limit).
+pub const INTERRUPTED_NOTE: &str = "(Note from Troupe, not from the user: your previous response was interrupted before it completed. Do not repeat this note; answer the message below.)";
 
 /// What a turn fails with when the Chat actor is torn down in the middle of it.
 pub const CHAT_STOPPED: &str =
@@ -519,11 +552,12 @@ impl Chat {
             rounds: 0,
             start_len: self.history.len(),
             after_function_response: false,
-            pending: Vec::new(),
             span: tracing::info_span!("turn", turn = id),
             loops: LoopDetector::default(),
             loop_check: self.config.tuning.loop_detection,
             stop_hook_active: false,
+            failures: FailedCalls::default(),
+            cut: Default::default(),
         });
         self.emit(UiEvent::TurnStarted {
             turn: id,
@@ -601,24 +635,21 @@ impl Chat {
         if self.turn.as_ref().is_none_or(|t| t.cancel.is_cancelled()) {
             return self.finish(TurnOutcome::Cancelled);
         }
-        if self
+        // The last turn ended on tool results, without the model's answer: the model is
+        // told so in the user turn (not in a model turn of its own, as gemini-cli's
+        // marker, which a model may take for an answer to repeat).
+        let interrupted = self
             .history
             .last()
-            .is_some_and(|c| c.role == Role::User && c.has_function_response())
-        {
-            let interrupted =
-                Content::model_text("[The previous response was interrupted before it completed.]");
-            self.record(SessionEvent::Model {
-                content: interrupted.clone(),
-                usage: None,
-            });
-            self.history.push(interrupted);
-        }
+            .is_some_and(|c| c.role == Role::User && c.has_function_response());
         let start_len = self.history.len();
         let mut content = Self::prompt_content(text, hook_context);
         // The rest of a multi-part prompt (`@path` content) follows its text.
         let extra = std::mem::take(&mut self.prompt_extra);
         content.parts.splice(1..1, extra);
+        if interrupted {
+            content.parts.insert(0, Part::text(INTERRUPTED_NOTE));
+        }
         content.parts.extend(
             std::mem::take(&mut self.extra_parts)
                 .into_iter()

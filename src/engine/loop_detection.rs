@@ -18,6 +18,10 @@ pub const CONTENT_LOOP_THRESHOLD: usize = 10;
 pub const CONTENT_CHUNK_SIZE: usize = 50;
 /// Text kept for the content check (gemini-cli: 1000).
 const MAX_HISTORY_LENGTH: usize = 1000;
+/// Failures of one call (same tool, same arguments) after which the model is told to
+/// try something else; asking for it once more after that is a loop (not gemini-cli's:
+/// it counts failures like any call, up to [`TOOL_CALL_LOOP_THRESHOLD`] in a row).
+pub const FAILED_CALL_NUDGE: u32 = 3;
 
 /// What kind of loop was seen.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,6 +30,8 @@ pub enum LoopKind {
     ToolCall { name: String, count: u32 },
     /// The same piece of text over and over.
     Content { chunk: String },
+    /// A call asked for again after it failed `failures` times, the model told so.
+    FailingCall { name: String, failures: u32 },
 }
 
 impl LoopKind {
@@ -35,6 +41,9 @@ impl LoopKind {
             LoopKind::ToolCall { name, count } => {
                 format!("the model called {name} with the same arguments {count} times in a row")
             }
+            LoopKind::FailingCall { name, failures } => format!(
+                "the model called {name} again with the same arguments after it failed {failures} times and was told to try something else"
+            ),
             LoopKind::Content { chunk } => {
                 let short: String = chunk.chars().take(40).collect();
                 format!("the model repeated the same text over and over (\"{short}…\")")
@@ -171,13 +180,113 @@ impl LoopDetector {
     }
 }
 
+/// Failures of each call (by [`call_key`]) in one user turn, so a call that keeps
+/// failing the same way is caught after [`FAILED_CALL_NUDGE`] failures instead of
+/// [`TOOL_CALL_LOOP_THRESHOLD`] calls.
+#[derive(Debug, Default)]
+pub struct FailedCalls {
+    failures: HashMap<String, u32>,
+}
+
+impl FailedCalls {
+    /// A finished call: its failures so far (a success forgets them, and returns 0).
+    pub fn record(&mut self, name: &str, args: &Value, failed: bool) -> u32 {
+        if !failed && self.failures.is_empty() {
+            return 0;
+        }
+        let key = call_key_of(name, args);
+        if !failed {
+            self.failures.remove(&key);
+            return 0;
+        }
+        let count = self.failures.entry(key).or_default();
+        *count += 1;
+        *count
+    }
+
+    /// The calls of a model turn: `Some` when one of them already failed
+    /// [`FAILED_CALL_NUDGE`] times (the model was told to try something else).
+    pub fn check_round<C: std::borrow::Borrow<FunctionCall>>(
+        &self,
+        calls: &[C],
+    ) -> Option<LoopKind> {
+        if self.failures.is_empty() {
+            return None;
+        }
+        calls.iter().find_map(|c| {
+            let call = c.borrow();
+            let failures = *self.failures.get(&call_key(call))?;
+            (failures >= FAILED_CALL_NUDGE).then(|| LoopKind::FailingCall {
+                name: call.name.clone(),
+                failures,
+            })
+        })
+    }
+}
+
+/// The note added to the error of a call that failed `failures` times.
+pub fn failure_nudge(failures: u32) -> String {
+    format!(
+        "(Note from Troupe: this exact call (same tool, same arguments) has now failed {failures} times with this error; do not repeat it, try something else. Calling it again unchanged stops the turn.)"
+    )
+}
+
+/// The built-in tools whose identical calls in one model turn run once: reading twice
+/// gives the same answer, and the same write, edit or command asked for twice in one
+/// answer is a repetition, not a plan (a small model repeats its fenced blocks). Tools
+/// whose effects Troupe does not know (MCP, discovered, test tools) always run.
+pub const RUN_ONCE_TOOLS: &[&str] = &[
+    "glob",
+    "grep_search",
+    "list_background_processes",
+    "list_directory",
+    "read_background_output",
+    "read_file",
+    "read_many_files",
+    "replace",
+    "run_shell_command",
+    "save_memory",
+    "web_fetch",
+    "write_file",
+    "write_todos",
+];
+
+/// For each call of a model turn, the index of the first call before it with the same
+/// tool (one of [`RUN_ONCE_TOOLS`]) and the same arguments (`None`: the first of its
+/// kind, or a tool that always runs).
+pub fn duplicates<C: std::borrow::Borrow<FunctionCall>>(calls: &[C]) -> Vec<Option<usize>> {
+    if calls.len() < 2 {
+        return vec![None; calls.len()];
+    }
+    let mut first: HashMap<String, usize> = HashMap::with_capacity(calls.len());
+    calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (i, c.borrow()))
+        .map(|(i, c)| match RUN_ONCE_TOOLS.contains(&c.name.as_str()) {
+            false => None,
+            true => match first.entry(call_key(c)) {
+                std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(i);
+                    None
+                }
+            },
+        })
+        .collect()
+}
+
 /// `name:` and the arguments with object keys sorted, so that key order does not hide a
 /// repetition; written into one buffer.
 fn call_key(call: &FunctionCall) -> String {
-    let mut out = Vec::with_capacity(call.name.len() + 64);
-    out.extend_from_slice(call.name.as_bytes());
+    call_key_of(&call.name, &call.args)
+}
+
+fn call_key_of(name: &str, args: &Value) -> String {
+    let mut out = Vec::with_capacity(name.len() + 64);
+    out.extend_from_slice(name.as_bytes());
     out.push(b':');
-    write_canonical(&call.args, &mut out);
+    write_canonical(args, &mut out);
     // Only JSON text and a `String` name were written.
     String::from_utf8(out).unwrap_or_default()
 }
@@ -272,6 +381,43 @@ mod tests {
             assert_eq!(d.check_round(&same), None);
         }
         assert!(d.check_round(&same).is_some());
+    }
+
+    #[test]
+    fn identical_calls_of_one_turn_point_at_the_first() {
+        let calls = vec![
+            call("read_file", json!({"file_path": "a", "limit": 1})),
+            call("read_file", json!({"file_path": "b"})),
+            call("read_file", json!({"limit": 1, "file_path": "a"})),
+            call("write_file", json!({"file_path": "a", "limit": 1})),
+            call("read_file", json!({"file_path": "b"})),
+            call("mcp_fx_gather", json!({"n": 2})),
+            call("mcp_fx_gather", json!({"n": 2})),
+        ];
+        assert_eq!(
+            duplicates(&calls),
+            [None, None, Some(0), None, Some(1), None, None]
+        );
+    }
+
+    #[test]
+    fn a_call_that_failed_three_times_is_a_loop_when_asked_again() {
+        let mut f = FailedCalls::default();
+        let c = call("read_file", json!({"file_path": "gone"}));
+        assert_eq!(f.record(&c.name, &c.args, true), 1);
+        assert_eq!(f.record(&c.name, &c.args, true), 2);
+        assert_eq!(f.check_round(std::slice::from_ref(&c)), None);
+        assert_eq!(f.record(&c.name, &c.args, true), FAILED_CALL_NUDGE);
+        assert_eq!(
+            f.check_round(&[call("ls", json!({})), c.clone()]),
+            Some(LoopKind::FailingCall {
+                name: "read_file".into(),
+                failures: FAILED_CALL_NUDGE
+            })
+        );
+        // A success of the same call forgets its failures.
+        assert_eq!(f.record(&c.name, &c.args, false), 0);
+        assert_eq!(f.check_round(&[c]), None);
     }
 
     #[test]

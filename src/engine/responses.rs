@@ -58,6 +58,37 @@ pub fn error_parts(name: &str, id: &str, message: &str) -> Vec<Part> {
     })]
 }
 
+/// The parts answering one call, given to another call's id (an identical call of
+/// the same model turn that shares the answer). Sibling parts are shared, not copied.
+pub fn with_call_id(parts: &[Part], id: &str) -> Vec<Part> {
+    parts
+        .iter()
+        .map(|part| {
+            let mut part = part.clone();
+            if let Some(fr) = part.function_response.as_mut() {
+                std::sync::Arc::make_mut(fr).id = Some(id.to_string());
+            }
+            part
+        })
+        .collect()
+}
+
+/// Adds `note` to a functionResponse's `error` (after a blank line); a response
+/// without one gets `note` as its `error`.
+pub fn add_error_note(part: &mut Part, note: &str) {
+    let Some(fr) = part.function_response.as_mut() else {
+        return;
+    };
+    let response = &mut std::sync::Arc::make_mut(fr).response;
+    let text = match response.get("error").and_then(Value::as_str) {
+        Some(error) => format!("{error}\n\n{note}"),
+        None => note.to_string(),
+    };
+    if let Some(map) = response.as_object_mut() {
+        map.insert("error".into(), Value::String(text));
+    }
+}
+
 /// A call cancelled while it ran: its partial output, if any, and the cancel marker.
 pub fn cancelled_parts(
     name: &str,
@@ -90,6 +121,21 @@ pub fn cancelled_parts(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn notes_and_ids_of_shared_answers() {
+        let mut parts = error_parts("read_file", "c1", "File not found");
+        add_error_note(&mut parts[0], "try something else");
+        let copy = with_call_id(&parts, "c2");
+        let fr = |p: &[Part]| serde_json::to_value(&p[0]).unwrap()["functionResponse"].clone();
+        assert_eq!(
+            fr(&parts)["response"]["error"],
+            "File not found\n\ntry something else"
+        );
+        assert_eq!(fr(&parts)["id"], "c1");
+        assert_eq!(fr(&copy)["id"], "c2");
+        assert_eq!(fr(&copy)["response"], fr(&parts)["response"]);
+    }
 
     #[test]
     fn shapes() {

@@ -286,16 +286,26 @@ fn calls_stay_answered_when_the_follow_up_fails_or_is_cancelled() {
     let last = contents(&requests[3]);
     assert_calls_answered_once(&last);
     let list = last.as_array().expect("contents");
-    // read it, call, response, interrupted marker, sleep, calls, responses, marker, go on
-    assert_eq!(list.len(), 9, "{last}");
-    assert_eq!(
-        list[3],
-        model("[The previous response was interrupted before it completed.]")
-    );
-    assert_eq!(list[8], user("go on"));
-    let responses = list[6]["parts"].as_array().expect("parts");
-    assert_eq!(responses.len(), 2);
+    // read it, call, [response, note, sleep], calls, [responses, note, go on]: the
+    // interruption is told in the user turn, not as a model turn the model might
+    // take for an answer to repeat (not gemini-cli's marker).
+    assert_eq!(list.len(), 5, "{last}");
+    let note = json!({"text": troupe::actors::chat::INTERRUPTED_NOTE});
+    assert!(note["text"].as_str().is_some_and(|n| n.starts_with(
+        "(Note from Troupe, not from the user: your previous response was interrupted"
+    )));
+    assert_eq!(list[2]["parts"][1], note);
+    assert_eq!(list[2]["parts"][2], json!({"text": "sleep"}));
+    assert_eq!(list[3]["role"], "model");
+    let responses = list[4]["parts"].as_array().expect("parts");
+    assert_eq!(responses.len(), 4);
     assert_eq!(responses[0]["functionResponse"]["name"], "test_sleep");
+    assert_eq!(responses[1]["functionResponse"]["name"], "read_file");
+    assert_eq!(responses[2], note);
+    assert_eq!(responses[3], json!({"text": "go on"}));
+    assert!(!last
+        .to_string()
+        .contains("[The previous response was interrupted"));
 }
 
 #[test]

@@ -349,6 +349,15 @@ fn start_batch(s: &Scratch, calls: Vec<Value>, written: &str) -> (std::process::
     }
 }
 
+/// The text of the last part of a request's last content.
+fn last_text(contents: &[Value]) -> &str {
+    let parts = contents.last().and_then(|c| c["parts"].as_array());
+    parts
+        .and_then(|p| p.last())
+        .and_then(|p| p["text"].as_str())
+        .unwrap_or_default()
+}
+
 /// Starts a headless run whose model asks for `n` slow calls; returns once the batch
 /// is recorded (the calls are running).
 fn start_slow_batch(s: &Scratch, n: usize) -> std::process::Child {
@@ -384,13 +393,14 @@ fn kill_9_during_a_batch_resumes_with_every_call_answered_once() {
             .as_str()
             .unwrap()
             .contains("interrupted"));
-        // Then the marker model turn and the new prompt: roles alternate.
+        // Then the interruption note and the new prompt join the responses' user
+        // turn: roles alternate.
         let roles: Vec<&str> = contents
             .iter()
             .map(|c| c["role"].as_str().unwrap())
             .collect();
         assert!(roles.windows(2).all(|w| w[0] != w[1]), "{roles:?}");
-        assert_eq!(contents.last().unwrap()["parts"][0]["text"], "go on");
+        assert_eq!(last_text(&contents), "go on");
     }
     // The OpenAI-compatible wire: each tool_call answered by one `tool` message.
     let server = Loopback::always(Reply::openai_sse(&[
@@ -424,7 +434,16 @@ fn kill_9_during_a_batch_resumes_with_every_call_answered_once() {
         })
         .collect();
     assert_eq!(answers, ids);
-    assert_eq!(messages[at + 101]["role"], "assistant");
+    // The interruption note and the prompt that followed: one user message.
+    assert_eq!(messages[at + 101]["role"], "user");
+    let resumed = messages[at + 101]["content"].as_str().unwrap_or_default();
+    assert!(
+        resumed.starts_with(
+            "(Note from Troupe, not from the user: your previous response was interrupted"
+        ),
+        "{resumed}"
+    );
+    assert!(resumed.ends_with("\ngo on"), "{resumed}");
     assert_eq!(messages.last().unwrap()["content"], "and now?");
 }
 
@@ -455,7 +474,7 @@ fn a_run_killed_while_a_round_is_written_resumes_on_a_line_of_its_own() {
     let counts = answered_once(&contents);
     assert_eq!(counts.len(), 71);
     assert!(counts.values().all(|n| *n == 1), "{counts:?}");
-    assert_eq!(contents.last().unwrap()["parts"][0]["text"], "go on");
+    assert_eq!(last_text(&contents), "go on");
     // Only the killed run's unfinished line is not JSON, and nothing was appended to
     // it: the next run's records are lines of their own.
     let partial = killed.rsplit('\n').next().unwrap_or_default();

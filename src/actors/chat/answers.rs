@@ -4,14 +4,21 @@
 //! …) is dropped, so a batch of 100,000 calls never holds its finished calls and their
 //! answers at the same time. The parts become one user content, the history's answer
 //! to the model turn, when the round is over (gemini-cli's history rule).
+//!
+//! Not gemini-cli's: a call asked for twice in one model turn (same tool, same
+//! arguments) runs once; each copy is answered with the first one's result under its
+//! own id (with loop detection on, `model.loop_detection`). And a call that failed [`FAILED_CALL_NUDGE`] times in the turn gets a note
+//! in its error telling the model to try something else.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use actix::Recipient;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::engine::context_budget::SizeMemo;
-use crate::engine::responses::error_parts;
+use crate::engine::loop_detection::{duplicates, failure_nudge, FailedCalls, FAILED_CALL_NUDGE};
+use crate::engine::responses::{add_error_note, error_parts, with_call_id};
 use crate::protocol::content::{CallArgs, FunctionCall, Part};
 use crate::protocol::{CallStatus, CompletedCall, SessionEvent};
 
@@ -20,6 +27,18 @@ const RECORD_BATCH: usize = 64;
 
 /// The answers of one round so far.
 pub(super) struct RoundAnswers {
+    /// Every call of the model turn, in order.
+    calls: Vec<Arc<FunctionCall>>,
+    /// For each call, the earlier identical call whose answer it shares (None: it runs).
+    copy_of: Vec<Option<usize>>,
+    /// For each call that has copies, how many of them are not answered yet.
+    copies_left: HashMap<usize, usize>,
+    /// The answers of the calls that have copies, until the copies are answered.
+    shared: HashMap<usize, Arc<CompletedCall>>,
+    /// The copies' answers, for the front ends.
+    copies: Vec<Arc<CompletedCall>>,
+    /// Failures per call in this turn (None: not tracked, loop detection is off).
+    failures: Option<FailedCalls>,
     /// The response parts, in call order.
     parts: Vec<Part>,
     /// How many calls are answered (the first `answered` calls of the round).
@@ -38,16 +57,39 @@ pub(super) struct Answered {
     pub parts: Vec<Part>,
     pub all_cancelled: bool,
     pub sizes: SizeMemo,
+    pub failures: Option<FailedCalls>,
+    /// The answers of the calls that shared an identical call's answer (not run).
+    pub copies: Vec<Arc<CompletedCall>>,
 }
 
 impl RoundAnswers {
-    /// Answers for a round of `calls` calls; the finished calls go on to `recorder`.
-    pub(super) fn new(calls: usize, recorder: Option<Recipient<SessionEvent>>) -> Self {
+    /// Answers for a round of `calls`; the finished calls go on to `recorder`. With
+    /// `failures` (loop detection on), identical calls run once and failures count.
+    pub(super) fn new(
+        calls: &[Arc<FunctionCall>],
+        recorder: Option<Recipient<SessionEvent>>,
+        failures: Option<FailedCalls>,
+    ) -> Self {
+        let copy_of = match failures {
+            Some(_) => duplicates(calls),
+            None => vec![None; calls.len()],
+        };
+        let mut copies_left: HashMap<usize, usize> = HashMap::new();
+        for original in copy_of.iter().flatten() {
+            *copies_left.entry(*original).or_default() += 1;
+        }
+        let calls_len = calls.len();
         Self {
-            parts: Vec::with_capacity(calls),
+            calls: calls.to_vec(),
+            copy_of,
+            copies_left,
+            shared: HashMap::new(),
+            copies: Vec::new(),
+            failures,
+            parts: Vec::with_capacity(calls_len),
             answered: 0,
             all_cancelled: true,
-            recorder: recorder.map(|r| (r, Vec::with_capacity(RECORD_BATCH.min(calls)))),
+            recorder: recorder.map(|r| (r, Vec::with_capacity(RECORD_BATCH.min(calls_len)))),
             sizes: SizeMemo::default(),
         }
     }
@@ -63,8 +105,80 @@ impl RoundAnswers {
         self
     }
 
-    /// The next call's answer.
+    /// The calls that run: the first of each kind (the others are its copies).
+    pub(super) fn to_run(&self) -> Vec<Arc<FunctionCall>> {
+        (self.calls.iter().zip(&self.copy_of))
+            .filter(|(_, copy)| copy.is_none())
+            .map(|(c, _)| c.clone())
+            .collect()
+    }
+
+    /// The answer of the next call that ran (the copies before and after it are
+    /// answered as their turn comes).
     pub(super) fn add(&mut self, call: Arc<CompletedCall>) {
+        self.answer_copies();
+        let call = self.track_failure(call);
+        let index = self.answered;
+        if self.copies_left.contains_key(&index) {
+            self.shared.insert(index, call.clone());
+        }
+        self.push(call);
+        self.answer_copies();
+    }
+
+    /// Answers the copies next in line whose first call is answered.
+    fn answer_copies(&mut self) {
+        while let Some(Some(original)) = self.copy_of.get(self.answered).copied() {
+            let Some(answer) = self.shared.get(&original).cloned() else {
+                return;
+            };
+            let call = self.calls[self.answered].clone();
+            let id = call.id.clone().unwrap_or_default();
+            let copy = CompletedCall {
+                response_parts: with_call_id(&answer.response_parts, &id),
+                call_id: id,
+                args: CallArgs::of(call),
+                display: format!(
+                    "The same call as {} (asked for twice in one answer): it ran once.",
+                    answer.call_id
+                ),
+                ..(*answer).clone()
+            };
+            if let Some(left) = self.copies_left.get_mut(&original) {
+                *left -= 1;
+                if *left == 0 {
+                    self.copies_left.remove(&original);
+                    self.shared.remove(&original);
+                }
+            }
+            let copy = Arc::new(copy);
+            self.copies.push(copy.clone());
+            self.push(copy);
+        }
+    }
+
+    /// Counts a failed call; the third failure of the same call gets a note for the
+    /// model in its error.
+    fn track_failure(&mut self, call: Arc<CompletedCall>) -> Arc<CompletedCall> {
+        let Some(failures) = self.failures.as_mut() else {
+            return call;
+        };
+        let failed = call.status == CallStatus::Error;
+        if call.status == CallStatus::Cancelled {
+            return call;
+        }
+        let count = failures.record(&call.name, &call.args, failed);
+        if !failed || count < FAILED_CALL_NUDGE {
+            return call;
+        }
+        let mut nudged = (*call).clone();
+        if let Some(part) = nudged.response_parts.first_mut() {
+            add_error_note(part, &failure_nudge(count));
+        }
+        Arc::new(nudged)
+    }
+
+    fn push(&mut self, call: Arc<CompletedCall>) {
         self.answered += 1;
         self.all_cancelled &= call.status == CallStatus::Cancelled;
         for response in call
@@ -97,9 +211,12 @@ impl RoundAnswers {
 
     /// The round's answers; a call the Scheduler did not answer (it stopped) gets an
     /// error response with `failure`, so every call is answered exactly once.
-    pub(super) fn finish(mut self, calls: &[Arc<FunctionCall>], failure: &str) -> Answered {
-        for call in calls.iter().skip(self.answered) {
-            self.add(Arc::new(unanswered(call, failure)));
+    pub(super) fn finish(mut self, failure: &str) -> Answered {
+        self.answer_copies();
+        while self.answered < self.calls.len() {
+            let call = self.calls[self.answered].clone();
+            self.push(Arc::new(unanswered(&call, failure)));
+            self.answer_copies();
         }
         if let Some((recorder, batch)) = self.recorder.take() {
             recorder.do_send(SessionEvent::ToolResults {
@@ -111,6 +228,8 @@ impl RoundAnswers {
             parts: self.parts,
             all_cancelled: self.all_cancelled,
             sizes: self.sizes,
+            failures: self.failures,
+            copies: self.copies,
         }
     }
 }
@@ -173,9 +292,9 @@ mod tests {
     #[test]
     fn calls_the_scheduler_did_not_answer_get_an_error_each_in_order() {
         let calls: Vec<_> = ["a", "b", "c"].into_iter().map(call).collect();
-        let mut answers = RoundAnswers::new(calls.len(), None);
+        let mut answers = RoundAnswers::new(&calls, None, None);
         answers.add(done(&calls[0], CallStatus::Success));
-        let answered = answers.finish(&calls, "The scheduler was unavailable");
+        let answered = answers.finish("The scheduler was unavailable");
         assert_eq!(ids(&answered.parts), ["a", "b", "c"]);
         let error = |i: usize| {
             answered.parts[i]
@@ -223,7 +342,7 @@ mod tests {
         let recorder = Collect(seen.clone()).start();
         let n = RECORD_BATCH + 3;
         let calls: Vec<_> = (0..n).map(|i| call(&format!("c{i}"))).collect();
-        let mut answers = RoundAnswers::new(n, Some(recorder.clone().recipient()));
+        let mut answers = RoundAnswers::new(&calls, Some(recorder.clone().recipient()), None);
         for c in &calls[..RECORD_BATCH] {
             answers.add(done(c, CallStatus::Cancelled));
         }
@@ -231,7 +350,7 @@ mod tests {
         recorder.send(crate::protocol::FlushRecords).await.unwrap();
         assert_eq!(seen.lock().unwrap().len(), 1);
         answers.add(done(&calls[RECORD_BATCH], CallStatus::Cancelled));
-        let answered = answers.finish(&calls, "The scheduler stopped");
+        let answered = answers.finish("The scheduler stopped");
         recorder.send(crate::protocol::FlushRecords).await.unwrap();
         assert!(!answered.all_cancelled, "the unanswered calls are errors");
         assert_eq!(ids(&answered.parts).len(), n);
@@ -249,13 +368,65 @@ mod tests {
     }
 
     #[test]
+    fn identical_calls_run_once_and_every_copy_is_answered_under_its_own_id() {
+        let same = |id: &str| {
+            Arc::new(FunctionCall {
+                id: Some(id.into()),
+                name: "read_file".into(),
+                args: json!({"file_path": "x"}),
+            })
+        };
+        let calls = vec![same("a"), call("b"), same("c"), same("d")];
+        let mut answers = RoundAnswers::new(&calls, None, Some(FailedCalls::default()));
+        let run = answers.to_run();
+        assert_eq!(run.len(), 2);
+        answers.add(done(&run[0], CallStatus::Success));
+        answers.add(done(&run[1], CallStatus::Success));
+        let answered = answers.finish("unused");
+        assert_eq!(ids(&answered.parts), ["a", "b", "c", "d"]);
+        let copies: Vec<&str> = answered.copies.iter().map(|c| c.call_id.as_str()).collect();
+        assert_eq!(copies, ["c", "d"]);
+        let output = |i: usize| {
+            answered.parts[i]
+                .function_response
+                .as_ref()
+                .unwrap()
+                .response
+                .clone()
+        };
+        assert_eq!(output(2), output(0));
+        assert_eq!(output(3), json!({"output": "a"}));
+    }
+
+    #[test]
+    fn the_third_failure_of_a_call_carries_the_nudge() {
+        let mut failures = Some(FailedCalls::default());
+        for round in 1..=3 {
+            let c = call("gone");
+            let mut answers = RoundAnswers::new(std::slice::from_ref(&c), None, failures.take());
+            answers.add(Arc::new(unanswered(&c, "File not found")));
+            let answered = answers.finish("unused");
+            failures = answered.failures;
+            let error = answered.parts[0]
+                .function_response
+                .as_ref()
+                .unwrap()
+                .response["error"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            assert_eq!(error.contains("failed 3 times"), round == 3, "{error}");
+        }
+    }
+
+    #[test]
     fn a_call_nothing_else_holds_gives_up_its_parts_without_a_copy() {
         let c = call("a");
         let finished = done(&c, CallStatus::Success);
         let payload = finished.response_parts[0].function_response.clone();
-        let mut answers = RoundAnswers::new(1, None);
+        let mut answers = RoundAnswers::new(std::slice::from_ref(&c), None, None);
         answers.add(finished);
-        let answered = answers.finish(&[c], "unused");
+        let answered = answers.finish("unused");
         // The history's part holds the very response the tool's call produced.
         let moved = answered.parts[0].function_response.as_ref();
         assert!(matches!((moved, payload.as_ref()), (Some(a), Some(b)) if Arc::ptr_eq(a, b)));

@@ -92,6 +92,8 @@ pub fn run_once(
         format!("tools.actors_per_tool={}", cell.actors_per_tool),
         format!("tools.max_in_flight={}", cell.window),
         format!("tools.tool_threads={}", cell.tool_threads),
+        // Every call runs, identical or not: the bench measures the runtime.
+        "model.loop_detection=false".to_string(),
     ];
     // With --mcp, the user's config supplies the server (`[mcp_servers.NAME]`).
     let user_file = match workload.mcp_tool {
