@@ -38,6 +38,7 @@ mod shared_sessions;
 mod shell_guard;
 mod shown_text;
 mod signals;
+mod small_model_ui;
 mod trust;
 mod untrusted_mcp;
 mod web_guard;
