@@ -229,3 +229,51 @@ fn json_response_holds_only_the_successful_attempt() {
     let report: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
     assert_eq!(report["response"], WHOLE);
 }
+
+#[test]
+fn an_at_file_larger_than_the_window_is_cut_with_a_note_and_a_warning() {
+    let s = Scratch::new();
+    let big: String = (1..=9000)
+        .map(|i| format!("def function_{i}(x):\n    return x + {i}\n"))
+        .collect();
+    s.write("big.py", &big);
+    let server = Loopback::start(vec![answer(&["It defines functions."])]);
+    let window = 4000;
+    let out = openai(
+        &s,
+        &server,
+        &[
+            "-p",
+            "explain @big.py",
+            "-o",
+            "json",
+            "-c",
+            &format!("model.compression.default_token_limit={window}"),
+            "-c",
+            "tools.core=read_file",
+        ],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "sent once");
+    let body = requests[0].body.to_string();
+    assert!(
+        body.len() / 4 < window,
+        "the request ({} bytes) does not fit a window of {window} tokens",
+        body.len()
+    );
+    assert!(body.contains("def function_1(x):"), "the head is kept");
+    assert!(
+        body.contains("[troupe: big.py was cut to fit the context window: lines 1-"),
+        "{body}"
+    );
+    assert!(
+        body.contains(" of 18,001 kept; read the rest with read_file start_line="),
+        "{body}"
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("troupe: @big.py is too large for the model's context window (18,001 lines): only lines 1-"),
+        "{err}"
+    );
+}
