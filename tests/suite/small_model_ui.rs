@@ -277,3 +277,48 @@ fn an_at_file_larger_than_the_window_is_cut_with_a_note_and_a_warning() {
         "{err}"
     );
 }
+
+#[test]
+fn repl_compress_shows_progress_and_moves_the_context_gauge() {
+    use super::repl::term::Term;
+    let s = Scratch::new();
+    let notes: String = (1..=60)
+        .map(|i| format!("note {i}: something worth keeping in mind\n"))
+        .collect();
+    s.write("notes.txt", &notes);
+    let turns = [
+        turn(vec![call("read_file", json!({"file_path": "notes.txt"}))]),
+        turn(vec![text("Read it.")]),
+        // The summary /compress asks for.
+        json!({"method": "generateContent", "response": {"candidates": [{"content": {"role": "model",
+            "parts": [{"text": "<state_snapshot>notes.txt was read.</state_snapshot>"}]}, "finishReason": "STOP"}]}}),
+    ];
+    // A 400-token window: each scripted request reports a 100-token prompt.
+    let t = Term::start(
+        &s,
+        &turns,
+        &[],
+        &["-c", "model.compression.token_limits=scripted*=400"],
+    );
+    t.line("read notes.txt");
+    t.wait_for("Read it.");
+    t.wait_for("default · 75% context left");
+    t.wait_prompt();
+    t.line("/compress");
+    let text = t.wait_for("Context left: 75% → ");
+    assert!(
+        text.contains("Compressing the conversation: the model is summarising the older history (the last prompt was 100 tokens)"),
+        "{text}"
+    );
+    assert!(text.contains("Conversation compressed from "), "{text}");
+    let after: u64 = text
+        .split("Context left: 75% → ")
+        .nth(1)
+        .and_then(|rest| rest.split('%').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no gauge after:\n{text}"));
+    assert!(after > 75, "{text}");
+    t.wait_for(&format!("default · {after}% context left"));
+    t.line("/quit");
+    t.wait_for("[troupe exited 0]");
+}

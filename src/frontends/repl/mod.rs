@@ -9,6 +9,7 @@
 pub mod bridge;
 mod columns;
 mod commands;
+mod compress_cmd;
 mod confirm;
 mod diff_view;
 mod editor;
