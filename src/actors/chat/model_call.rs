@@ -165,21 +165,31 @@ async fn consume(
     loop {
         let item = tokio::select! {
             biased;
-            _ = cancel.cancelled() => return Err(ModelError::Cancelled),
-            item = stream.next() => item,
-            _ = progress.tick(), if !*received => {
-                events.do_send(UiEvent::Waiting {
-                    what: WaitingFor::Model,
-                    seconds: started.elapsed().as_secs(),
+            _ = cancel.cancelled() => {
+                // What was spent so far, for the run's report (the server will not say).
+                events.do_send(UiEvent::ModelProgress {
+                    output_bytes,
+                    elapsed_ms: started.elapsed().as_millis() as u64,
+                    prompt_tokens_estimate: *prompt_estimate
+                        .get_or_insert_with(|| estimate_request(request)),
                 });
-                continue;
+                return Err(ModelError::Cancelled);
             }
+            // Before the stream: a model streaming without a pause is still reported.
             _ = sizes.tick() => {
                 let prompt = *prompt_estimate.get_or_insert_with(|| estimate_request(request));
                 events.do_send(UiEvent::ModelProgress {
                     output_bytes,
                     elapsed_ms: started.elapsed().as_millis() as u64,
                     prompt_tokens_estimate: prompt,
+                });
+                continue;
+            }
+            item = stream.next() => item,
+            _ = progress.tick(), if !*received => {
+                events.do_send(UiEvent::Waiting {
+                    what: WaitingFor::Model,
+                    seconds: started.elapsed().as_secs(),
                 });
                 continue;
             }
