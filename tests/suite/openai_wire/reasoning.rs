@@ -116,7 +116,7 @@ fn reasoning_streams_as_thought_events_apart_from_the_message_deltas() {
         .collect();
     assert_eq!(said, "a is alpha.");
     // The first thought comes before the call it led to, the last before the answer.
-    let at = |pred: &dyn Fn(&Value) -> bool| events.iter().position(|e| pred(e));
+    let at = |pred: &dyn Fn(&Value) -> bool| events.iter().position(pred);
     let first_thought = at(&|e| e["type"] == "thought");
     let tool_use = at(&|e| e["type"] == "tool_use");
     assert!(first_thought < tool_use, "{events:?}");
