@@ -380,6 +380,18 @@ pub enum UiEvent {
     },
     ToolCallCompleted(std::sync::Arc<CompletedCall>),
     Usage(Usage),
+    /// The answer to the model request in flight so far: sent about once a second
+    /// while the request is open (before the first byte too), so a slow local model is
+    /// seen working. Counts restart with each attempt.
+    ModelProgress {
+        /// Bytes of text, thoughts and tool calls received so far in this attempt
+        /// (a tool call counts when the provider has assembled it).
+        output_bytes: u64,
+        /// Since this attempt was sent.
+        elapsed_ms: u64,
+        /// The request's prompt tokens, estimated (four characters of JSON a token).
+        prompt_tokens_estimate: u64,
+    },
     /// A model request failed and is being retried.
     Retry {
         attempt: u32,

@@ -30,20 +30,35 @@ pub struct Expanded {
     pub parts: Vec<Part>,
     /// What the user is told (files read, ignored or skipped).
     pub notes: Vec<String>,
+    /// What the user must be told: files cut to fit the context window.
+    pub warnings: Vec<String>,
+}
+
+/// The characters the content of all `@` references of one prompt may take: the share
+/// of the model's context window one tool result may take
+/// (`model.compression.tool_result_share`).
+pub fn char_budget(services: &crate::tools::Services) -> usize {
+    let compression = &services.settings.model.compression;
+    crate::engine::context_budget::result_char_budget(
+        compression.token_limit(&services.model_name),
+        compression.tool_result_share,
+    )
 }
 
 /// Reads the references of `query`; `None` when it has none that resolve (the prompt
-/// then goes as typed, as gemini-cli does).
+/// then goes as typed, as gemini-cli does). Their text content together is cut to
+/// `max_chars` characters (see [`char_budget`]), each file's head kept with a note.
 pub async fn expand(
     query: &str,
     fs: &FsClient,
     cancel: CancellationToken,
+    max_chars: usize,
 ) -> Result<Option<Expanded>, String> {
     if !query.contains('@') {
         return Ok(None);
     }
     let query = query.to_string();
-    fs.run(move |ws| expand_in(ws, &query, &cancel))
+    fs.run(move |ws| expand_in(ws, &query, &cancel, max_chars))
         .await
         .map_err(|e| e.to_string())?
 }
@@ -60,6 +75,7 @@ fn expand_in(
     ws: &crate::platform::filesystem::Confined,
     query: &str,
     cancel: &CancellationToken,
+    max_chars: usize,
 ) -> Result<Option<Expanded>, String> {
     let pieces = at_refs::parse(query);
     let mut notes = Vec::new();
@@ -147,6 +163,7 @@ fn expand_in(
         return Ok((!notes.is_empty()).then(|| Expanded {
             parts: vec![Part::text(query)],
             notes,
+            warnings: Vec::new(),
         }));
     }
     let mut parts = vec![Part::text(initial_query(&pieces, &resolved))];
@@ -156,14 +173,27 @@ fn expand_in(
     if gathered.files.is_empty() && gathered.media.is_empty() {
         parts.push(Part::text(NOTHING_FOUND));
     }
-    for (path, content) in &gathered.files {
+    let sizes: Vec<usize> = gathered
+        .files
+        .iter()
+        .map(|(_, content)| content.trim().chars().count())
+        .collect();
+    let shares = at_refs::share_budget(&sizes, max_chars);
+    let mut warnings = Vec::new();
+    for ((path, content), share) in gathered.files.iter().zip(shares) {
         let label = resolved
             .iter()
             .find(|r| r.absolute.as_deref() == Some(path.as_path()))
             .map(|r| r.label.clone())
             .unwrap_or_else(|| ws.display_relative(path));
         parts.push(Part::text(format!("\nContent from @{label}:\n")));
-        parts.push(Part::text(content.trim()));
+        match at_refs::fit_reference(&label, content.trim(), share) {
+            Some(fitted) => {
+                warnings.push(fitted.warning);
+                parts.push(Part::text(fitted.text));
+            }
+            None => parts.push(Part::text(content.trim())),
+        }
     }
     let media = gathered.media.len();
     parts.extend(gathered.media.iter().cloned());
@@ -176,7 +206,11 @@ fn expand_in(
     for skipped in gathered.skipped() {
         notes.push(format!("Skipped {skipped}"));
     }
-    Ok(Some(Expanded { parts, notes }))
+    Ok(Some(Expanded {
+        parts,
+        notes,
+        warnings,
+    }))
 }
 
 /// The first file (recently changed first, then by name) whose path matches

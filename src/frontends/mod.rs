@@ -432,6 +432,7 @@ fn empty_summary(session_id: &str, model: &str, outcome: TurnOutcome) -> RunSumm
         outcome,
         response: String::new(),
         stats: Default::default(),
+        tokens_estimated: false,
         calls: Vec::new(),
         elapsed: std::time::Duration::ZERO,
         turn_elapsed: std::time::Duration::ZERO,

@@ -60,20 +60,26 @@ pub async fn prepare(
             text
         }
     };
-    let parts =
-        match crate::actors::at_command::expand(&model_text, &session.services.fs, cancel).await {
-            Ok(Some(expanded)) => {
-                for note in &expanded.notes {
-                    tracing::info!(%note, "@ references");
-                }
-                expanded.parts
+    let budget = crate::actors::at_command::char_budget(&session.services);
+    let expanded =
+        crate::actors::at_command::expand(&model_text, &session.services.fs, cancel, budget).await;
+    let parts = match expanded {
+        Ok(Some(expanded)) => {
+            for note in &expanded.notes {
+                tracing::info!(%note, "@ references");
             }
-            Ok(None) => vec![Part::text(model_text)],
-            Err(e) => {
-                return Err(format!(
-                    "Exiting due to an error processing the @ command: {e}"
-                ))
+            for warning in &expanded.warnings {
+                tracing::warn!(%warning, "@ references");
+                tell(warning);
             }
-        };
+            expanded.parts
+        }
+        Ok(None) => vec![Part::text(model_text)],
+        Err(e) => {
+            return Err(format!(
+                "Exiting due to an error processing the @ command: {e}"
+            ))
+        }
+    };
     Ok(Prepared::Turn(UserParts { text: typed, parts }))
 }

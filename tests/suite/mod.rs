@@ -42,6 +42,7 @@ mod shell_guard;
 mod shown_text;
 mod signals;
 mod small_model_turns;
+mod small_model_ui;
 mod trust;
 mod untrusted_mcp;
 mod web_guard;

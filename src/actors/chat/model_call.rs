@@ -72,6 +72,7 @@ impl ModelCall {
             let stream = self.model.stream(self.request.clone());
             let result = consume(
                 stream,
+                &self.request,
                 &self.events,
                 &self.cancel,
                 &mut received,
@@ -136,10 +137,15 @@ impl ModelCall {
 /// How often the front ends hear that the model has not started answering yet.
 const WAIT_NOTICE: std::time::Duration = std::time::Duration::from_secs(15);
 
-/// Reads a model stream to its end, forwarding text, thoughts and usage as they come.
-/// `received` tells whether any event arrived (a failure after that is mid-stream).
+/// How often the front ends hear how much of the answer has come ([`UiEvent::ModelProgress`]).
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Reads a model stream to its end, forwarding text, thoughts and usage as they come,
+/// and the answer's size so far once a second. `received` tells whether any event
+/// arrived (a failure after that is mid-stream).
 async fn consume(
     mut stream: ModelStream,
+    request: &ModelRequest,
     events: &Recipient<UiEvent>,
     cancel: &CancellationToken,
     received: &mut bool,
@@ -148,6 +154,10 @@ async fn consume(
     let mut assembler = TurnAssembler::default();
     let started = tokio::time::Instant::now();
     let mut progress = tokio::time::interval_at(started + WAIT_NOTICE, WAIT_NOTICE);
+    let mut sizes = tokio::time::interval_at(started + PROGRESS_EVERY, PROGRESS_EVERY);
+    sizes.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // Estimated at the first tick only: a quick answer never pays for it.
+    let (mut output_bytes, mut prompt_estimate) = (0u64, None);
     events.do_send(UiEvent::Waiting {
         what: WaitingFor::Model,
         seconds: 0,
@@ -155,7 +165,26 @@ async fn consume(
     loop {
         let item = tokio::select! {
             biased;
-            _ = cancel.cancelled() => return Err(ModelError::Cancelled),
+            _ = cancel.cancelled() => {
+                // What was spent so far, for the run's report (the server will not say).
+                events.do_send(UiEvent::ModelProgress {
+                    output_bytes,
+                    elapsed_ms: started.elapsed().as_millis() as u64,
+                    prompt_tokens_estimate: *prompt_estimate
+                        .get_or_insert_with(|| estimate_request(request)),
+                });
+                return Err(ModelError::Cancelled);
+            }
+            // Before the stream: a model streaming without a pause is still reported.
+            _ = sizes.tick() => {
+                let prompt = *prompt_estimate.get_or_insert_with(|| estimate_request(request));
+                events.do_send(UiEvent::ModelProgress {
+                    output_bytes,
+                    elapsed_ms: started.elapsed().as_millis() as u64,
+                    prompt_tokens_estimate: prompt,
+                });
+                continue;
+            }
             item = stream.next() => item,
             _ = progress.tick(), if !*received => {
                 events.do_send(UiEvent::Waiting {
@@ -173,6 +202,13 @@ async fn consume(
                 return Ok((assembler, Some(kind)));
             }
         }
+        output_bytes += match &event {
+            ModelEvent::Text(t) | ModelEvent::Thought(t) => t.len() as u64,
+            ModelEvent::FunctionCall { call, .. } => {
+                (call.name.len() + crate::engine::compression::json_len_of(&call.args)) as u64
+            }
+            _ => 0,
+        };
         match &event {
             ModelEvent::Text(t) => events.do_send(UiEvent::TextDelta(t.clone())),
             ModelEvent::Thought(t) => events.do_send(UiEvent::Thought(t.clone())),
@@ -182,6 +218,15 @@ async fn consume(
         assembler.push_owned(event);
     }
     Ok((assembler, None))
+}
+
+/// The prompt tokens of `request`, estimated: its system prompt, tool declarations and
+/// contents at four characters a token.
+fn estimate_request(request: &ModelRequest) -> u64 {
+    crate::engine::context_budget::prefix_tokens(
+        request.system_instruction.as_deref(),
+        &request.tools,
+    ) + crate::engine::compression::estimate_tokens(&request.contents)
 }
 
 /// Appends a request body (Gemini JSON) to the request log.

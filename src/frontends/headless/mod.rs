@@ -6,6 +6,7 @@
 //! the model's bytes), and through the one sanitiser ([`for_terminal`]) when it is a
 //! terminal; transcript lines and the warnings on stderr always go through it.
 
+mod attempt;
 mod report;
 
 use std::borrow::Cow;
@@ -24,6 +25,7 @@ use crate::protocol::{
     WaitingFor,
 };
 
+pub use attempt::{AttemptText, RETRY_MARK};
 pub use report::{
     json_report, print_failure, print_reply, stream_result, CallRecord, RunSummary,
     REFUSED_EXIT_CODE,
@@ -89,6 +91,10 @@ pub struct HeadlessFront {
     early_warnings: Vec<String>,
     /// Stream-json: the `init` event has been printed.
     initialised: bool,
+    /// Text: what the current model request has shown (a retry is not shown twice).
+    attempt: attempt::AttemptText,
+    /// Tokens of requests the server did not count (an interrupted one).
+    estimate: attempt::TokenEstimate,
 }
 
 impl HeadlessFront {
@@ -120,6 +126,8 @@ impl HeadlessFront {
             warnings: Vec::new(),
             early_warnings: Vec::new(),
             initialised: false,
+            attempt: Default::default(),
+            estimate: Default::default(),
         }
     }
 
@@ -138,6 +146,36 @@ impl HeadlessFront {
             println!();
             self.line_open = false;
         }
+    }
+
+    /// Text and transcript: prints model text (sanitised for a terminal).
+    fn print_text(&mut self, text: &str) {
+        if !matches!(self.format, OutputFormat::Text | OutputFormat::Transcript) {
+            return;
+        }
+        if self.called_since_text && self.line_open && !text.is_empty() {
+            // The text of the next round starts on a line of its own.
+            println!();
+        }
+        self.called_since_text &= text.is_empty();
+        if text.is_empty() {
+            return;
+        }
+        let shown = if self.to_terminal {
+            for_terminal(text)
+        } else {
+            Cow::Borrowed(text)
+        };
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(shown.as_bytes());
+        let _ = out.flush();
+        self.line_open = !text.ends_with('\n');
+    }
+
+    /// Text and transcript: shows what is held back of a retried attempt that ended.
+    fn settle_attempt(&mut self) {
+        let text = self.attempt.settle();
+        self.print_text(&text);
     }
 
     fn json_line(&self, value: Value) {
@@ -199,6 +237,7 @@ impl Handler<UiEvent> for HeadlessFront {
 
     fn handle(&mut self, event: UiEvent, _: &mut Self::Context) {
         self.stats.record(&event);
+        self.estimate.record(&event);
         if matches!(event, UiEvent::TurnStarted { .. }) && self.turn_started.is_none() {
             self.turn_started = Some(Instant::now());
             self.turn_cpu_started = Some(process_cpu_time());
@@ -236,20 +275,8 @@ impl Handler<UiEvent> for HeadlessFront {
                 self.response.push_str(text);
                 match self.format {
                     OutputFormat::Text | OutputFormat::Transcript => {
-                        if self.called_since_text && self.line_open && !text.is_empty() {
-                            // The text of the next round starts on a line of its own.
-                            println!();
-                        }
-                        self.called_since_text &= text.is_empty();
-                        let shown = if self.to_terminal {
-                            for_terminal(text)
-                        } else {
-                            Cow::Borrowed(text.as_str())
-                        };
-                        let mut out = std::io::stdout().lock();
-                        let _ = out.write_all(shown.as_bytes());
-                        let _ = out.flush();
-                        self.line_open = !text.ends_with('\n');
+                        let shown = self.attempt.delta(text);
+                        self.print_text(&shown);
                     }
                     OutputFormat::StreamJson => self.json_line(
                         json!({"type": "message", "timestamp": now(), "role": "assistant", "content": text, "delta": true}),
@@ -262,10 +289,12 @@ impl Handler<UiEvent> for HeadlessFront {
                 name,
                 args,
             } => match self.format {
+                OutputFormat::Text => self.settle_attempt(),
                 OutputFormat::StreamJson => self
                     .json_line(json!({"type": "tool_use", "timestamp": now(),
                     "tool_name": name, "tool_id": call_id, "parameters": &**args})),
                 OutputFormat::Transcript => {
+                    self.settle_attempt();
                     self.close_line();
                     let line = format!("● {name}({})", summarize_args(args));
                     println!("{}", one_line(&line));
@@ -311,9 +340,34 @@ impl Handler<UiEvent> for HeadlessFront {
                     self.calls.push(CallRecord::of(call));
                 }
             }
-            UiEvent::ModelRequest { .. } => self.request_start = self.response.len(),
+            UiEvent::ModelRequest { .. } => {
+                self.request_start = self.response.len();
+                let held = self.attempt.request();
+                self.print_text(&held);
+            }
+            UiEvent::ModelProgress {
+                output_bytes,
+                elapsed_ms,
+                ..
+            } if stream => {
+                // Not gemini-cli's: a slow model is seen working.
+                let (phase, tokens, elapsed) = attempt::progress_fields(*output_bytes, *elapsed_ms);
+                self.json_line(
+                    json!({"type": "progress", "timestamp": now(), "phase": phase,
+                    "output_tokens": tokens, "elapsed_ms": elapsed}),
+                );
+            }
             UiEvent::Retry { attempt, reason } => {
                 self.response.truncate(self.request_start);
+                self.attempt.retry();
+                if stream {
+                    // Not gemini-cli's: the deltas already printed of the failed attempt
+                    // are void.
+                    self.json_line(
+                        json!({"type": "retry", "timestamp": now(), "attempt": attempt,
+                        "reason": reason, "discard": "attempt"}),
+                    );
+                }
                 // On stderr in every format: stdout stays the format's own.
                 if self.format != OutputFormat::Silent {
                     eprintln!(
@@ -353,13 +407,17 @@ impl Handler<UiEvent> for HeadlessFront {
                 tracing::info!(%message, "notice");
             }
             UiEvent::TurnFinished(outcome) => {
+                self.settle_attempt();
+                let mut stats = self.stats.settled();
+                let tokens_estimated = self.estimate.apply(&mut stats);
                 if let Some(done) = self.done.take() {
                     let _ = done.send(RunSummary {
+                        tokens_estimated,
                         session_id: self.session_id.clone(),
                         model: self.model.clone(),
                         outcome: outcome.clone(),
                         response: std::mem::take(&mut self.response),
-                        stats: self.stats.settled(),
+                        stats,
                         calls: std::mem::take(&mut self.calls),
                         elapsed: self.started.elapsed(),
                         turn_elapsed: self.turn_started.map(|t| t.elapsed()).unwrap_or_default(),

@@ -22,6 +22,9 @@ pub struct RunSummary {
     pub outcome: TurnOutcome,
     pub response: String,
     pub stats: SessionStats,
+    /// Some of the tokens in `stats` are estimates (the server never counted them: the
+    /// run was interrupted, or it sends no usage).
+    pub tokens_estimated: bool,
     pub calls: Vec<CallRecord>,
     pub elapsed: std::time::Duration,
     /// From the Chat taking the prompt (`TurnStarted`) to the end of the turn.
@@ -106,6 +109,9 @@ pub fn json_report(summary: &RunSummary) -> Value {
     if !summary.warnings.is_empty() {
         report["warnings"] = json!(summary.warnings);
     }
+    if summary.tokens_estimated {
+        report["stats"]["tokens_estimated"] = json!(true);
+    }
     report
 }
 
@@ -143,6 +149,9 @@ pub fn stream_result(summary: &RunSummary) -> Value {
             "tool_calls": summary.stats.total_calls()
         }
     });
+    if summary.tokens_estimated {
+        ev["stats"]["tokens_estimated"] = json!(true);
+    }
     if let Some(err) = json_report(summary).get("error") {
         ev["error"] = err.clone();
     }

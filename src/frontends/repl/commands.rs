@@ -7,7 +7,7 @@ use futures::executor::block_on;
 use crate::actors::chat::SetHistory;
 use crate::actors::session::SAVED_ORIGIN;
 use crate::engine::sanitize::{for_terminal, one_line};
-use crate::protocol::{ApprovalMode, CompressHistory, CompressionOutcome, Memory};
+use crate::protocol::{ApprovalMode, Memory};
 
 use super::columns::{lay_out, name_width};
 use super::render::duration_text;
@@ -120,7 +120,7 @@ pub fn run(line: &str, link: &SessionLink, p: Palette) -> (Vec<String>, After) {
         "stats" => stats(link, p),
         "tools" => tools(link, p),
         "memory" => memory(link, &args, p),
-        "compress" => compress(link, p),
+        "compress" => super::compress_cmd::compress(link, p),
         "approval-mode" => approval_mode(link, &args, p),
         "approvals" => approvals(link, &args, p),
         "resume" | "chat" | "rewind" | "restore" => {
@@ -304,24 +304,6 @@ fn memory(link: &SessionLink, args: &[&str], p: Palette) -> Vec<String> {
             out.push(String::new());
             out.extend(for_terminal(&report.text).lines().map(str::to_string));
             out
-        }
-        Err(e) => vec![p.red(&format!("The chat is unavailable: {e}"))],
-    }
-}
-
-fn compress(link: &SessionLink, p: Palette) -> Vec<String> {
-    match block_on(link.chat.send(CompressHistory { force: true })) {
-        Ok(CompressionOutcome::Compressed {
-            tokens_before,
-            tokens_after,
-        }) => vec![p.green(&format!(
-            "Conversation compressed from {tokens_before} to {tokens_after} tokens."
-        ))],
-        Ok(CompressionOutcome::Noop { reason }) => {
-            vec![p.dim(&format!("Nothing compressed: {reason}"))]
-        }
-        Ok(CompressionOutcome::Failed { reason }) => {
-            vec![p.red(&format!("Compression failed: {reason}"))]
         }
         Err(e) => vec![p.red(&format!("The chat is unavailable: {e}"))],
     }

@@ -9,6 +9,7 @@
 pub mod bridge;
 mod columns;
 mod commands;
+mod compress_cmd;
 mod confirm;
 mod diff_view;
 mod editor;
@@ -517,11 +518,21 @@ impl Repl {
             prompt,
             fs,
             tokio_util::sync::CancellationToken::new(),
+            crate::actors::at_command::char_budget(&self.link.services),
         ));
         match expanded {
             Ok(Some(expanded)) => {
                 for note in &expanded.notes {
                     println!("{}", p.dim(&format!("  ℹ {note}")));
+                }
+                for warning in &expanded.warnings {
+                    println!(
+                        "{}",
+                        p.yellow(&format!(
+                            "  ⚠ {}",
+                            crate::engine::sanitize::for_terminal(warning)
+                        ))
+                    );
                 }
                 Ok(Some(expanded.parts))
             }

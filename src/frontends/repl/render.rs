@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use crate::engine::sanitize::{for_terminal, one_line};
-use crate::frontends::headless::summarize_args;
+use crate::frontends::headless::{summarize_args, AttemptText};
 use crate::protocol::{CallStatus, CompletedCall, TurnOutcome, UiEvent, WaitingFor};
 
 use super::terminal::{fit, width, Palette};
@@ -106,6 +106,8 @@ pub struct EventRenderer {
     batch_done: usize,
     batch_by_status: [usize; 3],
     executing: HashSet<String>,
+    /// What the current model request has shown (a retry is not shown twice).
+    attempt: AttemptText,
 }
 
 impl EventRenderer {
@@ -118,6 +120,7 @@ impl EventRenderer {
             batch_done: 0,
             batch_by_status: [0; 3],
             executing: HashSet::new(),
+            attempt: AttemptText::default(),
         }
     }
 
@@ -135,6 +138,7 @@ impl EventRenderer {
         match event {
             UiEvent::TurnStarted { .. } => {
                 self.text = TextStream::default();
+                self.attempt = AttemptText::default();
                 self.activity = Activity::Thinking;
                 Vec::new()
             }
@@ -146,13 +150,15 @@ impl EventRenderer {
                 if self.activity != Activity::Cancelling {
                     self.activity = Activity::Thinking;
                 }
-                Vec::new()
+                let held = self.attempt.request();
+                self.text.push(&held, p)
             }
             UiEvent::TextDelta(delta) => {
                 if matches!(self.activity, Activity::Waiting(_)) {
                     self.activity = Activity::Thinking;
                 }
-                self.text.push(delta, p)
+                let shown = self.attempt.delta(delta);
+                self.text.push(&shown, p)
             }
             UiEvent::Waiting { what, .. } => {
                 if self.activity != Activity::Cancelling {
@@ -172,7 +178,10 @@ impl EventRenderer {
             UiEvent::ToolCallRequested { .. } => {
                 self.batch_total += 1;
                 self.update_tools();
-                self.flush_text()
+                let held = self.attempt.settle();
+                let mut lines = self.text.push(&held, p);
+                lines.extend(self.flush_text());
+                lines
             }
             UiEvent::ToolCallStatus {
                 call_id, status, ..
@@ -194,6 +203,7 @@ impl EventRenderer {
             }
             UiEvent::ToolCallCompleted(call) => self.completed(call),
             UiEvent::Retry { attempt, reason } => {
+                self.attempt.retry();
                 vec![p.yellow(&format!(
                     "  ↻ Retrying the model request (attempt {attempt}): {}",
                     for_terminal(reason)
@@ -210,7 +220,9 @@ impl EventRenderer {
                 lines
             }
             UiEvent::TurnFinished(outcome) => {
-                let mut lines = self.flush_text();
+                let held = self.attempt.settle();
+                let mut lines = self.text.push(&held, p);
+                lines.extend(self.flush_text());
                 match outcome {
                     TurnOutcome::Completed { .. } => {}
                     TurnOutcome::Cancelled => lines.push(p.yellow("⊘ Request cancelled.")),
@@ -226,7 +238,9 @@ impl EventRenderer {
                 }
                 lines
             }
-            UiEvent::SessionStarted { .. } | UiEvent::Usage(_) => Vec::new(),
+            UiEvent::SessionStarted { .. } | UiEvent::Usage(_) | UiEvent::ModelProgress { .. } => {
+                Vec::new()
+            }
         }
     }
 

@@ -28,6 +28,19 @@ pub type StatusSlot = Arc<Mutex<Option<StatusParts>>>;
 
 /// The model, the context left and the number of context files, now.
 pub fn status_parts(link: &SessionLink) -> StatusParts {
+    let left = context_left(link);
+    let files = block_on(link.chat.send(Memory { refresh: false }))
+        .map(|r| r.files.len())
+        .unwrap_or(0);
+    let s = if files == 1 { "" } else { "s" };
+    StatusParts {
+        model: link.model.clone(),
+        tail: format!("{left}% context left · {files} context file{s}"),
+    }
+}
+
+/// How much of the context window the last prompt left, in percent.
+pub fn context_left(link: &SessionLink) -> u64 {
     let limit = link
         .services
         .settings
@@ -40,15 +53,7 @@ pub fn status_parts(link: &SessionLink) -> StatusParts {
         .lock()
         .map(|s| s.settled().last_prompt_tokens)
         .unwrap_or(0);
-    let left = 100u64.saturating_sub(used.saturating_mul(100) / limit);
-    let files = block_on(link.chat.send(Memory { refresh: false }))
-        .map(|r| r.files.len())
-        .unwrap_or(0);
-    let s = if files == 1 { "" } else { "s" };
-    StatusParts {
-        model: link.model.clone(),
-        tail: format!("{left}% context left · {files} context file{s}"),
-    }
+    100u64.saturating_sub(used.saturating_mul(100) / limit)
 }
 
 /// `model · mode · N% context left · K context files`, plain. The model's name may
