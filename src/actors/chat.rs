@@ -75,6 +75,9 @@ pub struct ChatConfig {
     /// SessionStart's `additionalContext`, put before the first prompt the Chat gets
     /// (whichever front end sends it).
     pub session_context: Option<String>,
+    /// The workspace's files (`model.workspace_listing`), put before the first prompt
+    /// of a new session.
+    pub workspace_files: Option<String>,
 }
 
 /// How the system prompt is rebuilt when the context files are read again.
@@ -569,6 +572,9 @@ impl Chat {
             .as_ref()
             .map(|h| h.resource_refs(&model_text))
             .unwrap_or_default();
+        if let Some(files) = self.config.workspace_files.take() {
+            model_text = format!("<workspace_files>\n{files}\n</workspace_files>\n\n{model_text}");
+        }
         if let Some(context) = self.config.session_context.take() {
             model_text = crate::actors::hooks::with_session_context(model_text, Some(context));
         }

@@ -170,6 +170,16 @@ impl Session {
         // A hook that fails is told to the user as a warning by the hooks actor.
         let start = crate::actors::hooks::session_start(&hooks, source).await;
         chat.session_context = start.additional_context;
+        let listed = services.settings.model.workspace_listing as usize;
+        if listed > 0 && source == "startup" {
+            let listing = services
+                .fs
+                .run(move |ws| crate::tools::workspace_listing::listing(ws, listed))
+                .await
+                .ok()
+                .flatten();
+            chat.workspace_files = listing;
+        }
         let chat = Chat::new(chat, scheduler.clone(), events.clone()).start();
         events.do_send(UiEvent::SessionStarted {
             session_id: session_id.clone(),
@@ -453,6 +463,7 @@ fn build(options: SessionOptions, teardown: &mut Teardown) -> Result<Built, Sess
         mcp: mcp.clone(),
         hooks: hooks.clone(),
         session_context: None,
+        workspace_files: None,
     };
     Ok(Built {
         session_id,

@@ -186,6 +186,8 @@ impl LoopDetector {
 #[derive(Debug, Default)]
 pub struct FailedCalls {
     failures: HashMap<String, u32>,
+    /// The key of the last call that succeeded, and how many times in a row it did.
+    last_success: Option<(String, u32)>,
 }
 
 impl FailedCalls {
@@ -202,6 +204,28 @@ impl FailedCalls {
         let count = self.failures.entry(key).or_default();
         *count += 1;
         *count
+    }
+
+    /// A call that did not succeed: the next success starts a new row.
+    pub fn record_other(&mut self) {
+        self.last_success = None;
+    }
+
+    /// A call that succeeded: how many times in a row (over the model's turns) this
+    /// same call has now succeeded. A second success means the model repeats a step it
+    /// already made (a small model writes the same file again and again).
+    pub fn record_success(&mut self, name: &str, args: &Value) -> u32 {
+        let key = call_key_of(name, args);
+        match &mut self.last_success {
+            Some((last, count)) if *last == key => {
+                *count += 1;
+                *count
+            }
+            _ => {
+                self.last_success = Some((key, 1));
+                1
+            }
+        }
     }
 
     /// The calls of a model turn: `Some` when one of them already failed
@@ -223,6 +247,10 @@ impl FailedCalls {
         })
     }
 }
+
+/// The note added to the output of a call that succeeded again, unchanged, right after
+/// it succeeded before.
+pub const REPEAT_NOTE: &str = "(Note from Troupe: this exact call (same tool, same arguments) already succeeded just before, so this result is the one you already have. Do not repeat it: go on with the next step, or answer the user if the task is done.)";
 
 /// The note added to the error of a call that failed `failures` times.
 pub fn failure_nudge(failures: u32) -> String {

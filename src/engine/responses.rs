@@ -89,6 +89,21 @@ pub fn add_error_note(part: &mut Part, note: &str) {
     }
 }
 
+/// Appends `note` to the `output` of a successful response part (no-op for others).
+pub fn add_output_note(part: &mut Part, note: &str) {
+    let Some(fr) = part.function_response.as_mut() else {
+        return;
+    };
+    let response = &mut std::sync::Arc::make_mut(fr).response;
+    let Some(output) = response.get("output").and_then(Value::as_str) else {
+        return;
+    };
+    let text = format!("{output}\n\n{note}");
+    if let Some(map) = response.as_object_mut() {
+        map.insert("output".into(), Value::String(text));
+    }
+}
+
 /// A call cancelled while it ran: its partial output, if any, and the cancel marker.
 pub fn cancelled_parts(
     name: &str,

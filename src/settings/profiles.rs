@@ -12,6 +12,8 @@ pub const SMALL: &[&str] = &[
     // Their descriptions cut to a sentence, and a short prompt generated from them.
     "tools.compact_declarations=true",
     "model.prompt_style=short",
+    // The real paths in the first prompt: a small model guesses `src/…` otherwise.
+    "model.workspace_listing=60",
     "model.temperature=0",
     "model.max_output_tokens=1024",
     // Repair failed edits by unescaping only: a model call costs a slow model dearly.

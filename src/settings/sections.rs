@@ -68,6 +68,8 @@ pub struct ModelSettings {
     pub loop_detection: bool,
     pub system_prompt_file: String,
     pub prompt_style: String,
+    /// List up to this many of the workspace's files in the first prompt (0: none).
+    pub workspace_listing: u32,
     pub temperature: f64,
     pub gemini: EndpointSettings,
     pub openai: EndpointSettings,

@@ -26,6 +26,7 @@ pub mod synthetic;
 pub mod test_tools;
 pub mod web_fetch;
 pub mod write_file;
+pub mod workspace_listing;
 pub mod write_todos;
 
 use std::path::PathBuf;

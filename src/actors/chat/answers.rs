@@ -17,8 +17,10 @@ use actix::Recipient;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::engine::context_budget::SizeMemo;
-use crate::engine::loop_detection::{duplicates, failure_nudge, FailedCalls, FAILED_CALL_NUDGE};
-use crate::engine::responses::{add_error_note, error_parts, with_call_id};
+use crate::engine::loop_detection::{
+    duplicates, failure_nudge, FailedCalls, FAILED_CALL_NUDGE, REPEAT_NOTE,
+};
+use crate::engine::responses::{add_error_note, add_output_note, error_parts, with_call_id};
 use crate::protocol::content::{CallArgs, FunctionCall, Part};
 use crate::protocol::{CallStatus, CompletedCall, SessionEvent};
 
@@ -164,8 +166,20 @@ impl RoundAnswers {
             return call;
         };
         let failed = call.status == CallStatus::Error;
+        if call.status != CallStatus::Success {
+            failures.record_other();
+        }
         if call.status == CallStatus::Cancelled {
             return call;
+        }
+        if call.status == CallStatus::Success
+            && failures.record_success(&call.name, &call.args) >= 2
+        {
+            let mut noted = (*call).clone();
+            if let Some(part) = noted.response_parts.first_mut() {
+                add_output_note(part, REPEAT_NOTE);
+            }
+            return Arc::new(noted);
         }
         let count = failures.record(&call.name, &call.args, failed);
         if !failed || count < FAILED_CALL_NUDGE {
