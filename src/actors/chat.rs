@@ -218,6 +218,7 @@ impl Chat {
         request.max_output_tokens = self.config.tuning.max_output_tokens;
         if let Some(turn) = &self.turn {
             turn.cut.apply(&mut request);
+            request.require_call = self.config.tuning.first_answer_calls_a_tool && turn.rounds == 0;
         }
         request
     }

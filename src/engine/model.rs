@@ -24,6 +24,9 @@ pub struct ModelRequest {
     pub max_output_tokens: Option<u32>,
     /// Ask a thinking model to think (and stream its thoughts).
     pub thinking: Option<Thinking>,
+    /// The answer must call a tool (OpenAI `tool_choice: "required"`, Gemini
+    /// `toolConfig` mode `ANY`); only with tools.
+    pub require_call: bool,
 }
 
 /// How much a thinking model may think.
@@ -52,6 +55,7 @@ impl ModelRequest {
             top_k: None,
             max_output_tokens: None,
             thinking: None,
+            require_call: false,
         }
     }
 
@@ -91,6 +95,10 @@ impl ModelRequest {
         }
         if !self.tools.is_empty() {
             body["tools"] = serde_json::json!([{ "functionDeclarations": self.tools }]);
+            if self.require_call {
+                body["toolConfig"] =
+                    serde_json::json!({"functionCallingConfig": {"mode": "ANY"}});
+            }
         }
         let mut config = serde_json::Map::new();
         if let Some(t) = self.temperature {

@@ -70,6 +70,9 @@ pub struct ModelSettings {
     pub prompt_style: String,
     /// List up to this many of the workspace's files in the first prompt (0: none).
     pub workspace_listing: u32,
+    /// The first answer to each prompt must call a tool (a small model otherwise
+    /// describes what it would do instead of doing it).
+    pub first_answer_calls_a_tool: bool,
     pub temperature: f64,
     pub gemini: EndpointSettings,
     pub openai: EndpointSettings,

@@ -22,6 +22,8 @@ pub struct ChatTuning {
     pub loop_detection: bool,
     /// The newest fraction of the history kept verbatim by a compression.
     pub preserve_fraction: f64,
+    /// The first answer to each prompt must call a tool.
+    pub first_answer_calls_a_tool: bool,
 }
 
 impl ChatTuning {
@@ -44,6 +46,7 @@ impl ChatTuning {
                 .then_some(settings.model.max_output_tokens),
             loop_detection: settings.model.loop_detection,
             preserve_fraction: compression.preserve_fraction,
+            first_answer_calls_a_tool: settings.model.first_answer_calls_a_tool,
         }
     }
 }
@@ -58,6 +61,7 @@ impl Default for ChatTuning {
             max_output_tokens: None,
             loop_detection: true,
             preserve_fraction: 0.3,
+            first_answer_calls_a_tool: false,
         }
     }
 }

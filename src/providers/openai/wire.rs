@@ -54,7 +54,11 @@ pub fn chat_body(request: &ModelRequest, stream: bool) -> Value {
             })
             .collect();
         body["tools"] = Value::Array(tools);
-        body["tool_choice"] = json!("auto");
+        body["tool_choice"] = json!(if request.require_call {
+            "required"
+        } else {
+            "auto"
+        });
     }
     if let Some(t) = request.temperature {
         body["temperature"] = json!(t);
