@@ -96,8 +96,7 @@ impl ModelRequest {
         if !self.tools.is_empty() {
             body["tools"] = serde_json::json!([{ "functionDeclarations": self.tools }]);
             if self.require_call {
-                body["toolConfig"] =
-                    serde_json::json!({"functionCallingConfig": {"mode": "ANY"}});
+                body["toolConfig"] = serde_json::json!({"functionCallingConfig": {"mode": "ANY"}});
             }
         }
         let mut config = serde_json::Map::new();

@@ -25,8 +25,8 @@ pub mod synthetic;
 #[cfg(feature = "test-hooks")]
 pub mod test_tools;
 pub mod web_fetch;
-pub mod write_file;
 pub mod workspace_listing;
+pub mod write_file;
 pub mod write_todos;
 
 use std::path::PathBuf;

@@ -26,7 +26,10 @@ fn the_small_profile_lists_the_workspace_files_in_the_first_prompt() {
     s.write("tests/test_shop.py", "z = 3\n");
     s.write("node_modules/dep/index.js", "pruned\n");
     let answers = [turn(vec![text("ok")]), turn(vec![text("ok again")])];
-    let out = s.run(&answers[..1], &["-p", "What is here?", "--profile", "small"]);
+    let out = s.run(
+        &answers[..1],
+        &["-p", "What is here?", "--profile", "small"],
+    );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let first = first_user_text(&s.requests()[0]);
     assert!(first.contains("<workspace_files>"), "{first}");
@@ -34,7 +37,10 @@ fn the_small_profile_lists_the_workspace_files_in_the_first_prompt() {
         assert!(first.contains(file), "{file} not listed: {first}");
     }
     assert!(!first.contains("node_modules"), "{first}");
-    assert!(first.ends_with("What is here?"), "the prompt comes last: {first}");
+    assert!(
+        first.ends_with("What is here?"),
+        "the prompt comes last: {first}"
+    );
 
     // Without the profile nothing is listed (the setting is 0 by default) ...
     std::fs::remove_file(s.requests_path()).expect("clear the log");
@@ -63,7 +69,12 @@ fn a_long_listing_stops_at_its_limit_and_says_so() {
 #[test]
 fn a_call_that_succeeds_again_unchanged_gets_a_note_not_to_repeat_it() {
     let s = Scratch::new();
-    let write = || call("write_file", json!({"file_path": "SUMMARY.md", "content": "cart\n"}));
+    let write = || {
+        call(
+            "write_file",
+            json!({"file_path": "SUMMARY.md", "content": "cart\n"}),
+        )
+    };
     let out = s.run(
         &[
             turn(vec![write()]),
@@ -83,7 +94,11 @@ fn a_call_that_succeeds_again_unchanged_gets_a_note_not_to_repeat_it() {
             .to_string()
     };
     assert!(!output(1).contains("already succeeded"), "{}", output(1));
-    assert!(output(2).contains("already succeeded just before"), "{}", output(2));
+    assert!(
+        output(2).contains("already succeeded just before"),
+        "{}",
+        output(2)
+    );
     // Another call in between starts a new row: the read is not a repeat.
     assert!(!output(3).contains("already succeeded"), "{}", output(3));
     assert_eq!(s.read("SUMMARY.md"), "cart\n");

@@ -68,7 +68,10 @@ fn prompt_size_measures_the_first_request_of_each_profile() {
         assert!(parts > 0 && parts < bytes, "{report}");
         // A quarter of the characters (fewer than the bytes where text is not ASCII).
         let tokens = p["estimated_tokens"].as_u64().expect("estimated_tokens");
-        assert!(tokens <= bytes.div_ceil(4) && tokens >= bytes / 8, "{report}");
+        assert!(
+            tokens <= bytes.div_ceil(4) && tokens >= bytes / 8,
+            "{report}"
+        );
         assert!(p["tools"].as_u64().is_some_and(|n| n > 0), "{report}");
     }
     // The small profile offers fewer tools and a shorter prompt.
