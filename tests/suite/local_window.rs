@@ -89,7 +89,7 @@ fn a_llama_cpp_window_of_8192_brings_the_small_profile_and_says_so_once() {
         "{:?}",
         tools_sent(&server)
     );
-    assert_eq!(max_tokens_sent(&server), 1024);
+    assert_eq!(max_tokens_sent(&server), 512);
     let err = stderr(&out);
     assert_eq!(err.matches(NOTICE).count(), 1, "{err}");
     assert!(err.contains("context window is 8192 tokens"), "{err}");
@@ -167,7 +167,7 @@ fn a_big_window_keeps_the_default_profile_and_is_the_context_window() {
     );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert!(tools_sent(&server).len() > SMALL_TOOLS);
-    assert_ne!(max_tokens_sent(&server), 1024);
+    assert_ne!(max_tokens_sent(&server), 512);
     assert!(!stderr(&out).contains(NOTICE), "{}", stderr(&out));
     // One tool result may take a quarter of the window (about 32,768 characters): the
     // 50,000-character file comes back cut, with the note naming the whole output.

@@ -439,7 +439,7 @@ fn the_small_profile_sends_core_tools_a_short_prompt_and_bounds() {
         "{system}"
     );
     assert_eq!(request["generationConfig"]["temperature"], 0.0);
-    assert_eq!(request["generationConfig"]["maxOutputTokens"], 1024);
+    assert_eq!(request["generationConfig"]["maxOutputTokens"], 512);
 
     let out = s.run(
         &[turn(vec![text("ok")])],

@@ -18,7 +18,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::engine::context_budget::SizeMemo;
 use crate::engine::loop_detection::{
-    duplicates, failure_nudge, FailedCalls, FAILED_CALL_NUDGE, REPEAT_NOTE,
+    duplicates, failure_nudge, FailedCalls, FAILED_CALL_NUDGE, REPEAT_NOTE, RUN_ONCE_TOOLS,
 };
 use crate::engine::responses::{add_error_note, add_output_note, error_parts, with_call_id};
 use crate::protocol::content::{CallArgs, FunctionCall, Part};
@@ -172,9 +172,17 @@ impl RoundAnswers {
         if call.status == CallStatus::Cancelled {
             return call;
         }
-        if call.status == CallStatus::Success
-            && failures.record_success(&call.name, &call.args) >= 2
-        {
+        // Only tools whose identical calls in one answer run once: another tool's
+        // identical calls may be meant (an MCP gather), and each one runs (and ends
+        // a row of repeats).
+        let repeated = call.status == CallStatus::Success
+            && if RUN_ONCE_TOOLS.contains(&call.name.as_str()) {
+                failures.record_success(&call.name, &call.args) >= 2
+            } else {
+                failures.record_other();
+                false
+            };
+        if repeated {
             let mut noted = (*call).clone();
             if let Some(part) = noted.response_parts.first_mut() {
                 add_output_note(part, REPEAT_NOTE);
