@@ -160,6 +160,18 @@ pub fn function_responses(request: &Value) -> Vec<Value> {
         .collect()
 }
 
+/// The `-o json` object a run printed on stdout (a panic naming both streams if it is
+/// not JSON).
+pub fn json_out(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            stdout(out),
+            stderr(out)
+        )
+    })
+}
+
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

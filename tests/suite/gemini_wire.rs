@@ -54,16 +54,6 @@ fn answer(text: &str) -> Reply {
     Reply::gemini_sse(&[text_chunk(text), finish_chunk("STOP")])
 }
 
-fn json_out(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}\nstderr: {}",
-            stdout(out),
-            stderr(out)
-        )
-    })
-}
-
 #[test]
 fn parallel_calls_then_answer_send_exact_bodies() {
     let s = Scratch::new();

@@ -33,16 +33,6 @@ fn run(server: &Loopback, args: &[&str]) -> Output {
     run_against(&s, &[("OPENAI_BASE_URL", &base)], args)
 }
 
-fn json_out(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}\nstderr: {}",
-            stdout(out),
-            stderr(out)
-        )
-    })
-}
-
 /// The names of the tools the first chat request offered.
 fn tools_sent(server: &Loopback) -> Vec<String> {
     let requests = server.requests();

@@ -12,7 +12,8 @@ use super::gemini_wire::run_against;
 use crate::common::loopback::{Loopback, Reply};
 use crate::common::*;
 
-fn openai(s: &Scratch, server: &Loopback, args: &[&str]) -> Output {
+/// A headless run of `-m local-model` against the loopback server `server`.
+pub(super) fn openai(s: &Scratch, server: &Loopback, args: &[&str]) -> Output {
     let base = format!("{}/v1", server.url);
     let mut all = vec!["-m", "local-model"];
     all.extend_from_slice(args);
@@ -23,7 +24,8 @@ fn openai(s: &Scratch, server: &Loopback, args: &[&str]) -> Output {
     )
 }
 
-fn chunk(delta: Value, finish: Option<&str>) -> Value {
+/// A `chat.completion.chunk` shaped like llama.cpp's.
+pub(super) fn chunk(delta: Value, finish: Option<&str>) -> Value {
     json!({"choices": [{"finish_reason": finish, "index": 0, "delta": delta}],
            "created": 1795302953, "id": "chatcmpl-1", "model": "qwen2.5-coder-1.5b-instruct",
            "system_fingerprint": "b0-unknown", "object": "chat.completion.chunk"})
@@ -41,16 +43,6 @@ fn answer(text: &str) -> Reply {
         chunk(json!({}), Some("stop")),
         usage_chunk(),
     ])
-}
-
-fn json_out(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}\nstderr: {}",
-            stdout(out),
-            stderr(out)
-        )
-    })
 }
 
 fn error_message(out: &Output) -> String {

@@ -3,7 +3,6 @@
 //! at once, refused connections, the context budget of tool results and the default
 //! model asked of an OpenAI-compatible server.
 
-use std::process::Output;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -37,16 +36,6 @@ pub(super) fn openai_answer(text: &str) -> Reply {
         chunk(json!({"content": text}), None),
         chunk(json!({}), Some("stop")),
     ])
-}
-
-fn json_out(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}\nstderr: {}",
-            stdout(out),
-            stderr(out)
-        )
-    })
 }
 
 #[test]

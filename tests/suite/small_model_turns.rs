@@ -3,30 +3,11 @@
 //! cut at the output limit runs none of its calls, identical calls of one answer run
 //! once, a call that keeps failing gets a nudge and then stops the turn.
 
-use std::process::Output;
-
 use serde_json::{json, Value};
 
-use super::gemini_wire::run_against;
+use super::openai_wire::{chunk, openai};
 use crate::common::loopback::{Loopback, Reply};
 use crate::common::*;
-
-fn openai(s: &Scratch, server: &Loopback, args: &[&str]) -> Output {
-    let base = format!("{}/v1", server.url);
-    let mut all = vec!["-m", "local-model"];
-    all.extend_from_slice(args);
-    run_against(
-        s,
-        &[("OPENAI_BASE_URL", &base), ("OPENAI_API_KEY", "sk-test")],
-        &all,
-    )
-}
-
-fn chunk(delta: Value, finish: Option<&str>) -> Value {
-    json!({"choices": [{"finish_reason": finish, "index": 0, "delta": delta}],
-           "created": 1795302953, "id": "chatcmpl-1", "model": "qwen2.5-coder-1.5b-instruct",
-           "object": "chat.completion.chunk"})
-}
 
 /// One answer of `calls` (`(id, name, arguments)`), ended with `finish`.
 fn calls_reply(text: &str, calls: &[(&str, &str, Value)], finish: &str) -> Reply {
@@ -47,16 +28,6 @@ fn answer(text: &str) -> Reply {
         chunk(json!({"role": "assistant", "content": text}), None),
         chunk(json!({}), Some("stop")),
     ])
-}
-
-fn json_out(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}): {}\nstderr: {}",
-            stdout(out),
-            stderr(out)
-        )
-    })
 }
 
 fn write(path: &str, content: &str) -> Value {

@@ -3,34 +3,14 @@
 //! an `@file` fitted to a small window. Against a loopback OpenAI-compatible server.
 
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::gemini_wire::run_against;
+use super::openai_wire::{chunk, openai};
 use crate::common::loopback::{Loopback, Reply};
 use crate::common::*;
-
-fn openai_env(server: &Loopback) -> [(&'static str, String); 2] {
-    [
-        ("OPENAI_BASE_URL", format!("{}/v1", server.url)),
-        ("OPENAI_API_KEY", "sk-test".to_string()),
-    ]
-}
-
-fn openai(s: &Scratch, server: &Loopback, args: &[&str]) -> Output {
-    let env = openai_env(server);
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let mut all = vec!["-m", "local-model"];
-    all.extend_from_slice(args);
-    run_against(s, &env, &all)
-}
-
-fn chunk(delta: Value, finish: Option<&str>) -> Value {
-    json!({"choices": [{"finish_reason": finish, "index": 0, "delta": delta}],
-           "id": "chatcmpl-1", "object": "chat.completion.chunk"})
-}
 
 fn content(text: &str) -> String {
     format!("data: {}\n\n", chunk(json!({ "content": text }), None))
@@ -107,9 +87,8 @@ fn an_interrupted_generation_reports_estimated_tokens_not_zero() {
     let prompt = s.root().join("system.md");
     std::fs::write(&prompt, "You are a test agent.").expect("system prompt");
     let mut cmd: Command = s.command();
-    for (k, v) in openai_env(&server) {
-        cmd.env(k, v);
-    }
+    cmd.env("OPENAI_BASE_URL", format!("{}/v1", server.url))
+        .env("OPENAI_API_KEY", "sk-test");
     let mut child = cmd
         .arg("-c")
         .arg(format!("model.system_prompt_file={}", prompt.display()))

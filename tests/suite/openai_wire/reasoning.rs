@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use super::{chunk, json_out, openai};
+use super::{chunk, openai};
 use crate::common::loopback::{Loopback, Reply};
 use crate::common::*;
 use crate::suite::acp::Editor;
