@@ -13,6 +13,34 @@ use crate::common::*;
 
 const SYSTEM_PROMPT: &str = "You are a coding agent. Use the provided tools to inspect the workspace. After a tool result arrives, answer the user's question in plain text.";
 
+/// The local model server's URL (`TROUPE_LOCAL_LLM_URL`), which must be on this machine.
+pub(super) fn local_llm_url() -> String {
+    let url = std::env::var("TROUPE_LOCAL_LLM_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| {
+            panic!("set TROUPE_LOCAL_LLM_URL=http://127.0.0.1:8080 (see shared/peers/local-llm)")
+        });
+    assert!(
+        url.starts_with("http://127.0.0.1") || url.starts_with("http://localhost"),
+        "tests only talk to this machine: {url}"
+    );
+    url
+}
+
+/// Did a `tool` call of the stream `events` succeed?
+pub(super) fn tool_succeeded(events: &[Value], tool: &str) -> bool {
+    events.iter().any(|e| {
+        e["type"] == "tool_use"
+            && e["tool_name"] == tool
+            && events.iter().any(|r| {
+                r["type"] == "tool_result"
+                    && r["tool_id"] == e["tool_id"]
+                    && r["status"] == "success"
+            })
+    })
+}
+
 /// The stream-json events of a run, and a short human transcript of them.
 pub(super) fn transcript(stdout: &str) -> (Vec<Value>, String) {
     let events: Vec<Value> = stdout
@@ -50,16 +78,7 @@ pub(super) fn transcript(stdout: &str) -> (Vec<Value>, String) {
 #[test]
 #[ignore = "needs a local model server: TROUPE_LOCAL_LLM_URL=http://127.0.0.1:8080 cargo test --test all local_llm -- --ignored"]
 fn a_real_local_model_lists_reads_and_answers() {
-    let url = std::env::var("TROUPE_LOCAL_LLM_URL")
-        .ok()
-        .filter(|u| !u.is_empty())
-        .unwrap_or_else(|| {
-            panic!("set TROUPE_LOCAL_LLM_URL=http://127.0.0.1:8080 (see shared/peers/local-llm)")
-        });
-    assert!(
-        url.starts_with("http://127.0.0.1") || url.starts_with("http://localhost"),
-        "tests only talk to this machine: {url}"
-    );
+    let url = local_llm_url();
     let s = Scratch::new();
     s.write(
         "Cargo.toml",
@@ -101,18 +120,7 @@ fn a_real_local_model_lists_reads_and_answers() {
     );
     assert!(out.status.success(), "the run failed");
 
-    let succeeded = |tool: &str| {
-        events
-            .iter()
-            .filter(|e| e["type"] == "tool_use" && e["tool_name"] == tool)
-            .any(|call| {
-                events.iter().any(|r| {
-                    r["type"] == "tool_result"
-                        && r["tool_id"] == call["tool_id"]
-                        && r["status"] == "success"
-                })
-            })
-    };
+    let succeeded = |tool: &str| tool_succeeded(&events, tool);
     assert!(
         succeeded("list_directory"),
         "no successful list_directory call"
@@ -216,17 +224,7 @@ pub(super) fn run_bounded(
 }
 
 fn succeeded(task: &Task, s: &Scratch, events: &[Value], answer: &str) -> bool {
-    let tool_ok = |tool: &str| {
-        events.iter().any(|e| {
-            e["type"] == "tool_use"
-                && e["tool_name"] == tool
-                && events.iter().any(|r| {
-                    r["type"] == "tool_result"
-                        && r["tool_id"] == e["tool_id"]
-                        && r["status"] == "success"
-                })
-        })
-    };
+    let tool_ok = |tool: &str| tool_succeeded(events, tool);
     match task.name {
         "list files" => {
             (tool_ok("list_directory") || tool_ok("glob"))
@@ -245,14 +243,7 @@ fn succeeded(task: &Task, s: &Scratch, events: &[Value], answer: &str) -> bool {
 #[test]
 #[ignore = "needs a local model server: TROUPE_LOCAL_LLM_URL=http://127.0.0.1:8080 cargo test --test all local_llm -- --ignored"]
 fn three_small_tasks_with_the_small_profile() {
-    let url = std::env::var("TROUPE_LOCAL_LLM_URL")
-        .ok()
-        .filter(|u| !u.is_empty())
-        .unwrap_or_else(|| panic!("set TROUPE_LOCAL_LLM_URL=http://127.0.0.1:8080"));
-    assert!(
-        url.starts_with("http://127.0.0.1") || url.starts_with("http://localhost"),
-        "tests only talk to this machine: {url}"
-    );
+    let url = local_llm_url();
     let limit = std::time::Duration::from_secs(600);
     let mut report = Vec::new();
     let mut successes = 0;

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::local_llm::{run_bounded, transcript};
+use super::local_llm::{local_llm_url, run_bounded, tool_succeeded, transcript};
 use crate::common::*;
 
 const PROJECT: &[(&str, &str)] = &[
@@ -72,15 +72,7 @@ impl Run<'_> {
 
     /// Did a call of `tool` succeed?
     fn called(&self, tool: &str) -> bool {
-        self.events.iter().any(|e| {
-            e["type"] == "tool_use"
-                && e["tool_name"] == tool
-                && self.events.iter().any(|r| {
-                    r["type"] == "tool_result"
-                        && r["tool_id"] == e["tool_id"]
-                        && r["status"] == "success"
-                })
-        })
+        tool_succeeded(self.events, tool)
     }
 
     fn says(&self, word: &str) -> bool {
@@ -217,14 +209,7 @@ fn model_turns(events: &[Value]) -> usize {
 #[test]
 #[ignore = "needs a local model server: TROUPE_LOCAL_LLM_URL=http://127.0.0.1:8093 cargo test --features test-hooks,bench --test all eight_small_tasks -- --ignored --nocapture"]
 fn eight_small_tasks_in_an_unseen_python_project() {
-    let url = std::env::var("TROUPE_LOCAL_LLM_URL")
-        .ok()
-        .filter(|u| !u.is_empty())
-        .unwrap_or_else(|| panic!("set TROUPE_LOCAL_LLM_URL=http://127.0.0.1:8093"));
-    assert!(
-        url.starts_with("http://127.0.0.1") || url.starts_with("http://localhost"),
-        "tests only talk to this machine: {url}"
-    );
+    let url = local_llm_url();
     let min_successes: usize = std::env::var("TROUPE_LOCAL_LLM_MIN_SUCCESSES")
         .ok()
         .and_then(|v| v.parse().ok())
