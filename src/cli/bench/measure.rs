@@ -71,11 +71,10 @@ pub fn run_once(
 ) -> Result<(Metrics, Vec<CallRecord>), BenchError> {
     let n = cell.calls.max(1);
     let calls = ws.calls(n, workload)?;
-    let turn = |parts: serde_json::Value| json!({"method": "generateContentStream", "response": [{"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}]}]});
     let script = format!(
         "{}\n{}\n",
-        turn(json!(calls)),
-        turn(json!([{"text": format!("Ran {n} calls.")}]))
+        model_turn(json!(calls)),
+        model_turn(json!([{"text": format!("Ran {n} calls.")}]))
     );
     drop(calls);
 
@@ -311,6 +310,12 @@ impl Progress {
             let _ = t.join();
         }
     }
+}
+
+/// One line of a scripted model: an answer of `parts`, ended with `STOP`.
+pub(super) fn model_turn(parts: serde_json::Value) -> serde_json::Value {
+    json!({"method": "generateContentStream", "response": [{"candidates": [
+        {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}]}]})
 }
 
 pub fn round(x: f64) -> f64 {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::measure::run_turn;
+use super::measure::{model_turn, run_turn};
 use super::BenchError;
 use crate::platform::workspace::Workspace;
 use crate::providers::scripted::ScriptedModel;
@@ -41,8 +41,7 @@ fn measure(profile: &[&str]) -> Result<Value, BenchError> {
     let ws = dir.path().join("ws");
     std::fs::create_dir(&ws)?;
     let log = dir.path().join("requests.jsonl");
-    let script = json!({"method": "generateContentStream", "response": [{"candidates": [
-        {"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP", "index": 0}]}]});
+    let script = model_turn(json!([{"text": "ok"}]));
     let model = ScriptedModel::from_text("bench prompt-size script", &format!("{script}\n"))
         .map_err(|e| BenchError::Usage(e.to_string()))?;
     // A profile is a list of overrides applied before the others (as `--profile`).

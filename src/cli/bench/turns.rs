@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use super::measure::{peak_rss_mb, reset_peak_rss, round, run_turn};
+use super::measure::{model_turn, peak_rss_mb, reset_peak_rss, round, run_turn};
 use super::BenchError;
 use crate::platform::workspace::Workspace;
 use crate::providers::scripted::ScriptedModel;
@@ -152,9 +152,4 @@ fn one_run(root: &std::path::Path, turns: usize) -> Result<TurnsRun, BenchError>
         peak_rss_mb: peak_rss_mb(),
         per_turn_us_by_tenth,
     })
-}
-
-fn model_turn(parts: Value) -> Value {
-    json!({"method": "generateContentStream", "response": [{"candidates": [
-        {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}]}]})
 }
