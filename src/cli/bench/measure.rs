@@ -212,7 +212,7 @@ fn bare_loop(
 }
 
 /// A session with a silent headless front that keeps each call's record.
-pub(super) fn run_turn(
+fn run_turn(
     workspace: Arc<Workspace>,
     settings: settings::Settings,
     model: ScriptedModel,
@@ -310,6 +310,37 @@ impl Progress {
             let _ = t.join();
         }
     }
+}
+
+/// A silent session on `root` with the default settings and `overrides` (no user or
+/// project file) and the scripted model `script`, run for one prompt: what `--turns`
+/// and `--prompt-size` measure. `request_log` keeps every model request.
+pub(super) fn run_scripted(
+    root: &std::path::Path,
+    script: String,
+    overrides: &[String],
+    request_log: Option<std::path::PathBuf>,
+) -> Result<RunSummary, BenchError> {
+    let loaded = settings::load_with(
+        std::path::Path::new("/nonexistent"),
+        std::path::Path::new("/nonexistent"),
+        &[],
+        overrides,
+    )?;
+    let model = ScriptedModel::from_text("bench script", &script)
+        .map_err(|e| BenchError::Usage(e.to_string()))?;
+    // The text is parsed: the run's peak memory is not the script's.
+    drop(script);
+    let workspace =
+        Arc::new(Workspace::new(root, &[]).map_err(|e| BenchError::Usage(e.to_string()))?);
+    run_turn(
+        workspace,
+        loaded.settings,
+        model,
+        None,
+        Arc::new(AtomicUsize::new(0)),
+        request_log,
+    )
 }
 
 /// One line of a scripted model: an answer of `parts`, ended with `STOP`.

@@ -5,15 +5,10 @@
 //! a real session on the scripted model in an empty workspace, so what is measured is
 //! what would be sent.
 
-use std::sync::atomic::AtomicUsize;
-use std::sync::Arc;
-
 use serde_json::{json, Value};
 
-use super::measure::{model_turn, run_turn};
+use super::measure::{model_turn, run_scripted};
 use super::BenchError;
-use crate::platform::workspace::Workspace;
-use crate::providers::scripted::ScriptedModel;
 use crate::settings;
 
 /// Prints the first request's size for each profile.
@@ -42,27 +37,10 @@ fn measure(profile: &[&str]) -> Result<Value, BenchError> {
     std::fs::create_dir(&ws)?;
     let log = dir.path().join("requests.jsonl");
     let script = model_turn(json!([{"text": "ok"}]));
-    let model = ScriptedModel::from_text("bench prompt-size script", &format!("{script}\n"))
-        .map_err(|e| BenchError::Usage(e.to_string()))?;
     // A profile is a list of overrides applied before the others (as `--profile`).
     let mut overrides: Vec<String> = profile.iter().map(|o| o.to_string()).collect();
     overrides.push("approval.mode=yolo".into());
-    let loaded = settings::load_with(
-        std::path::Path::new("/nonexistent"),
-        std::path::Path::new("/nonexistent"),
-        &[],
-        &overrides,
-    )?;
-    let workspace =
-        Arc::new(Workspace::new(&ws, &[]).map_err(|e| BenchError::Usage(e.to_string()))?);
-    run_turn(
-        workspace,
-        loaded.settings,
-        model,
-        None,
-        Arc::new(AtomicUsize::new(0)),
-        Some(log.clone()),
-    )?;
+    run_scripted(&ws, format!("{script}\n"), &overrides, Some(log.clone()))?;
     let text = std::fs::read_to_string(&log)?;
     let first = text
         .lines()

@@ -5,17 +5,12 @@
 //! `ratio` is the measured one. Each run also reports the cost of a turn against the
 //! turn number (the mean of each tenth of the run), so growth shows where it starts.
 
-use std::sync::atomic::AtomicUsize;
-use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use super::measure::{model_turn, peak_rss_mb, reset_peak_rss, round, run_turn};
+use super::measure::{model_turn, peak_rss_mb, reset_peak_rss, round, run_scripted};
 use super::BenchError;
-use crate::platform::workspace::Workspace;
-use crate::providers::scripted::ScriptedModel;
-use crate::settings;
 
 /// Files the turns read in turn (distinct arguments: loop detection is not the subject).
 const FILES: usize = 64;
@@ -100,27 +95,9 @@ fn one_run(root: &std::path::Path, turns: usize) -> Result<TurnsRun, BenchError>
         // and never cut: every turn carries all of it.
         "model.compression.token_limits=*=4000000000".to_string(),
     ];
-    let loaded = settings::load_with(
-        std::path::Path::new("/nonexistent"),
-        std::path::Path::new("/nonexistent"),
-        &[],
-        &overrides,
-    )?;
-    let model = ScriptedModel::from_text("bench turns script", &script)
-        .map_err(|e| BenchError::Usage(e.to_string()))?;
-    drop(script);
-    let workspace =
-        Arc::new(Workspace::new(root, &[]).map_err(|e| BenchError::Usage(e.to_string()))?);
     reset_peak_rss();
     let started = Instant::now();
-    let summary = run_turn(
-        workspace,
-        loaded.settings,
-        model,
-        None,
-        Arc::new(AtomicUsize::new(0)),
-        None,
-    )?;
+    let summary = run_scripted(root, script, &overrides, None)?;
     let total = started.elapsed();
     let mut done: Vec<Instant> = summary
         .calls
