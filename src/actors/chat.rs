@@ -16,6 +16,7 @@ mod cut_answer;
 mod hooks;
 mod loop_guard;
 mod model_call;
+mod small_model;
 mod tuning;
 
 pub use tuning::ChatTuning;
@@ -117,6 +118,8 @@ pub struct Chat {
     extra_parts: Vec<String>,
     /// The sizes of the history's function responses, measured once each.
     sizes: std::cell::RefCell<crate::engine::context_budget::SizeMemo>,
+    /// The files of the workspace listing (what a prompt's file names are matched to).
+    listed_files: Vec<String>,
 }
 
 struct TurnState {
@@ -138,6 +141,15 @@ struct TurnState {
     /// Answers cut at the output limit with calls in them, and what the next request
     /// does about it (`cut_answer`).
     cut: cut_answer::CutAnswers,
+    /// Files the prompt names, read before the first answer (`model.read_named_files`).
+    named_files: Vec<String>,
+    /// The last round repeated a call that had succeeded: the next answer may not call
+    /// a tool (`model.answer_after_repeat`).
+    answer_now: bool,
+    /// The turn ran past `model.turn_time_limit_secs` and was cancelled for it.
+    timed_out: bool,
+    /// The round running is the reads of the named files (`model.read_named_files`).
+    prefetching: bool,
 }
 
 /// The conversation so far (comprehensive history).
@@ -162,6 +174,11 @@ impl Chat {
         events: Recipient<UiEvent>,
     ) -> Self {
         let history = std::mem::take(&mut config.history);
+        let listed_files = config
+            .workspace_files
+            .as_deref()
+            .map(small_model::listed_files)
+            .unwrap_or_default();
         Self {
             config,
             scheduler,
@@ -179,6 +196,7 @@ impl Chat {
             model_usage: None,
             extra_parts: Vec::new(),
             sizes: Default::default(),
+            listed_files,
         }
     }
 
@@ -219,6 +237,9 @@ impl Chat {
         if let Some(turn) = &self.turn {
             turn.cut.apply(&mut request);
             request.require_call = self.config.tuning.first_answer_calls_a_tool && turn.rounds == 0;
+            if turn.answer_now {
+                small_model::forbid_calls(&mut request);
+            }
         }
         request
     }
@@ -421,7 +442,14 @@ impl Chat {
             sizes,
             failures,
             copies,
+            repeated,
         } = round.finish(&failure);
+        turn.answer_now = repeated && self.config.tuning.answer_after_repeat;
+        if std::mem::take(&mut turn.prefetching) {
+            // The reads before the first answer are not the model's: its own first
+            // read of such a file is no repeat.
+            turn.failures = FailedCalls::default();
+        }
         // The front ends see every call: a copy, once its first call is answered.
         for copy in copies {
             self.events.do_send(UiEvent::ToolCallRequested {
@@ -478,8 +506,14 @@ impl Chat {
         self.finish(TurnOutcome::Failed { message });
     }
 
-    fn finish(&mut self, outcome: TurnOutcome) {
+    fn finish(&mut self, mut outcome: TurnOutcome) {
         if let Some(turn) = self.turn.take() {
+            if turn.timed_out && outcome == TurnOutcome::Cancelled {
+                let secs = self.config.tuning.turn_time_limit.unwrap_or_default();
+                outcome = TurnOutcome::Failed {
+                    message: small_model::time_limit_message(secs.as_secs()),
+                };
+            }
             let _enter = turn.span.enter();
             tracing::info!(?outcome, rounds = turn.rounds, "turn finished");
         }
@@ -562,7 +596,16 @@ impl Chat {
             stop_hook_active: false,
             failures: FailedCalls::default(),
             cut: Default::default(),
+            named_files: if self.config.tuning.read_named_files {
+                small_model::named_files(&text, &self.listed_files)
+            } else {
+                Vec::new()
+            },
+            answer_now: false,
+            timed_out: false,
+            prefetching: false,
         });
+        self.start_turn_clock(id, ctx);
         self.emit(UiEvent::TurnStarted {
             turn: id,
             prompt: text,
@@ -682,7 +725,9 @@ impl Chat {
         if let Some(turn) = self.turn.as_mut() {
             turn.start_len = start_len;
         }
-        self.request_model(ctx);
+        if !self.read_named_files_first(ctx) {
+            self.request_model(ctx);
+        }
     }
 }
 

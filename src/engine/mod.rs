@@ -4,6 +4,7 @@ pub mod at_refs;
 pub mod compact_tools;
 pub mod compression;
 pub mod context_budget;
+pub mod definitions;
 pub mod diff;
 pub mod edit;
 pub mod file_kind;

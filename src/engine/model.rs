@@ -27,6 +27,9 @@ pub struct ModelRequest {
     /// The answer must call a tool (OpenAI `tool_choice: "required"`, Gemini
     /// `toolConfig` mode `ANY`); only with tools.
     pub require_call: bool,
+    /// The answer may not call a tool (OpenAI `tool_choice: "none"`, Gemini
+    /// `toolConfig` mode `NONE`); the tools stay declared, for the history's calls.
+    pub forbid_call: bool,
 }
 
 /// How much a thinking model may think.
@@ -56,6 +59,7 @@ impl ModelRequest {
             max_output_tokens: None,
             thinking: None,
             require_call: false,
+            forbid_call: false,
         }
     }
 
@@ -95,7 +99,9 @@ impl ModelRequest {
         }
         if !self.tools.is_empty() {
             body["tools"] = serde_json::json!([{ "functionDeclarations": self.tools }]);
-            if self.require_call {
+            if self.forbid_call {
+                body["toolConfig"] = serde_json::json!({"functionCallingConfig": {"mode": "NONE"}});
+            } else if self.require_call {
                 body["toolConfig"] = serde_json::json!({"functionCallingConfig": {"mode": "ANY"}});
             }
         }

@@ -76,7 +76,7 @@ impl Grammar {
         }
     }
 
-    fn language(self) -> Language {
+    pub(crate) fn language(self) -> Language {
         match self {
             Grammar::Python => tree_sitter_python::LANGUAGE.into(),
             Grammar::JavaScript => tree_sitter_javascript::LANGUAGE.into(),

@@ -24,6 +24,14 @@ pub const SMALL: &[&str] = &[
     // A model not listed in token_limits is assumed to have a small window.
     "model.compression.default_token_limit=8192",
     "model.max_turns=30",
+    // Work from the real text of the files the prompt names, not a guess of it.
+    "model.read_named_files=true",
+    // A repeated call that succeeded is answered with what the model already has.
+    "model.answer_after_repeat=true",
+    // Every run ends, with its outcome said, within three minutes.
+    "model.turn_time_limit_secs=170",
+    // A rename that would break callers is refused.
+    "edit.keep_used_definitions=true",
 ];
 
 /// A server whose context window is at most this many tokens gets the `small`

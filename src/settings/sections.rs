@@ -73,6 +73,12 @@ pub struct ModelSettings {
     /// The first answer to each prompt must call a tool (a small model otherwise
     /// describes what it would do instead of doing it).
     pub first_answer_calls_a_tool: bool,
+    /// Read the workspace files the prompt names before the first answer.
+    pub read_named_files: bool,
+    /// After a call succeeds again unchanged, the next answer may not call a tool.
+    pub answer_after_repeat: bool,
+    /// End a turn after this many seconds (0: never).
+    pub turn_time_limit_secs: u64,
     pub temperature: f64,
     pub gemini: EndpointSettings,
     pub openai: EndpointSettings,
@@ -180,6 +186,9 @@ pub struct EditSettings {
     /// Refuse a `replace` or `write_file` that would turn a file that parses (Python,
     /// JavaScript/TypeScript, Rust, Go, JSON, TOML, YAML) into one that does not.
     pub check_syntax: bool,
+    /// Refuse an edit that removes a function or class definition whose name is still
+    /// used in the workspace.
+    pub keep_used_definitions: bool,
 }
 
 /// `run_shell_command` limits.

@@ -13,6 +13,7 @@ pub mod grep;
 pub mod host;
 pub mod invoke;
 pub mod jit;
+pub mod kept_definitions;
 pub mod list_directory;
 pub mod protected;
 pub mod read_file;

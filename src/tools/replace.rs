@@ -122,6 +122,15 @@ async fn compute(p: &Params, ctx: &ToolContext) -> Result<Computed, ToolOutput> 
         let before = computed.snapshot.as_ref().map(|s| s.text.as_str());
         let after = &computed.plan.new_content;
         file_edit::refuse_unparseable(&ctx.services, &computed.path, before, after, check).await?;
+        let guard = ("replace", ToolErrorKind::EditPreparationFailure);
+        crate::tools::kept_definitions::refuse_removed_definition(
+            &ctx.services,
+            &computed.path,
+            before,
+            after,
+            guard,
+        )
+        .await?;
     }
     Ok(computed)
 }

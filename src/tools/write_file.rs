@@ -122,6 +122,15 @@ async fn plan(
         let before = planned.existing.as_ref().map(|s| s.text.as_str());
         let after = planned.proposed();
         file_edit::refuse_unparseable(services, &planned.path, before, &after, check).await?;
+        let guard = ("write_file", ToolErrorKind::FileWriteFailure);
+        crate::tools::kept_definitions::refuse_removed_definition(
+            services,
+            &planned.path,
+            before,
+            &after,
+            guard,
+        )
+        .await?;
     }
     Ok(planned)
 }

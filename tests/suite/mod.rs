@@ -41,6 +41,7 @@ mod shared_sessions;
 mod shell_guard;
 mod shown_text;
 mod signals;
+mod small_model_guard;
 mod small_model_prompt;
 mod small_model_turns;
 mod small_model_ui;

@@ -46,6 +46,8 @@ pub(super) struct RoundAnswers {
     /// How many calls are answered (the first `answered` calls of the round).
     answered: usize,
     all_cancelled: bool,
+    /// A call repeated one that had just succeeded, unchanged.
+    repeated: bool,
     /// Finished calls on their way to the session recorder (none without one): sent
     /// [`RECORD_BATCH`] at a time as they come, the rest when the round is over.
     recorder: Option<(Recipient<SessionEvent>, Vec<Arc<CompletedCall>>)>,
@@ -62,6 +64,8 @@ pub(super) struct Answered {
     pub failures: Option<FailedCalls>,
     /// The answers of the calls that shared an identical call's answer (not run).
     pub copies: Vec<Arc<CompletedCall>>,
+    /// A call of the round repeated one that had just succeeded, unchanged.
+    pub repeated: bool,
 }
 
 impl RoundAnswers {
@@ -90,6 +94,7 @@ impl RoundAnswers {
             failures,
             parts: Vec::with_capacity(calls_len),
             answered: 0,
+            repeated: false,
             all_cancelled: true,
             recorder: recorder.map(|r| (r, Vec::with_capacity(RECORD_BATCH.min(calls_len)))),
             sizes: SizeMemo::default(),
@@ -183,6 +188,7 @@ impl RoundAnswers {
                 false
             };
         if repeated {
+            self.repeated = true;
             let mut noted = (*call).clone();
             if let Some(part) = noted.response_parts.first_mut() {
                 add_output_note(part, REPEAT_NOTE);
@@ -252,6 +258,7 @@ impl RoundAnswers {
             sizes: self.sizes,
             failures: self.failures,
             copies: self.copies,
+            repeated: self.repeated,
         }
     }
 }

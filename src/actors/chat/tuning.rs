@@ -24,6 +24,12 @@ pub struct ChatTuning {
     pub preserve_fraction: f64,
     /// The first answer to each prompt must call a tool.
     pub first_answer_calls_a_tool: bool,
+    /// Read the listed files the prompt names before the first answer.
+    pub read_named_files: bool,
+    /// After a call succeeds again unchanged, the next answer may not call a tool.
+    pub answer_after_repeat: bool,
+    /// A turn that runs longer ends as failed (None: no limit).
+    pub turn_time_limit: Option<Duration>,
 }
 
 impl ChatTuning {
@@ -47,6 +53,10 @@ impl ChatTuning {
             loop_detection: settings.model.loop_detection,
             preserve_fraction: compression.preserve_fraction,
             first_answer_calls_a_tool: settings.model.first_answer_calls_a_tool,
+            read_named_files: settings.model.read_named_files,
+            answer_after_repeat: settings.model.answer_after_repeat,
+            turn_time_limit: (settings.model.turn_time_limit_secs > 0)
+                .then(|| Duration::from_secs(settings.model.turn_time_limit_secs)),
         }
     }
 }
@@ -62,6 +72,9 @@ impl Default for ChatTuning {
             loop_detection: true,
             preserve_fraction: 0.3,
             first_answer_calls_a_tool: false,
+            read_named_files: false,
+            answer_after_repeat: false,
+            turn_time_limit: None,
         }
     }
 }

@@ -54,7 +54,9 @@ pub fn chat_body(request: &ModelRequest, stream: bool) -> Value {
             })
             .collect();
         body["tools"] = Value::Array(tools);
-        body["tool_choice"] = json!(if request.require_call {
+        body["tool_choice"] = json!(if request.forbid_call {
+            "none"
+        } else if request.require_call {
             "required"
         } else {
             "auto"
