@@ -141,14 +141,15 @@ struct TurnState {
     /// Answers cut at the output limit with calls in them, and what the next request
     /// does about it (`cut_answer`).
     cut: cut_answer::CutAnswers,
-    /// Files the prompt names, read before the first answer (`model.read_named_files`).
-    named_files: Vec<String>,
+    /// The calls run before the first answer: reads of the files the prompt names, or
+    /// searches for the code names it uses (`model.look_up_prompt_names`).
+    prefetch: Vec<FunctionCall>,
     /// The last round repeated a call that had succeeded: the next answer may not call
     /// a tool (`model.answer_after_repeat`).
     answer_now: bool,
     /// The turn ran past `model.turn_time_limit_secs` and was cancelled for it.
     timed_out: bool,
-    /// The round running is the reads of the named files (`model.read_named_files`).
+    /// The round running is the prompt's lookups (`model.look_up_prompt_names`).
     prefetching: bool,
 }
 
@@ -596,8 +597,8 @@ impl Chat {
             stop_hook_active: false,
             failures: FailedCalls::default(),
             cut: Default::default(),
-            named_files: if self.config.tuning.read_named_files {
-                small_model::named_files(&text, &self.listed_files)
+            prefetch: if self.config.tuning.look_up_prompt_names {
+                small_model::prompt_lookups(&text, &self.listed_files)
             } else {
                 Vec::new()
             },
@@ -725,7 +726,7 @@ impl Chat {
         if let Some(turn) = self.turn.as_mut() {
             turn.start_len = start_len;
         }
-        if !self.read_named_files_first(ctx) {
+        if !self.look_up_prompt_names_first(ctx) {
             self.request_model(ctx);
         }
     }

@@ -25,7 +25,7 @@ pub const SMALL: &[&str] = &[
     "model.compression.default_token_limit=8192",
     "model.max_turns=30",
     // Work from the real text of the files the prompt names, not a guess of it.
-    "model.read_named_files=true",
+    "model.look_up_prompt_names=true",
     // A repeated call that succeeded is answered with what the model already has.
     "model.answer_after_repeat=true",
     // Every run ends, with its outcome said, within three minutes.

@@ -74,7 +74,7 @@ pub struct ModelSettings {
     /// describes what it would do instead of doing it).
     pub first_answer_calls_a_tool: bool,
     /// Read the workspace files the prompt names before the first answer.
-    pub read_named_files: bool,
+    pub look_up_prompt_names: bool,
     /// After a call succeeds again unchanged, the next answer may not call a tool.
     pub answer_after_repeat: bool,
     /// End a turn after this many seconds (0: never).

@@ -89,6 +89,34 @@ fn the_files_a_prompt_names_are_read_before_the_first_answer() {
 }
 
 #[test]
+fn a_prompt_that_names_no_file_has_its_code_names_searched_for_first() {
+    let s = shop();
+    s.write("shop/constants.py", "TAX_RATE = 0.2\n");
+    let out = s.run(
+        &[turn(vec![text("0.2")])],
+        &[
+            "-p",
+            "What is the value of TAX_RATE in this project?",
+            "--profile",
+            "small",
+        ],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let requests = s.requests();
+    assert_eq!(requests.len(), 1);
+    let asked = &requests[0]["contents"][1]["parts"][0]["functionCall"];
+    assert_eq!(asked["name"], "grep_search", "{asked}");
+    let found = function_responses(&requests[0])[0]["response"]["output"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        found.contains("shop/constants.py") && found.contains("TAX_RATE = 0.2"),
+        "{found}"
+    );
+}
+
+#[test]
 fn after_a_call_succeeds_again_unchanged_the_next_answer_may_not_call_a_tool() {
     let s = shop();
     let list = || call("list_directory", json!({"dir_path": "shop"}));

@@ -1,6 +1,7 @@
 //! What keeps a small model on track (each a setting, on in the small profile):
-//! - the files a prompt names are read before the model's first answer
-//!   (`model.read_named_files`): the model edits from the real text instead of a guess;
+//! - the files a prompt names are read before the model's first answer, or, when it
+//!   names none, the code names it uses (`TAX_RATE`, `format_price`) are searched for
+//!   (`model.look_up_prompt_names`): the model works from the real text, not a guess;
 //! - a call that succeeded again unchanged is answered, and the next answer may not
 //!   call a tool (`model.answer_after_repeat`): the model reports what it has instead
 //!   of repeating the call until loop detection ends the turn;
@@ -18,6 +19,8 @@ use crate::protocol::content::{Content, FunctionCall, Part, Role};
 
 /// At most this many named files are read before the first answer.
 pub const MAX_NAMED_FILES: usize = 3;
+/// At most this many code names are searched for before the first answer.
+pub const MAX_NAMED_IDENTIFIERS: usize = 2;
 
 /// Said to the model, after its tool results, when its answer may not call a tool: a
 /// small model whose tools are withheld otherwise writes the call out as JSON text.
@@ -87,29 +90,74 @@ pub fn named_files(prompt: &str, listed: &[String]) -> Vec<String> {
     named
 }
 
+/// The words of `prompt` that look like names in code, not prose: an identifier
+/// with an underscore (`format_price`), in capitals (`TAX_RATE`, `URL`), or in camel
+/// case (`lineTotal`); at most [`MAX_NAMED_IDENTIFIERS`], each once.
+pub fn named_identifiers(prompt: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for word in
+        prompt.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '/'))
+    {
+        let is_identifier = word.len() >= 3
+            && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+        if !is_identifier {
+            continue;
+        }
+        let letters: Vec<char> = word.chars().filter(|c| c.is_ascii_alphabetic()).collect();
+        let snake = word.trim_matches('_').contains('_');
+        let caps = letters.len() >= 3 && letters.iter().all(|c| c.is_ascii_uppercase());
+        let camel = word
+            .as_bytes()
+            .windows(2)
+            .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+        if (snake || caps || camel) && !names.iter().any(|n| n == word) {
+            names.push(word.to_string());
+            if names.len() == MAX_NAMED_IDENTIFIERS {
+                break;
+            }
+        }
+    }
+    names
+}
+
+/// The calls to run before the model's first answer to `prompt`: a `read_file` of
+/// each listed file it names, or, when it names none, a `grep_search` for each code
+/// name it uses.
+pub fn prompt_lookups(prompt: &str, listed: &[String]) -> Vec<FunctionCall> {
+    let call = |name: &str, args| FunctionCall {
+        id: None,
+        name: name.into(),
+        args,
+    };
+    let files = named_files(prompt, listed);
+    if !files.is_empty() {
+        return files
+            .iter()
+            .map(|path| call("read_file", json!({ "file_path": path })))
+            .collect();
+    }
+    named_identifiers(prompt)
+        .iter()
+        .map(|name| call("grep_search", json!({ "pattern": format!("\\b{name}\\b") })))
+        .collect()
+}
+
 impl Chat {
-    /// Runs `read_file` for each of the turn's named files, as a model turn of their
-    /// own, before the first request; false when there are none.
-    pub(super) fn read_named_files_first(&mut self, ctx: &mut Context<Self>) -> bool {
+    /// Runs the turn's lookups ([`prompt_lookups`]) as a model turn of their own,
+    /// before the first request; false when there are none.
+    pub(super) fn look_up_prompt_names_first(&mut self, ctx: &mut Context<Self>) -> bool {
         let Some(turn) = self.turn.as_mut() else {
             return false;
         };
-        let files = std::mem::take(&mut turn.named_files);
-        if files.is_empty() {
+        let mut calls = std::mem::take(&mut turn.prefetch);
+        if calls.is_empty() {
             return false;
         }
         let millis = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis())
             .unwrap_or(0);
-        let mut calls: Vec<FunctionCall> = files
-            .iter()
-            .map(|path| FunctionCall {
-                id: None,
-                name: "read_file".into(),
-                args: json!({ "file_path": path }),
-            })
-            .collect();
         assign_call_ids(&mut calls, millis, &mut self.call_counter);
         let calls: Vec<Arc<FunctionCall>> = calls.into_iter().map(Arc::new).collect();
         let content = Content {
@@ -150,6 +198,28 @@ mod tests {
 
     fn listed() -> Vec<String> {
         listed_files("The workspace's files:\nshop/cart.py\nshop/pricing.py\ntests/test_shop.py\nREADME.md\ndocs/README.md")
+    }
+
+    #[test]
+    fn code_names_are_searched_for_when_no_file_is_named() {
+        assert_eq!(
+            named_identifiers(
+                "What is the value of TAX_RATE in this project? See format_price, lineTotal."
+            ),
+            ["TAX_RATE", "format_price"]
+        );
+        assert!(named_identifiers(
+            "List the Python files in the shop folder. Run python3 -m unittest"
+        )
+        .is_empty());
+        assert!(named_identifiers("Write SUMMARY.md with one line per module").is_empty());
+        let lookups = prompt_lookups("Where is TAX_RATE set?", &listed());
+        assert_eq!(lookups.len(), 1);
+        assert_eq!(lookups[0].name, "grep_search");
+        assert_eq!(lookups[0].args, json!({"pattern": "\\bTAX_RATE\\b"}));
+        let reads = prompt_lookups("Fix TAX_RATE in shop/cart.py", &listed());
+        assert_eq!(reads.len(), 1);
+        assert_eq!(reads[0].name, "read_file");
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub struct ChatTuning {
     /// The first answer to each prompt must call a tool.
     pub first_answer_calls_a_tool: bool,
     /// Read the listed files the prompt names before the first answer.
-    pub read_named_files: bool,
+    pub look_up_prompt_names: bool,
     /// After a call succeeds again unchanged, the next answer may not call a tool.
     pub answer_after_repeat: bool,
     /// A turn that runs longer ends as failed (None: no limit).
@@ -53,7 +53,7 @@ impl ChatTuning {
             loop_detection: settings.model.loop_detection,
             preserve_fraction: compression.preserve_fraction,
             first_answer_calls_a_tool: settings.model.first_answer_calls_a_tool,
-            read_named_files: settings.model.read_named_files,
+            look_up_prompt_names: settings.model.look_up_prompt_names,
             answer_after_repeat: settings.model.answer_after_repeat,
             turn_time_limit: (settings.model.turn_time_limit_secs > 0)
                 .then(|| Duration::from_secs(settings.model.turn_time_limit_secs)),
@@ -72,7 +72,7 @@ impl Default for ChatTuning {
             loop_detection: true,
             preserve_fraction: 0.3,
             first_answer_calls_a_tool: false,
-            read_named_files: false,
+            look_up_prompt_names: false,
             answer_after_repeat: false,
             turn_time_limit: None,
         }
