@@ -18,6 +18,7 @@ mod loop_guard;
 mod model_call;
 mod small_model;
 mod tuning;
+mod undo;
 
 pub use tuning::ChatTuning;
 
@@ -79,6 +80,15 @@ pub struct ChatConfig {
     /// The workspace's files (`model.workspace_listing`), put before the first prompt
     /// of a new session.
     pub workspace_files: Option<String>,
+    /// How a failed turn's edits are put back (`model.undo_failed_turn`; None: off).
+    pub undo: Option<UndoFiles>,
+}
+
+/// What undoing a failed turn's edits needs: the one way to write files, and the
+/// workspace (to name the files for the user).
+pub struct UndoFiles {
+    pub fs: crate::platform::filesystem::FsClient,
+    pub workspace: Arc<crate::platform::workspace::Workspace>,
 }
 
 /// How the system prompt is rebuilt when the context files are read again.
@@ -151,6 +161,8 @@ struct TurnState {
     timed_out: bool,
     /// The round running is the prompt's lookups (`model.look_up_prompt_names`).
     prefetching: bool,
+    /// The files the turn's edits changed (`model.undo_failed_turn`).
+    edits: undo::TurnEdits,
 }
 
 /// The conversation so far (comprehensive history).
@@ -444,7 +456,11 @@ impl Chat {
             failures,
             copies,
             repeated,
+            edits,
         } = round.finish(&failure);
+        for edit in &edits {
+            turn.edits.note(edit);
+        }
         turn.answer_now = repeated && self.config.tuning.answer_after_repeat;
         if std::mem::take(&mut turn.prefetching) {
             // The reads before the first answer are not the model's: its own first
@@ -508,12 +524,37 @@ impl Chat {
     }
 
     fn finish(&mut self, mut outcome: TurnOutcome) {
-        if let Some(turn) = self.turn.take() {
+        if let Some(mut turn) = self.turn.take() {
             if turn.timed_out && outcome == TurnOutcome::Cancelled {
                 let secs = self.config.tuning.turn_time_limit.unwrap_or_default();
                 outcome = TurnOutcome::Failed {
                     message: small_model::time_limit_message(secs.as_secs()),
                 };
+            }
+            let failed = matches!(
+                outcome,
+                TurnOutcome::Failed { .. }
+                    | TurnOutcome::LoopDetected { .. }
+                    | TurnOutcome::MaxTurns { .. }
+            );
+            let edits = std::mem::take(&mut turn.edits);
+            if let (true, false, Some(undo)) = (failed, edits.is_empty(), &self.config.undo) {
+                let _enter = turn.span.enter();
+                tracing::info!(
+                    ?outcome,
+                    rounds = turn.rounds,
+                    "turn failed; undoing its edits"
+                );
+                let (fs, workspace) = (undo.fs.clone(), undo.workspace.clone());
+                let events = self.events.clone();
+                actix::spawn(async move {
+                    let said = edits.undo(fs, |p| workspace.display_relative(p)).await;
+                    if matches!(outcome, TurnOutcome::MaxTurns { .. }) && !said.is_empty() {
+                        events.do_send(UiEvent::Notice(format!("The turn failed, so {said}.")));
+                    }
+                    events.do_send(UiEvent::TurnFinished(undo::with_undo_note(outcome, &said)));
+                });
+                return;
             }
             let _enter = turn.span.enter();
             tracing::info!(?outcome, rounds = turn.rounds, "turn finished");
@@ -605,6 +646,7 @@ impl Chat {
             answer_now: false,
             timed_out: false,
             prefetching: false,
+            edits: Default::default(),
         });
         self.start_turn_clock(id, ctx);
         self.emit(UiEvent::TurnStarted {

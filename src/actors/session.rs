@@ -464,6 +464,13 @@ fn build(options: SessionOptions, teardown: &mut Teardown) -> Result<Built, Sess
         hooks: hooks.clone(),
         session_context: None,
         workspace_files: None,
+        undo: settings
+            .model
+            .undo_failed_turn
+            .then(|| crate::actors::chat::UndoFiles {
+                fs: services.fs.clone(),
+                workspace: services.workspace.clone(),
+            }),
     };
     Ok(Built {
         session_id,

@@ -30,6 +30,8 @@ pub const SMALL: &[&str] = &[
     "model.answer_after_repeat=true",
     // Every run ends, with its outcome said, within three minutes.
     "model.turn_time_limit_secs=170",
+    // A run that fails leaves the files as it found them.
+    "model.undo_failed_turn=true",
     // A rename that would break callers is refused.
     "edit.keep_used_definitions=true",
 ];

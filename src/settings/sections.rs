@@ -79,6 +79,8 @@ pub struct ModelSettings {
     pub answer_after_repeat: bool,
     /// End a turn after this many seconds (0: never).
     pub turn_time_limit_secs: u64,
+    /// Put back the files a failed turn edited.
+    pub undo_failed_turn: bool,
     pub temperature: f64,
     pub gemini: EndpointSettings,
     pub openai: EndpointSettings,

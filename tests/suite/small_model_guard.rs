@@ -264,3 +264,76 @@ fn an_edit_that_removes_a_definition_still_in_use_is_refused() {
         .read("shop/formatting.py")
         .starts_with("def format_amount"));
 }
+
+#[test]
+fn a_failed_turn_puts_back_the_files_it_edited_and_says_so() {
+    let script = || {
+        [
+            turn(vec![call(
+                "replace",
+                json!({
+                    "file_path": "shop/formatting.py",
+                    "old_string": "EUR",
+                    "new_string": "USD",
+                }),
+            )]),
+            turn(vec![call(
+                "write_file",
+                json!({"file_path": "NOTES.md", "content": "notes\n"}),
+            )]),
+            turn(vec![call(
+                "run_shell_command",
+                json!({"command": "sleep 60"}),
+            )]),
+            turn(vec![text("never asked")]),
+        ]
+    };
+    let s = shop();
+    let (value, out) = s.run_json(
+        &script(),
+        &[
+            "-p",
+            "Switch to dollars",
+            "--yolo",
+            "-c",
+            "model.turn_time_limit_secs=3",
+            "-c",
+            "model.undo_failed_turn=true",
+        ],
+    );
+    assert!(!out.status.success(), "{value}");
+    let message = value["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("time limit")
+            && message.contains("its edits were undone (shop/formatting.py)"),
+        "{value}"
+    );
+    assert!(
+        message.contains("NOTES.md"),
+        "the created file is named as left: {value}"
+    );
+    assert_eq!(s.read("shop/formatting.py"), FORMATTING);
+    assert_eq!(
+        s.read("NOTES.md"),
+        "notes\n",
+        "a file the turn created is left"
+    );
+
+    // Off (the default profile): the edit stays.
+    let kept = shop();
+    let (value, _) = kept.run_json(
+        &script(),
+        &[
+            "-p",
+            "Switch to dollars",
+            "--yolo",
+            "-c",
+            "model.turn_time_limit_secs=3",
+        ],
+    );
+    assert!(
+        !value["error"]["message"].to_string().contains("undone"),
+        "{value}"
+    );
+    assert!(kept.read("shop/formatting.py").contains("USD"));
+}

@@ -48,6 +48,8 @@ pub(super) struct RoundAnswers {
     all_cancelled: bool,
     /// A call repeated one that had just succeeded, unchanged.
     repeated: bool,
+    /// The successful `replace` and `write_file` calls.
+    edits: Vec<Arc<CompletedCall>>,
     /// Finished calls on their way to the session recorder (none without one): sent
     /// [`RECORD_BATCH`] at a time as they come, the rest when the round is over.
     recorder: Option<(Recipient<SessionEvent>, Vec<Arc<CompletedCall>>)>,
@@ -66,6 +68,8 @@ pub(super) struct Answered {
     pub copies: Vec<Arc<CompletedCall>>,
     /// A call of the round repeated one that had just succeeded, unchanged.
     pub repeated: bool,
+    /// The successful `replace` and `write_file` calls (for undoing a failed turn).
+    pub edits: Vec<Arc<CompletedCall>>,
 }
 
 impl RoundAnswers {
@@ -95,6 +99,7 @@ impl RoundAnswers {
             parts: Vec::with_capacity(calls_len),
             answered: 0,
             repeated: false,
+            edits: Vec::new(),
             all_cancelled: true,
             recorder: recorder.map(|r| (r, Vec::with_capacity(RECORD_BATCH.min(calls_len)))),
             sizes: SizeMemo::default(),
@@ -208,6 +213,11 @@ impl RoundAnswers {
 
     fn push(&mut self, call: Arc<CompletedCall>) {
         self.answered += 1;
+        if call.status == CallStatus::Success
+            && matches!(call.name.as_str(), "replace" | "write_file")
+        {
+            self.edits.push(call.clone());
+        }
         self.all_cancelled &= call.status == CallStatus::Cancelled;
         for response in call
             .response_parts
@@ -259,6 +269,7 @@ impl RoundAnswers {
             failures: self.failures,
             copies: self.copies,
             repeated: self.repeated,
+            edits: self.edits,
         }
     }
 }

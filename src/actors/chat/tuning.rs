@@ -30,6 +30,8 @@ pub struct ChatTuning {
     pub answer_after_repeat: bool,
     /// A turn that runs longer ends as failed (None: no limit).
     pub turn_time_limit: Option<Duration>,
+    /// Put back the files a failed turn edited.
+    pub undo_failed_turn: bool,
 }
 
 impl ChatTuning {
@@ -57,6 +59,7 @@ impl ChatTuning {
             answer_after_repeat: settings.model.answer_after_repeat,
             turn_time_limit: (settings.model.turn_time_limit_secs > 0)
                 .then(|| Duration::from_secs(settings.model.turn_time_limit_secs)),
+            undo_failed_turn: settings.model.undo_failed_turn,
         }
     }
 }
@@ -75,6 +78,7 @@ impl Default for ChatTuning {
             look_up_prompt_names: false,
             answer_after_repeat: false,
             turn_time_limit: None,
+            undo_failed_turn: false,
         }
     }
 }
