@@ -28,6 +28,7 @@ mod mcp_serve;
 mod openai_wire;
 mod owned_files;
 mod parse_guard;
+mod prompt_budget;
 mod properties;
 mod read_search;
 mod real_use;
