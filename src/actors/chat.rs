@@ -29,11 +29,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use actix::prelude::*;
 use tokio_util::sync::CancellationToken;
 
-use crate::engine::context_budget::fit_history;
-use crate::engine::history::{assign_call_ids, curated, TurnAssembler};
+use crate::engine::history::{assign_call_ids, TurnAssembler};
 use crate::engine::loop_detection::{FailedCalls, LoopDetector};
 use crate::engine::model::ModelRequest;
 use crate::engine::prompt::SystemPrompt;
+use crate::engine::request_history::RequestHistory;
 use crate::platform::context_files::ContextFiles;
 use crate::protocol::content::{Content, FunctionCall, FunctionDeclaration, Part, Role, Usage};
 use crate::protocol::{
@@ -130,6 +130,8 @@ pub struct Chat {
     sizes: std::cell::RefCell<crate::engine::context_budget::SizeMemo>,
     /// The files of the workspace listing (what a prompt's file names are matched to).
     listed_files: Vec<String>,
+    /// The curated history of the last request, which the next one extends.
+    sent: std::cell::RefCell<RequestHistory>,
 }
 
 struct TurnState {
@@ -210,6 +212,7 @@ impl Chat {
             extra_parts: Vec::new(),
             sizes: Default::default(),
             listed_files,
+            sent: Default::default(),
         }
     }
 
@@ -228,17 +231,19 @@ impl Chat {
         let window = (self.config.tuning.context_window as f64 * self.window_scale) as u64;
         let prefix = self.prefix_tokens();
         let sizes = &mut *self.sizes.borrow_mut();
-        let (contents, dropped) = fit_history(curated(&self.history), prefix, window, |c| {
-            sizes.content_len(c)
-        });
-        sizes.forget_unused();
+        let (contents, dropped) =
+            self.sent
+                .borrow_mut()
+                .contents(&self.history, prefix, window, |c| sizes.content_len(c));
+        sizes.tidy();
         if dropped > 0 {
             self.emit(UiEvent::Notice(format!(
                 "The conversation does not fit the model's context window ({} tokens): its {dropped} oldest entries are left out of the request.",
                 self.config.tuning.context_window
             )));
         }
-        let mut request = ModelRequest::new(self.config.model_name.clone(), contents);
+        let mut request = ModelRequest::new(self.config.model_name.clone(), Vec::new());
+        request.contents = contents;
         request.system_instruction = self.config.system_prompt.clone();
         request.tools = self.config.tools.clone();
         if let Some(hub) = &self.config.mcp {
@@ -516,6 +521,7 @@ impl Chat {
         if let Some(turn) = &self.turn {
             if !turn.after_function_response {
                 self.history.truncate(turn.start_len);
+                self.sent.get_mut().reset();
                 self.record(SessionEvent::RolledBack);
             }
         }
@@ -818,6 +824,7 @@ impl Handler<SetHistory> for Chat {
     fn handle(&mut self, msg: SetHistory, _: &mut Self::Context) {
         if self.turn.is_none() {
             self.history = msg.0;
+            self.sent.get_mut().reset();
             self.record(SessionEvent::Replaced(self.history.clone()));
         }
     }
@@ -829,6 +836,7 @@ impl Handler<SeedHistory> for Chat {
     fn handle(&mut self, msg: SeedHistory, _: &mut Self::Context) {
         if self.turn.is_none() {
             self.history = msg.0;
+            self.sent.get_mut().reset();
         }
     }
 }

@@ -59,12 +59,51 @@ pub fn fit_history(
     mut size: impl FnMut(&Content) -> usize,
 ) -> (Vec<Content>, usize) {
     // Each content is measured once (serialising the whole history per step was
-    // quadratic in a long turn), and what is dropped is only counted here and cut out
-    // once at the end (draining the front of the history at each step was quadratic
-    // in a long history). The kept history is `contents[start]`, then
-    // `contents[start + 1 + 2 * pairs..]`.
+    // quadratic in a long turn).
     let sizes: Vec<u64> = contents.iter().map(|c| size(c) as u64).collect();
-    let mut total: u64 = sizes.iter().sum();
+    let total = sizes.iter().sum();
+    let fit = plan_fit(&contents, &sizes, total, prefix, window);
+    let dropped = fit.dropped();
+    let kept = contents
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| fit.keeps(*i))
+        .map(|(_, c)| c)
+        .collect();
+    (kept, dropped)
+}
+
+/// What [`fit_history`] keeps of a history: `contents[start]`, then
+/// `contents[start + 1 + 2 * pairs..]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fit {
+    start: usize,
+    pairs: usize,
+}
+
+impl Fit {
+    /// How many contents are dropped.
+    pub fn dropped(&self) -> usize {
+        self.start + 2 * self.pairs
+    }
+
+    /// Is the content at `index` kept?
+    pub fn keeps(&self, index: usize) -> bool {
+        index == self.start || index >= self.start + 1 + 2 * self.pairs
+    }
+}
+
+/// [`fit_history`]'s choice for `contents` measured as `sizes` (summing to `total`),
+/// without touching them: nothing is dropped when they fit.
+pub fn plan_fit(
+    contents: &[Content],
+    sizes: &[u64],
+    mut total: u64,
+    prefix: u64,
+    window: u64,
+) -> Fit {
+    // What is dropped is only counted here (draining the front of the history at each
+    // step was quadratic in a long history).
     let (mut start, mut pairs) = (0usize, 0usize);
     // Whole turns go while the first kept content is a user message and another
     // follows it; then (never again whole turns) pairs of the one turn left.
@@ -97,14 +136,7 @@ pub fn fit_history(
         total -= sizes[at] + sizes[at + 1];
         pairs += 1;
     }
-    let dropped = start + 2 * pairs;
-    let kept = contents
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| *i == start || *i >= start + 1 + 2 * pairs)
-        .map(|(_, c)| c)
-        .collect();
-    (kept, dropped)
+    Fit { start, pairs }
 }
 
 /// The sizes of the function calls and responses of a history, measured once each:
@@ -120,6 +152,8 @@ pub struct SizeMemo {
     calls: HashMap<usize, (Weak<FunctionCall>, usize)>,
     /// The fixed prefix's tokens, known by the addresses of the prompt and declarations.
     prefix: Option<((usize, usize, usize), u64)>,
+    /// How many calls and responses the last [`SizeMemo::forget_unused`] kept.
+    kept: usize,
 }
 
 impl SizeMemo {
@@ -197,6 +231,16 @@ impl SizeMemo {
         self.responses
             .retain(|_, (response, _)| response.strong_count() > 0);
         self.calls.retain(|_, (call, _)| call.strong_count() > 0);
+        self.kept = self.responses.len() + self.calls.len();
+    }
+
+    /// [`SizeMemo::forget_unused`] once the memo has doubled since the last time: a
+    /// request each turn that went through the whole memo made every turn of a long
+    /// session cost as much as its whole history; this way the cost is spread.
+    pub fn tidy(&mut self) {
+        if self.responses.len() + self.calls.len() >= 2 * self.kept + 256 {
+            self.forget_unused();
+        }
     }
 }
 

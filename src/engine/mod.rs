@@ -16,6 +16,7 @@ pub mod paths;
 pub mod policy;
 pub mod proc_stat;
 pub mod prompt;
+pub mod request_history;
 pub mod responses;
 pub mod result_display;
 pub mod sanitize;

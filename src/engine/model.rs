@@ -11,7 +11,9 @@ use crate::protocol::content::{Content, FunctionCall, FunctionDeclaration, Role,
 pub struct ModelRequest {
     pub model: String,
     pub system_instruction: Option<String>,
-    pub contents: Vec<Content>,
+    /// Shared: a request is cloned for each attempt, and the Chat keeps the curated
+    /// history it built for the next request (which adds only the new turns to it).
+    pub contents: std::sync::Arc<Vec<Content>>,
     /// Shared: the same declarations go with every request of a session.
     pub tools: std::sync::Arc<Vec<FunctionDeclaration>>,
     /// For utility calls that must answer JSON: the response schema.
@@ -50,7 +52,7 @@ impl ModelRequest {
         Self {
             model: model.into(),
             system_instruction: None,
-            contents,
+            contents: std::sync::Arc::new(contents),
             tools: Default::default(),
             json_schema: None,
             temperature: None,
@@ -90,7 +92,7 @@ impl ModelRequest {
 
     /// The request body as the Gemini API takes it.
     pub fn gemini_body(&self) -> Value {
-        let mut contents = self.contents.clone();
+        let mut contents = Vec::clone(&self.contents);
         ensure_active_loop_has_thought_signatures(&mut contents);
         let mut body = serde_json::json!({ "contents": contents });
         if let Some(system) = &self.system_instruction {

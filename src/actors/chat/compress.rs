@@ -160,6 +160,7 @@ impl Chat {
                 tokens_after,
             } => {
                 self.history = new_history;
+                self.sent.get_mut().reset();
                 self.record(SessionEvent::Replaced(self.history.clone()));
                 self.compression_failed = false;
                 self.last_prompt_tokens = estimate_tokens(&self.history);

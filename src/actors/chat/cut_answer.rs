@@ -39,9 +39,10 @@ impl CutAnswers {
             request.max_output_tokens = Some(cap);
         }
         let Some(note) = &self.note else { return };
-        match request.contents.last_mut() {
+        let contents = std::sync::Arc::make_mut(&mut request.contents);
+        match contents.last_mut() {
             Some(last) if last.role == Role::User => last.parts.push(Part::text(note.clone())),
-            _ => request.contents.push(Content {
+            _ => contents.push(Content {
                 role: Role::User,
                 parts: vec![Part::text(note.clone())],
             }),

@@ -69,7 +69,8 @@ pub fn apply_llm_request(request: &mut ModelRequest, hook: &Value) {
             }
         };
         let mut next = messages.iter();
-        for content in request.contents.iter_mut() {
+        let contents = std::sync::Arc::make_mut(&mut request.contents);
+        for content in contents.iter_mut() {
             if content.text().is_empty() {
                 continue;
             }
@@ -80,7 +81,7 @@ pub fn apply_llm_request(request: &mut ModelRequest, hook: &Value) {
             content.role = role_of(message);
         }
         for message in next {
-            request.contents.push(Content {
+            contents.push(Content {
                 role: role_of(message),
                 parts: vec![Part::text(text_of(message))],
             });
@@ -356,6 +357,7 @@ impl Chat {
                 act.finish(TurnOutcome::Completed { response });
                 if verdict.clear_context {
                     act.history.clear();
+                    act.sent.get_mut().reset();
                 }
             }),
         );

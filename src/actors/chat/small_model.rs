@@ -31,7 +31,8 @@ pub const ANSWER_NOW_NOTE: &str = "(Note from Troupe: you already have the resul
 /// answer from what it has.
 pub fn forbid_calls(request: &mut crate::engine::model::ModelRequest) {
     request.forbid_call = true;
-    if let Some(last) = request.contents.last_mut() {
+    // A copy of the shared contents: the note is for this request only.
+    if let Some(last) = std::sync::Arc::make_mut(&mut request.contents).last_mut() {
         last.parts.push(Part::text(ANSWER_NOW_NOTE));
     }
 }
