@@ -3,8 +3,9 @@
 //! before rmcp sees it: a line within the bounds is passed on as it is; an answer over
 //! them is replaced by a JSON-RPC error answer to the same request (as soon as its id
 //! is known), so that the call fails at once naming the bound, instead of rmcp dropping
-//! the line and the call waiting for its timeout. Every byte is scanned once and at
-//! most one message is held.
+//! the line and the call waiting for its timeout. Every byte is scanned once; at most
+//! one message, and the whole lines of one read, are held (those lines go on to rmcp
+//! in one write).
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, DuplexStream};
 
@@ -206,6 +207,8 @@ pub fn filter(server: impl AsyncRead + Unpin + Send + 'static, name: String) -> 
 async fn pump(mut server: impl AsyncRead + Unpin, mut out: DuplexStream, name: String) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut scan = Scan::new();
+    // What one read gave, passed on in one write (many answers at once under load).
+    let mut ready = Vec::new();
     loop {
         let n = match server.read(&mut buf).await {
             Ok(0) | Err(_) => return,
@@ -216,30 +219,30 @@ async fn pump(mut server: impl AsyncRead + Unpin, mut out: DuplexStream, name: S
                 scan.push(b);
                 if scan.over.is_some() && !scan.answered {
                     if let Some(answer) = scan.answer(false) {
-                        if out.write_all(&answer).await.is_err() {
-                            return;
-                        }
+                        ready.extend_from_slice(&answer);
                     }
                 }
                 continue;
             }
             let mut done = std::mem::replace(&mut scan, Scan::new());
-            let sent = match done.over {
+            match done.over {
                 None => {
-                    done.line.push(b'\n');
-                    out.write_all(&done.line).await
+                    ready.extend_from_slice(&done.line);
+                    ready.push(b'\n');
                 }
                 Some(over) => {
                     tracing::warn!(server = %name, bytes = done.len, "{}", over.message());
-                    match done.answer(true) {
-                        Some(answer) => out.write_all(&answer).await,
-                        None => Ok(()),
+                    if let Some(answer) = done.answer(true) {
+                        ready.extend_from_slice(&answer);
                     }
                 }
-            };
-            if sent.is_err() {
+            }
+        }
+        if !ready.is_empty() {
+            if out.write_all(&ready).await.is_err() {
                 return;
             }
+            ready.clear();
         }
     }
 }
