@@ -3,9 +3,8 @@
 //! before rmcp sees it: a line within the bounds is passed on as it is; an answer over
 //! them is replaced by a JSON-RPC error answer to the same request (as soon as its id
 //! is known), so that the call fails at once naming the bound, instead of rmcp dropping
-//! the line and the call waiting for its timeout. Every byte is scanned once; at most
-//! one message, and the whole lines of one read, are held (those lines go on to rmcp
-//! in one write).
+//! the line and the call waiting for its timeout. Every byte is scanned once and at
+//! most one message is held.
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, DuplexStream};
 
@@ -207,8 +206,6 @@ pub fn filter(server: impl AsyncRead + Unpin + Send + 'static, name: String) -> 
 async fn pump(mut server: impl AsyncRead + Unpin, mut out: DuplexStream, name: String) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut scan = Scan::new();
-    // What one read gave, passed on in one write (many answers at once under load).
-    let mut ready = Vec::new();
     loop {
         let n = match server.read(&mut buf).await {
             Ok(0) | Err(_) => return,
@@ -219,30 +216,30 @@ async fn pump(mut server: impl AsyncRead + Unpin, mut out: DuplexStream, name: S
                 scan.push(b);
                 if scan.over.is_some() && !scan.answered {
                     if let Some(answer) = scan.answer(false) {
-                        ready.extend_from_slice(&answer);
+                        if out.write_all(&answer).await.is_err() {
+                            return;
+                        }
                     }
                 }
                 continue;
             }
             let mut done = std::mem::replace(&mut scan, Scan::new());
-            match done.over {
+            let sent = match done.over {
                 None => {
-                    ready.extend_from_slice(&done.line);
-                    ready.push(b'\n');
+                    done.line.push(b'\n');
+                    out.write_all(&done.line).await
                 }
                 Some(over) => {
                     tracing::warn!(server = %name, bytes = done.len, "{}", over.message());
-                    if let Some(answer) = done.answer(true) {
-                        ready.extend_from_slice(&answer);
+                    match done.answer(true) {
+                        Some(answer) => out.write_all(&answer).await,
+                        None => Ok(()),
                     }
                 }
-            }
-        }
-        if !ready.is_empty() {
-            if out.write_all(&ready).await.is_err() {
+            };
+            if sent.is_err() {
                 return;
             }
-            ready.clear();
         }
     }
 }

@@ -3,7 +3,6 @@
 //! and Troupe's own tools served over MCP.
 
 pub mod bounded;
-pub mod coalesce;
 pub mod convert;
 pub mod hub;
 pub mod listing;

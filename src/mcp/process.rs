@@ -138,8 +138,6 @@ async fn open_stdio(
     }
     // The server's output reaches rmcp through the bounds of one message.
     let stdout = super::bounded::filter(stdout, name.clone());
-    // Writes to it gather into as few system calls as the load allows.
-    let stdin = super::coalesce::coalesce(stdin);
     let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(stdout, stdin)
         .with_max_line_length(super::bounded::MAX_MESSAGE_BYTES + 1);
     match client.serve(transport).await {
