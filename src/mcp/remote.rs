@@ -2,7 +2,8 @@
 //! reqwest), `type = "sse"` (the older HTTP+SSE transport, see [`super::sse`]), or no
 //! type: Streamable HTTP first, then SSE when that fails for any reason other than
 //! authentication (gemini-cli's fallback). `headers` go with every request, `$VAR` /
-//! `${VAR}` expanded from Troupe's environment (never the model API keys).
+//! `${VAR}` expanded from Troupe's environment (never the model API keys). Streamable
+//! HTTP keeps its connections alive ([`http_client`]).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -86,12 +87,12 @@ async fn open_http(
     headers: &HeaderMap,
     client: TroupeClient,
 ) -> Result<Connected, String> {
-    crate::platform::tls::install_provider();
     let custom: HashMap<HeaderName, HeaderValue> = headers
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let transport = StreamableHttpClientTransport::from_config(
+    let transport = StreamableHttpClientTransport::with_client(
+        http_client()?,
         StreamableHttpClientTransportConfig::with_uri(url)
             .custom_headers(custom)
             .max_concurrent_requests(MAX_CONCURRENT_POSTS),
@@ -101,6 +102,45 @@ async fn open_http(
         .await
         .map_err(|e| without_type_names(&e.to_string()))?;
     Ok(connected(service))
+}
+
+/// The HTTP client of Streamable HTTP servers: unlike rmcp's default client, which
+/// keeps no idle connection (so every request opened a new one), it keeps connections
+/// alive and reuses them (rmcp reads each answer's stream to its end, so a connection
+/// goes back to the pool clean). Redirects: same-origin 307 and 308 only, as rmcp's,
+/// since they keep the method and body, and a redirect elsewhere would hand the
+/// session id and the configured headers to another host.
+pub fn http_client() -> Result<reqwest::Client, String> {
+    crate::platform::tls::install_provider();
+    reqwest::Client::builder()
+        .pool_idle_timeout(std::time::Duration::from_secs(60))
+        .tcp_nodelay(true)
+        .redirect(same_origin_redirects())
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
+/// How many redirects one request may follow.
+const MAX_REDIRECTS: usize = 10;
+
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let keeps_body = matches!(
+            attempt.status(),
+            reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
+        );
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !keeps_body || !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 /// rmcp's transport errors name the transport's Rust type

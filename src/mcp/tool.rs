@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::convert::{declared_schema, result_to_output, tool_name};
 use super::hub::McpHub;
@@ -243,18 +243,10 @@ async fn call(tool: Arc<CallTarget>, args: serde_json::Map<String, Value>) -> To
             format!("Error: MCP server '{}' is not connected.", tool.server),
         );
     };
+    // Kept for the message of a result the server marks as an error.
     let args_value = Value::Object(args.clone());
-    let params: rmcp::model::CallToolRequestParams =
-        match serde_json::from_value(json!({"name": tool.original, "arguments": args})) {
-            Ok(p) => p,
-            Err(e) => {
-                return ToolOutput::error(
-                    ToolErrorKind::InvalidToolParams,
-                    format!("Invalid parameters: {e}"),
-                    "Error: invalid parameters",
-                )
-            }
-        };
+    let params =
+        rmcp::model::CallToolRequestParams::new(tool.original.clone()).with_arguments(args);
     match peer.call_tool(params).await {
         Ok(result) => result_to_output(&tool.original, &args_value, &result),
         Err(rmcp::ServiceError::TransportClosed) => ToolOutput::error(

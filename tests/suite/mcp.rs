@@ -746,13 +746,24 @@ fn bench_calls_an_mcp_tool_and_every_call_succeeds() {
             "{key}: {builtin}"
         );
     }
-    // Every call reached the server.
+    // The floor: the same calls by the bench's own minimal client, and the ratio.
+    for report in [&mcp, &alias] {
+        for key in ["mcp_floor_ms", "mcp_ratio"] {
+            assert!(
+                report[key].as_f64().is_some_and(|v| v > 0.0),
+                "{key}: {report}"
+            );
+        }
+        assert_eq!(report["mcp_transport"], "stdio", "{report}");
+    }
+    assert!(builtin["mcp_floor_ms"].is_null(), "{builtin}");
+    // Every call reached the server: the turn's and the floor client's.
     let calls = std::fs::read_to_string(&log)
         .unwrap()
         .lines()
         .filter(|l| *l == "start echo")
         .count();
-    assert_eq!(calls, 35);
+    assert_eq!(calls, 2 * 35);
     // A tool name that is no MCP spec is refused with the accepted forms.
     let out = s
         .bare_command()

@@ -274,3 +274,85 @@ fn mcp_add_http_and_sse_with_headers_round_trip() {
     assert!(!err.contains("web:"), "{err}");
     assert!(err.contains("✓ old:"), "{err}");
 }
+
+#[test]
+fn streamable_http_calls_reuse_their_connections() {
+    let s = Scratch::new();
+    let web = RemoteFixture::start(&s, "web", "--http", &[]);
+    configure(
+        &s,
+        &format!(
+            "[mcp_servers.web]\nurl = {:?}\ntype = \"http\"\ntrust = true\n",
+            web.url
+        ),
+    );
+    // 20 calls one after the other: each could have opened a connection of its own.
+    let calls = 20;
+    let turns = [
+        turn(
+            (0..calls)
+                .map(|i| {
+                    call(
+                        "mcp_web_echo",
+                        json!({"text": format!("call {i}"), "wait_for_previous": true}),
+                    )
+                })
+                .collect(),
+        ),
+        turn(vec![text("ok")]),
+    ];
+    let script = s.script(&turns);
+    let out = s
+        .command()
+        .args(["--fake-responses"])
+        .arg(script)
+        .args(["-o", "json", "-p", "go"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let responses = function_responses(&s.requests()[1]);
+    assert_eq!(responses.len(), calls);
+    assert!(responses.iter().all(|r| r["response"]["output"]
+        .as_str()
+        .is_some_and(|o| o.contains("Echo: call"))));
+    let log = web.log();
+    let accepted = log.lines().filter(|l| *l == "accept").count();
+    // initialize, the event stream, the listing and the 20 calls: a handful of
+    // connections, not one per request.
+    assert!(
+        (1..=4).contains(&accepted),
+        "{accepted} connections for {calls} calls:\n{log}"
+    );
+}
+
+#[test]
+fn bench_measures_a_streamable_http_server_and_its_floor() {
+    let s = Scratch::new();
+    let web = RemoteFixture::start(&s, "web", "--http", &[]);
+    configure(
+        &s,
+        &format!(
+            "[mcp_servers.web]\nurl = {:?}\ntype = \"http\"\ntrust = true\n",
+            web.url
+        ),
+    );
+    let out = s
+        .bare_command()
+        .args(["bench", "--calls", "30", "--tool", "mcp:web/echo"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("bench prints JSON ({e}): {}", stdout(&out)));
+    assert_eq!(report["succeeded"], 30, "{report}");
+    assert_eq!(report["mcp_transport"], "http", "{report}");
+    for key in ["turn_wall_ms", "mcp_floor_ms", "mcp_ratio"] {
+        assert!(
+            report[key].as_f64().is_some_and(|v| v > 0.0),
+            "{key}: {report}"
+        );
+    }
+    // The turn's 30 calls and the floor client's 30 all reached the server.
+    let calls = web.log().lines().filter(|l| *l == "start echo").count();
+    assert_eq!(calls, 60);
+}

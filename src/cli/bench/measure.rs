@@ -61,6 +61,13 @@ pub struct Metrics {
     pub session_start_ms: f64,
     /// Size of the session file the turn wrote (`--record-session`; 0 without it).
     pub session_file_bytes: u64,
+    /// `--mcp`: the same calls sent by a minimal client of the bench's own, straight
+    /// to the same server (see `mcp_floor`): what the server itself needs.
+    pub mcp_floor_ms: Option<f64>,
+    /// `--mcp`: the turn's wall time over the floor's.
+    pub mcp_ratio: Option<f64>,
+    /// `--mcp`: the server's transport (`stdio`, `http`).
+    pub mcp_transport: Option<&'static str>,
 }
 
 /// Runs one turn of `cell.calls` calls; returns its metrics and every call's record.
@@ -105,6 +112,10 @@ pub fn run_once(
         &[],
         &overrides,
     )?;
+    let mcp_floor = workload
+        .mcp_target
+        .as_ref()
+        .and_then(|target| mcp_floor(&loaded.settings, target, n, &ws.root));
     let model = ScriptedModel::from_text("bench script", &script)
         .map_err(|e| BenchError::Usage(e.to_string()))?;
     drop(script);
@@ -183,8 +194,36 @@ pub fn run_once(
                 * 1e3,
         ),
         session_file_bytes,
+        mcp_floor_ms: mcp_floor
+            .as_ref()
+            .map(|f| round(f.wall.as_secs_f64() * 1e3)),
+        mcp_ratio: mcp_floor
+            .as_ref()
+            .map(|f| round(wall.as_secs_f64() / f.wall.as_secs_f64().max(1e-9))),
+        mcp_transport: mcp_floor.as_ref().map(|f| f.transport),
     };
     Ok((metrics, summary.calls))
+}
+
+/// The floor of `--mcp` (`None`, said on stderr, when the server cannot be measured
+/// that way: the turn's own figures still stand).
+fn mcp_floor(
+    settings: &settings::Settings,
+    (server, tool): &(String, String),
+    n: usize,
+    root: &std::path::Path,
+) -> Option<super::mcp_floor::Floor> {
+    let Some(config) = settings.mcp_servers.iter().find(|s| &s.name == server) else {
+        eprintln!("troupe bench: no MCP floor: no server '{server}' in the user config");
+        return None;
+    };
+    match super::mcp_floor::measure(config, tool, n, root) {
+        Ok(floor) => Some(floor),
+        Err(e) => {
+            eprintln!("troupe bench: no MCP floor: {e}");
+            None
+        }
+    }
 }
 
 /// The bare loop's wall and CPU time (`None` when the workload has no bare loop).

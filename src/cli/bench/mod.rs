@@ -8,6 +8,7 @@
 //! each run in a fresh `troupe bench` process (so peak RSS and threads are the run's
 //! own), and print a table of medians; `--json`, `--trace` and `--plot` write files.
 
+mod mcp_floor;
 mod measure;
 #[cfg(feature = "bench")]
 mod plot;

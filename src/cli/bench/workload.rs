@@ -64,6 +64,8 @@ pub struct Workload {
     pub files: Option<usize>,
     /// With `--mcp SERVER/TOOL`: the name the model calls the server's tool by.
     pub mcp_tool: Option<String>,
+    /// With `--mcp SERVER/TOOL`: the server's name and its own name of the tool.
+    pub mcp_target: Option<(String, String)>,
     /// `--record-session`: the turn is recorded to a session file, as a real one is.
     pub record_session: bool,
 }
@@ -109,6 +111,10 @@ impl Workload {
             latency,
             seed: args.seed,
             files: args.files,
+            mcp_target: args.mcp_spec().and_then(|spec| {
+                let (server, tool) = spec.strip_prefix("mcp:").unwrap_or(spec).split_once('/')?;
+                Some((server.to_string(), tool.to_string()))
+            }),
             mcp_tool,
             record_session: args.record_session,
         })
