@@ -165,6 +165,9 @@ struct TurnState {
     prefetching: bool,
     /// The files the turn's edits changed (`model.undo_failed_turn`).
     edits: undo::TurnEdits,
+    /// The prompt asks for no change: the tools that edit files are not offered
+    /// (`model.edit_tools_when_asked`).
+    read_only: bool,
 }
 
 /// The conversation so far (comprehensive history).
@@ -255,6 +258,9 @@ impl Chat {
         if let Some(turn) = &self.turn {
             turn.cut.apply(&mut request);
             request.require_call = self.config.tuning.first_answer_calls_a_tool && turn.rounds == 0;
+            if turn.read_only {
+                small_model::withhold_edit_tools(&mut request);
+            }
             if turn.answer_now {
                 small_model::forbid_calls(&mut request);
             }
@@ -653,6 +659,8 @@ impl Chat {
             timed_out: false,
             prefetching: false,
             edits: Default::default(),
+            read_only: self.config.tuning.edit_tools_when_asked
+                && !small_model::asks_for_change(&text),
         });
         self.start_turn_clock(id, ctx);
         self.emit(UiEvent::TurnStarted {

@@ -4,7 +4,7 @@
 //! [`CONTENT_LOOP_THRESHOLD`] times close together, is stuck. Pure logic: the Chat actor
 //! feeds it the calls and text of a turn and decides what to do when it fires.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -188,7 +188,20 @@ pub struct FailedCalls {
     failures: HashMap<String, u32>,
     /// The key of the last call that succeeded, and how many times in a row it did.
     last_success: Option<(String, u32)>,
+    /// The reads ([`READ_ONLY_TOOLS`]) that succeeded since the last call that may
+    /// have changed something: the same read again gets the same answer.
+    seen_reads: HashSet<String>,
 }
+
+/// Tools whose answer depends only on the files: the same call again, with nothing
+/// changed in between, answers the same.
+pub const READ_ONLY_TOOLS: &[&str] = &[
+    "glob",
+    "grep_search",
+    "list_directory",
+    "read_file",
+    "read_many_files",
+];
 
 impl FailedCalls {
     /// A finished call: its failures so far (a success forgets them, and returns 0).
@@ -213,9 +226,27 @@ impl FailedCalls {
 
     /// A call that succeeded: how many times in a row (over the model's turns) this
     /// same call has now succeeded. A second success means the model repeats a step it
-    /// already made (a small model writes the same file again and again).
+    /// already made (a small model writes the same file again and again). A read that
+    /// already succeeded earlier in the turn, with no other kind of call succeeding
+    /// since, counts as at least a second success too (a small model alternated the
+    /// same search and reads for three minutes).
     pub fn record_success(&mut self, name: &str, args: &Value) -> u32 {
         let key = call_key_of(name, args);
+        let read_again = if READ_ONLY_TOOLS.contains(&name) {
+            !self.seen_reads.insert(key.clone())
+        } else {
+            self.seen_reads.clear();
+            false
+        };
+        let row = self.row_of_successes(key);
+        if read_again {
+            row.max(2)
+        } else {
+            row
+        }
+    }
+
+    fn row_of_successes(&mut self, key: String) -> u32 {
         match &mut self.last_success {
             Some((last, count)) if *last == key => {
                 *count += 1;
@@ -250,7 +281,7 @@ impl FailedCalls {
 
 /// The note added to the output of a call that succeeded again, unchanged, right after
 /// it succeeded before.
-pub const REPEAT_NOTE: &str = "(Note from Troupe: this exact call (same tool, same arguments) already succeeded just before, so this result is the one you already have. Do not repeat it: go on with the next step, or answer the user if the task is done.)";
+pub const REPEAT_NOTE: &str = "(Note from Troupe: this exact call (same tool, same arguments) already succeeded in this turn, with nothing changed since, so this result is the one you already have. Do not repeat it: go on with the next step, or answer the user if the task is done.)";
 
 /// The note added to the error of a call that failed `failures` times.
 pub fn failure_nudge(failures: u32) -> String {
@@ -426,6 +457,23 @@ mod tests {
             duplicates(&calls),
             [None, None, Some(0), None, Some(1), None, None]
         );
+    }
+
+    #[test]
+    fn a_read_again_with_nothing_changed_since_is_a_repeat() {
+        let mut f = FailedCalls::default();
+        let grep = json!({"pattern": "TAX_RATE"});
+        let read = json!({"file_path": "a.py"});
+        assert_eq!(f.record_success("grep_search", &grep), 1);
+        assert_eq!(f.record_success("read_file", &read), 1);
+        // Not in a row, but nothing changed: the same answer again.
+        assert_eq!(f.record_success("grep_search", &grep), 2);
+        // A write may change what a read answers: the next read is new.
+        assert_eq!(
+            f.record_success("write_file", &json!({"file_path": "a.py"})),
+            1
+        );
+        assert_eq!(f.record_success("read_file", &read), 1);
     }
 
     #[test]

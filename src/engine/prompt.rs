@@ -12,23 +12,27 @@ pub const SHORT_TEMPLATE: &str = include_str!("../../config/system_prompt_short.
 
 /// Keeps the lines of `template` meant for the active tools: a line starting with
 /// `{if a,b}` stays only when every named tool is active, one starting with
-/// `{unless a}` only when none is; the marker itself is removed. So the prompt never
-/// describes a tool that `tools.core` or `tools.exclude` took away.
+/// `{unless a}` only when none is; markers may follow each other (all must hold), and
+/// are removed. So the prompt never describes a tool that `tools.core` or
+/// `tools.exclude` took away.
 pub fn select_tool_lines(template: &str, tools: &[FunctionDeclaration]) -> String {
     let active = |name: &str| tools.iter().any(|t| t.name == name.trim());
     let mut out = String::with_capacity(template.len());
     for line in template.split_inclusive('\n') {
-        let kept = if let Some(rest) = line.strip_prefix("{if ") {
-            rest.split_once('}')
-                .filter(|(names, _)| names.split(',').all(active))
-                .map(|(_, text)| text)
-        } else if let Some(rest) = line.strip_prefix("{unless ") {
-            rest.split_once('}')
-                .filter(|(names, _)| !names.split(',').any(active))
-                .map(|(_, text)| text)
-        } else {
-            Some(line)
-        };
+        let mut kept = Some(line);
+        while let Some(text) = kept {
+            kept = if let Some(rest) = text.strip_prefix("{if ") {
+                rest.split_once('}')
+                    .filter(|(names, _)| names.split(',').all(active))
+                    .map(|(_, text)| text)
+            } else if let Some(rest) = text.strip_prefix("{unless ") {
+                rest.split_once('}')
+                    .filter(|(names, _)| !names.split(',').any(active))
+                    .map(|(_, text)| text)
+            } else {
+                break;
+            };
+        }
         out.push_str(kept.unwrap_or(""));
     }
     out
@@ -121,6 +125,22 @@ fn first_sentence(text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn markers_that_follow_each_other_must_all_hold() {
+        let decl = |name: &str| FunctionDeclaration {
+            name: name.into(),
+            description: String::new(),
+            parameters_json_schema: serde_json::json!({}),
+        };
+        let template = "{if w}{unless r}whole\n{if w,r}both\nplain\n";
+        assert_eq!(select_tool_lines(template, &[decl("w")]), "whole\nplain\n");
+        assert_eq!(
+            select_tool_lines(template, &[decl("w"), decl("r")]),
+            "both\nplain\n"
+        );
+        assert_eq!(select_tool_lines(template, &[]), "plain\n");
+    }
 
     fn vars(memory: &str) -> PromptVars<'static> {
         PromptVars {

@@ -32,6 +32,8 @@ pub const SMALL: &[&str] = &[
     "model.turn_time_limit_secs=170",
     // A run that fails leaves the files as it found them.
     "model.undo_failed_turn=true",
+    // A prompt that asks for no change gets no tool that edits files.
+    "model.edit_tools_when_asked=true",
     // A rename that would break callers is refused.
     "edit.keep_used_definitions=true",
 ];

@@ -81,6 +81,8 @@ pub struct ModelSettings {
     pub turn_time_limit_secs: u64,
     /// Put back the files a failed turn edited.
     pub undo_failed_turn: bool,
+    /// Offer the tools that edit files only when the prompt asks for a change.
+    pub edit_tools_when_asked: bool,
     pub temperature: f64,
     pub gemini: EndpointSettings,
     pub openai: EndpointSettings,

@@ -129,7 +129,8 @@ const TASKS: &[Task] = &[
         name: "write a summary file",
         prompt: "Write a file SUMMARY.md with one line for each module of the shop package (constants, pricing, cart, formatting, report) saying what it is for.",
         succeeded: |r| {
-            let text = r.file("SUMMARY.md");
+            // A line may start with the module's name capitalised ("Pricing: ...").
+            let text = r.file("SUMMARY.md").to_lowercase();
             ["constants", "pricing", "cart", "formatting", "report"]
                 .iter()
                 .filter(|m| text.contains(*m))

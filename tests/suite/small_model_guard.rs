@@ -337,3 +337,51 @@ fn a_failed_turn_puts_back_the_files_it_edited_and_says_so() {
     );
     assert!(kept.read("shop/formatting.py").contains("USD"));
 }
+
+/// The names of the tools a request declares.
+fn declared(request: &Value) -> Vec<String> {
+    request["tools"][0]["functionDeclarations"]
+        .as_array()
+        .map(|d| {
+            d.iter()
+                .filter_map(|t| t["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_prompt_that_asks_for_no_change_gets_no_tool_that_edits_files() {
+    let s = shop();
+    let args = |prompt: &'static str| ["-p", prompt, "-c", "model.edit_tools_when_asked=true"];
+    let out = s.run(
+        &[turn(vec![text("0.2")])],
+        &args("What is the value of TAX_RATE in this project?"),
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let tools = declared(&s.requests()[0]);
+    assert!(tools.contains(&"read_file".to_string()), "{tools:?}");
+    assert!(
+        !tools.contains(&"write_file".to_string()) && !tools.contains(&"replace".to_string()),
+        "{tools:?}"
+    );
+
+    // Asked for a change, the same session offers them.
+    std::fs::remove_file(s.requests_path()).expect("clear the log");
+    let out = s.run(
+        &[turn(vec![text("ok")])],
+        &args("Fix the rounding in shop/formatting.py"),
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let tools = declared(&s.requests()[0]);
+    assert!(
+        tools.contains(&"write_file".to_string()) && tools.contains(&"replace".to_string()),
+        "{tools:?}"
+    );
+
+    // Off (the default profile): always offered.
+    std::fs::remove_file(s.requests_path()).expect("clear the log");
+    let out = s.run(&[turn(vec![text("ok")])], &["-p", "What is TAX_RATE?"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(declared(&s.requests()[0]).contains(&"write_file".to_string()));
+}

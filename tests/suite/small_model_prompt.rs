@@ -95,7 +95,7 @@ fn a_call_that_succeeds_again_unchanged_gets_a_note_not_to_repeat_it() {
     };
     assert!(!output(1).contains("already succeeded"), "{}", output(1));
     assert!(
-        output(2).contains("already succeeded just before"),
+        output(2).contains("already succeeded in this turn"),
         "{}",
         output(2)
     );

@@ -32,6 +32,8 @@ pub struct ChatTuning {
     pub turn_time_limit: Option<Duration>,
     /// Put back the files a failed turn edited.
     pub undo_failed_turn: bool,
+    /// Offer the tools that edit files only when the prompt asks for a change.
+    pub edit_tools_when_asked: bool,
 }
 
 impl ChatTuning {
@@ -60,6 +62,7 @@ impl ChatTuning {
             turn_time_limit: (settings.model.turn_time_limit_secs > 0)
                 .then(|| Duration::from_secs(settings.model.turn_time_limit_secs)),
             undo_failed_turn: settings.model.undo_failed_turn,
+            edit_tools_when_asked: settings.model.edit_tools_when_asked,
         }
     }
 }
@@ -79,6 +82,7 @@ impl Default for ChatTuning {
             answer_after_repeat: false,
             turn_time_limit: None,
             undo_failed_turn: false,
+            edit_tools_when_asked: false,
         }
     }
 }

@@ -212,8 +212,8 @@ fn http(config: &McpServerConfig, url: &str, tool: &str, n: usize) -> Result<Dur
     .map_err(|e| BenchError::Usage(format!("MCP server '{}': {e}", config.name)))?;
     let client = crate::mcp::remote::http_client()
         .map_err(|e| BenchError::Run(format!("the MCP floor client: {e}")))?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread, as the runtime whose calls it is the floor of.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(http_calls(client, headers, url, tool, n))
