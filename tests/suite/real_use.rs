@@ -390,7 +390,8 @@ fn the_small_profile_sends_core_tools_a_short_prompt_and_bounds() {
     let s = Scratch::new();
     let out = s.run(
         &[turn(vec![text("ok")])],
-        &["-p", "hi", "--profile", "small"],
+        // A prompt that asks for a change: the tools that edit files are offered too.
+        &["-p", "fix it", "--profile", "small"],
     );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let request = &s.requests()[0];
