@@ -11,10 +11,15 @@ use crate::protocol::content::FunctionDeclaration;
 /// The longest description kept, in characters.
 const MAX_DESCRIPTION: usize = 120;
 
+/// Optional parameters kept anyway, by tool: the tool's own errors tell the model to
+/// set them (`replace`: "set 'allow_multiple' to true"), and a small model asked to
+/// rename a variable repeated the failing call three times without it.
+const KEPT_OPTIONAL: &[(&str, &str)] = &[("replace", "allow_multiple")];
+
 /// `decl` with short descriptions; names, types and required lists are unchanged.
 pub fn compact(decl: &FunctionDeclaration) -> FunctionDeclaration {
     let mut parameters = decl.parameters_json_schema.clone();
-    drop_optional(&mut parameters);
+    drop_optional(&decl.name, &mut parameters);
     shorten_descriptions(&mut parameters);
     FunctionDeclaration {
         name: decl.name.clone(),
@@ -23,8 +28,9 @@ pub fn compact(decl: &FunctionDeclaration) -> FunctionDeclaration {
     }
 }
 
-/// Removes the top-level properties not listed in `required`.
-fn drop_optional(schema: &mut Value) {
+/// Removes the top-level properties not listed in `required` (but those of
+/// [`KEPT_OPTIONAL`] for `tool`).
+fn drop_optional(tool: &str, schema: &mut Value) {
     let required: Vec<String> = schema
         .get("required")
         .and_then(Value::as_array)
@@ -36,7 +42,9 @@ fn drop_optional(schema: &mut Value) {
         })
         .unwrap_or_default();
     if let Some(Value::Object(properties)) = schema.get_mut("properties") {
-        properties.retain(|name, _| required.contains(name));
+        properties.retain(|name, _| {
+            required.contains(name) || KEPT_OPTIONAL.contains(&(tool, name.as_str()))
+        });
     }
 }
 
@@ -76,6 +84,25 @@ pub fn first_sentence(text: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_optional_parameter_the_tool_asks_for_is_kept() {
+        let decl = FunctionDeclaration {
+            name: "replace".into(),
+            description: "Replaces text.".into(),
+            parameters_json_schema: json!({"type": "object", "required": ["file_path"],
+                "properties": {"file_path": {"type": "string"},
+                               "allow_multiple": {"type": "boolean"},
+                               "expected_replacements": {"type": "integer"}}}),
+        };
+        let small = compact(&decl);
+        let kept: Vec<&String> = small.parameters_json_schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        assert_eq!(kept, ["file_path", "allow_multiple"]);
+    }
 
     #[test]
     fn descriptions_are_cut_to_their_first_sentence() {

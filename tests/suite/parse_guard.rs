@@ -77,6 +77,34 @@ fn a_replace_that_breaks_a_python_file_is_refused_with_the_parse_error() {
 }
 
 #[test]
+fn a_line_break_inside_a_one_line_python_string_is_refused() {
+    // What a small model's `'\n'.join(lines)` became through JSON: a real line break
+    // inside the quotes, which tree-sitter's grammar accepts and Python does not.
+    let s = Scratch::new();
+    s.write(
+        "report.py",
+        "def receipt(lines):\n    return '\\n'.join(lines)\n",
+    );
+    let got = run_calls(
+        &s,
+        vec![call(
+            "write_file",
+            json!({"file_path": "report.py", "content": "def receipt(lines):\n    return '\n'.join(lines)\n"}),
+        )],
+        &[],
+    );
+    let error = refusal(&got[0], "report.py", "Python");
+    assert!(
+        error.contains("line 2, column 12 (a line break inside a one-line string)"),
+        "{error}"
+    );
+    assert_eq!(
+        s.read("report.py"),
+        "def receipt(lines):\n    return '\\n'.join(lines)\n"
+    );
+}
+
+#[test]
 fn replaces_that_break_json_toml_yaml_rust_javascript_and_go_are_refused() {
     let cases = [
         (
