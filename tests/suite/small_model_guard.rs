@@ -385,3 +385,28 @@ fn a_prompt_that_asks_for_no_change_gets_no_tool_that_edits_files() {
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert!(declared(&s.requests()[0]).contains(&"write_file".to_string()));
 }
+
+#[test]
+fn after_a_call_fails_a_third_time_the_next_answer_may_not_call_a_tool() {
+    let s = shop();
+    let missing = || call("read_file", json!({"file_path": "shop/gone.py"}));
+    let out = s.run(
+        &[
+            turn(vec![missing()]),
+            turn(vec![missing()]),
+            turn(vec![missing()]),
+            turn(vec![text("There is no shop/gone.py.")]),
+        ],
+        &[
+            "-p",
+            "Read shop/gone.py",
+            "-c",
+            "model.answer_after_repeat=true",
+        ],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let requests = s.requests();
+    assert_eq!(requests.len(), 4);
+    let modes: Vec<Option<String>> = requests.iter().map(tool_mode).collect();
+    assert_eq!(modes, [None, None, None, Some("NONE".to_string())]);
+}

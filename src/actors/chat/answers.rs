@@ -66,7 +66,8 @@ pub(super) struct Answered {
     pub failures: Option<FailedCalls>,
     /// The answers of the calls that shared an identical call's answer (not run).
     pub copies: Vec<Arc<CompletedCall>>,
-    /// A call of the round repeated one that had just succeeded, unchanged.
+    /// A call of the round repeated one that had just succeeded, unchanged, or failed
+    /// for the third time: the model is stuck.
     pub repeated: bool,
     /// The successful `replace` and `write_file` calls (for undoing a failed turn).
     pub edits: Vec<Arc<CompletedCall>>,
@@ -204,6 +205,9 @@ impl RoundAnswers {
         if !failed || count < FAILED_CALL_NUDGE {
             return call;
         }
+        // The model is stuck on this call: with `model.answer_after_repeat` its next
+        // answer may not call a tool either (what it did so far stands).
+        self.repeated = true;
         let mut nudged = (*call).clone();
         if let Some(part) = nudged.response_parts.first_mut() {
             add_error_note(part, &failure_nudge(count));
