@@ -53,6 +53,8 @@ fn max_tokens_sent(server: &Loopback) -> Value {
     server.requests()[0].body["max_tokens"].clone()
 }
 
+/// The small profile's tools, all offered to a prompt that asks for a change (a
+/// question gets no tool that edits files: `model.edit_tools_when_asked`).
 const SMALL_TOOLS: usize = 7;
 
 fn llama_cpp(n_ctx: u64) -> Loopback {
@@ -71,7 +73,10 @@ fn llama_cpp(n_ctx: u64) -> Loopback {
 #[test]
 fn a_llama_cpp_window_of_8192_brings_the_small_profile_and_says_so_once() {
     let server = llama_cpp(8192);
-    let out = run(&server, &["-m", "local-model", "-p", "hi", "-o", "json"]);
+    let out = run(
+        &server,
+        &["-m", "local-model", "-p", "fix it", "-o", "json"],
+    );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert_eq!(
         tools_sent(&server).len(),
@@ -94,7 +99,7 @@ fn a_chosen_profile_or_setting_wins_over_the_servers_window() {
     let server = llama_cpp(8192);
     let out = run(
         &server,
-        &["-m", "local-model", "-p", "hi", "--profile", "default"],
+        &["-m", "local-model", "-p", "fix it", "--profile", "default"],
     );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert!(tools_sent(&server).len() > SMALL_TOOLS);
@@ -103,7 +108,7 @@ fn a_chosen_profile_or_setting_wins_over_the_servers_window() {
     let server = llama_cpp(8192);
     let out = run(
         &server,
-        &["-m", "local-model", "-p", "hi", "--profile", "small"],
+        &["-m", "local-model", "-p", "fix it", "--profile", "small"],
     );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert_eq!(tools_sent(&server).len(), SMALL_TOOLS);
@@ -116,7 +121,7 @@ fn a_chosen_profile_or_setting_wins_over_the_servers_window() {
             "-m",
             "local-model",
             "-p",
-            "hi",
+            "fix it",
             "-c",
             "model.max_output_tokens=2048",
         ],
@@ -187,7 +192,10 @@ fn vllm_max_model_len_and_ollama_num_ctx_are_windows_too() {
                     "owned_by": "vllm", "max_model_len": 4096}]}),
         ),
     );
-    let out = run(&server, &["-m", "local-model", "-p", "hi", "-o", "json"]);
+    let out = run(
+        &server,
+        &["-m", "local-model", "-p", "fix it", "-o", "json"],
+    );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert_eq!(tools_sent(&server).len(), SMALL_TOOLS);
     assert!(stderr(&out).contains("context window is 4096 tokens"));
@@ -211,7 +219,7 @@ fn vllm_max_model_len_and_ollama_num_ctx_are_windows_too() {
                     "model_info": {"general.architecture": "qwen2", "qwen2.context_length": 32768}}),
         ),
     );
-    let out = run(&server, &["-p", "hi"]);
+    let out = run(&server, &["-p", "fix it"]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert_eq!(server.requests()[0].body["model"], "qwen2.5-coder:1.5b");
     assert_eq!(tools_sent(&server).len(), SMALL_TOOLS);
@@ -240,7 +248,7 @@ fn listing_server() -> Loopback {
 fn a_model_the_server_does_not_list_is_warned_about_in_every_format() {
     let unlisted = "gpt-4o-does-not-exist";
     let server = listing_server();
-    let out = run(&server, &["-m", unlisted, "-p", "hi", "-o", "json"]);
+    let out = run(&server, &["-m", unlisted, "-p", "fix it", "-o", "json"]);
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let report = json_out(&out);
     let warnings = report["warnings"].as_array().expect("warnings");
@@ -259,7 +267,10 @@ fn a_model_the_server_does_not_list_is_warned_about_in_every_format() {
     assert_eq!(server.requests()[0].body["model"], unlisted);
 
     let server = listing_server();
-    let out = run(&server, &["-m", unlisted, "-p", "hi", "-o", "stream-json"]);
+    let out = run(
+        &server,
+        &["-m", unlisted, "-p", "fix it", "-o", "stream-json"],
+    );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let events = stream_events(&out);
     let warned: Vec<&Value> = events
@@ -274,7 +285,10 @@ fn a_model_the_server_does_not_list_is_warned_about_in_every_format() {
     assert_eq!(events[0]["type"], "init");
 
     let server = listing_server();
-    let out = run(&server, &["-m", "other-model", "-p", "hi", "-o", "json"]);
+    let out = run(
+        &server,
+        &["-m", "other-model", "-p", "fix it", "-o", "json"],
+    );
     assert!(json_out(&out).get("warnings").is_none(), "{}", stdout(&out));
 }
 
@@ -313,10 +327,10 @@ fn failed_model_discovery_prints_a_result_on_stdout() {
         "/v1/models",
         Reply::json(500, &json!({"error": {"message": "model loading failed"}})),
     );
-    let out = run(&server, &["-p", "hi", "-o", "json"]);
+    let out = run(&server, &["-p", "fix it", "-o", "json"]);
     let report = assert_json_error(&out, "model loading failed");
     assert_eq!(report["error"]["type"], "ModelError");
-    let out = run(&server, &["-p", "hi", "-o", "stream-json"]);
+    let out = run(&server, &["-p", "fix it", "-o", "stream-json"]);
     assert_stream_error(&out, "model loading failed");
 
     // Nothing listens on the port.
@@ -329,13 +343,13 @@ fn failed_model_discovery_prints_a_result_on_stdout() {
     let out = run_against(
         &s,
         &[("OPENAI_BASE_URL", &base)],
-        &["-p", "hi", "-o", "json"],
+        &["-p", "fix it", "-o", "json"],
     );
     assert_json_error(&out, &format!("127.0.0.1:{port}"));
     let out = run_against(
         &s,
         &[("OPENAI_BASE_URL", &base)],
-        &["-p", "hi", "-o", "stream-json"],
+        &["-p", "fix it", "-o", "stream-json"],
     );
     assert_stream_error(&out, &format!("127.0.0.1:{port}"));
 }
@@ -354,7 +368,7 @@ fn early_failures_print_a_result_on_stdout() {
             "-c" => "model.no_such_key",
             other => other,
         };
-        let mut args = vec!["-m", "local-model", "-p", "hi", "-o", "json"];
+        let mut args = vec!["-m", "local-model", "-p", "fix it", "-o", "json"];
         args.extend_from_slice(case);
         assert_json_error(&run(&server, &args), needle);
         args[5] = "stream-json";
@@ -368,14 +382,14 @@ fn early_failures_print_a_result_on_stdout() {
     let out = run_against(
         &s,
         &[("OPENAI_BASE_URL", &base)],
-        &["-p", "hi", "-o", "json"],
+        &["-p", "fix it", "-o", "json"],
     );
     assert_json_error(&out, "config.toml");
     // A session that cannot be resumed.
     let out = run_against(
         &Scratch::new(),
         &[("OPENAI_BASE_URL", &base)],
-        &["-m", "m", "-p", "hi", "-o", "json", "--resume", "nope"],
+        &["-m", "m", "-p", "fix it", "-o", "json", "--resume", "nope"],
     );
     assert_ne!(out.status.code(), Some(0));
     let report = json_out(&out);
