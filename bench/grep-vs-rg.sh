@@ -6,27 +6,27 @@
 # which both tools must skip), then times troupe's search engine (examples/bench_grep,
 # release build, the code grep_search runs) and `rg` with the same pattern, thread
 # count and ignore rules. Prints wall times, the ratio and the peak RSS of both
-# (/usr/bin/time -v), after checking both found the same number of matching lines.
+# (wall from bench/timed.py, to the microsecond; RSS from /usr/bin/time), after
+# checking both found the same number of matching lines.
 # The tree is deleted on exit.
 #
 # Usage: bench/grep-vs-rg.sh [FILES] [RUNS]
 set -euo pipefail
 
 FILES=${1:-50000}
-RUNS=${2:-5}
+RUNS=${2:-11}
 THREADS=${THREADS:-4}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
 if ! command -v rg >/dev/null; then
     apt-get update -qq && apt-get install -y -qq ripgrep >/dev/null
 fi
-[ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time >/dev/null; }
 
 TREE=$(mktemp -d /tmp/troupe-grep-bench.XXXXXX)
 trap 'rm -rf "$TREE"' EXIT
 
 echo "building bench_grep (release)..." >&2
-(cd "$ROOT" && cargo build --release --example bench_grep -q)
+[ "${SKIP_BUILD:-0}" = 1 ] || (cd "$ROOT" && cargo build --release --example bench_grep -q)
 BENCH="$ROOT/target/release/examples/bench_grep"
 
 echo "generating $FILES files in $TREE..." >&2
@@ -74,25 +74,15 @@ RG_GLOBS=(--glob '!**/.vscode/**' --glob '!**/.idea/**' --glob '!**/dist/**'
           --glob '!*.log' --glob '!*.tmp')
 
 measure() { # prints "seconds max_rss_kb"
-    local log
-    log=$(mktemp)
-    /usr/bin/time -v "$@" >/dev/null 2>"$log"
-    python3 - "$log" <<'PY'
-import sys
-wall = rss = None
-for line in open(sys.argv[1]):
-    line = line.strip()
-    if line.startswith("Elapsed (wall clock) time"):
-        parts = line.rsplit(" ", 1)[1].split(":")
-        secs = 0.0
-        for p in parts:
-            secs = secs * 60 + float(p)
-        wall = secs
-    elif line.startswith("Maximum resident set size"):
-        rss = int(line.rsplit(" ", 1)[1])
-print(f"{wall:.3f} {rss}")
-PY
-    rm -f "$log"
+    # The wall time to the microsecond (bench/timed.py); the peak RSS from GNU time,
+    # whose own resident set is small (a child forked from python starts its peak
+    # count at python's ~14 MB).
+    local out
+    out=$(mktemp)
+    python3 "$ROOT/bench/timed.py" "$out" --stdout /dev/null -- "$@" 2>/dev/null
+    /usr/bin/time -f '%M' -o "$out.rss" "$@" >/dev/null 2>&1
+    printf '%s %s\n' "$(cut -d' ' -f1 "$out")" "$(tail -1 "$out.rss")"
+    rm -f "$out" "$out.rss"
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
@@ -116,7 +106,7 @@ run_case() { # name, pattern, extra rg flag, extra bench flag
     local rg_med tr_med
     rg_med=$(printf '%s\n' "${rg_times[@]}" | median)
     tr_med=$(printf '%s\n' "${tr_times[@]}" | median)
-    printf '%-22s matches=%-6s rg=%6.3fs troupe=%6.3fs ratio=%5.2f  peakRSS rg=%6.1fMB troupe=%6.1fMB  (runs rg: %s | troupe: %s)\n' \
+    printf '%-22s matches=%-6s rg=%7.4fs troupe=%7.4fs ratio=%5.2f  peakRSS rg=%6.1fMB troupe=%6.1fMB  (runs rg: %s | troupe: %s)\n' \
         "$name" "$rg_lines" "$rg_med" "$tr_med" "$(echo "$tr_med / $rg_med" | bc -l)" \
         "$(echo "$rg_rss / 1024" | bc -l)" "$(echo "$tr_rss / 1024" | bc -l)" \
         "${rg_times[*]}" "${tr_times[*]}"

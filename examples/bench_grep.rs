@@ -9,6 +9,10 @@ use std::path::PathBuf;
 use troupe::tools::grep::format::{format_results, GrepReport};
 use troupe::tools::grep::search::{display_path, search, SearchRequest};
 
+/// The allocator the `troupe` binary runs `grep_search` with.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let mut dir = None;
     let mut pattern = None;

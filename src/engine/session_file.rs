@@ -8,6 +8,7 @@
 use std::collections::HashSet;
 
 use indexmap::IndexMap;
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use crate::protocol::content::{Content, FunctionCall, FunctionResponse, Part, Role};
@@ -307,14 +308,13 @@ pub fn rebuild(messages: &IndexMap<String, Value>) -> Rebuilt {
                 }
                 let parts = parts_of(message.get("content"));
                 let mut kept = Vec::new();
-                for part in parts {
+                for mut part in parts {
                     if let Some(fr) = &part.function_response {
                         let id = wire_call_id(&fr.name, fr.id.as_deref().unwrap_or(""));
                         if !answered.insert(id.clone()) {
                             continue;
                         }
                         pending.retain(|(p, _)| *p != id);
-                        let mut part = part.clone();
                         if let Some(fr) = part
                             .function_response
                             .as_mut()
@@ -440,12 +440,11 @@ type CallResult = (String, String, Option<Vec<Part>>);
 /// The model turn of a `gemini` message and its calls with their recorded results.
 fn model_turn(message: &Value, synth: &mut usize) -> (Content, Vec<CallResult>) {
     let mut calls = Vec::new();
-    let tool_calls = message
+    let tool_calls: &[Value] = message
         .get("toolCalls")
         .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    for tc in &tool_calls {
+        .map_or(&[], Vec::as_slice);
+    for tc in tool_calls {
         let name = tc
             .get("name")
             .and_then(Value::as_str)
@@ -467,8 +466,8 @@ fn model_turn(message: &Value, synth: &mut usize) -> (Content, Vec<CallResult>) 
                 response: json!({"output": s}),
                 parts: None,
             })]),
-            Some(Value::Array(a)) => Some(parts_of(Some(&Value::Array(a.clone())))),
-            Some(other) => Some(parts_of(Some(&Value::Array(vec![other.clone()])))),
+            Some(Value::Array(a)) => Some(parts_of_array(a)),
+            Some(other) => Some(parts_of_array(std::slice::from_ref(other))),
         };
         calls.push((id, name, result));
     }
@@ -493,7 +492,7 @@ fn model_turn(message: &Value, synth: &mut usize) -> (Content, Vec<CallResult>) 
             })
             .collect();
         if !has_own_calls {
-            append_calls(&mut parts, &tool_calls, &calls);
+            append_calls(&mut parts, tool_calls, &calls);
         }
     } else {
         if let Some(Value::String(text)) = content {
@@ -501,7 +500,7 @@ fn model_turn(message: &Value, synth: &mut usize) -> (Content, Vec<CallResult>) 
                 parts.push(Part::text(text.clone()));
             }
         }
-        append_calls(&mut parts, &tool_calls, &calls);
+        append_calls(&mut parts, tool_calls, &calls);
     }
     // Calls whose ids the content holds but `toolCalls` does not: known through content.
     let known: HashSet<String> = calls.iter().map(|c| c.0.clone()).collect();
@@ -536,13 +535,18 @@ fn append_calls(parts: &mut Vec<Part>, tool_calls: &[Value], calls: &[CallResult
 pub fn parts_of(content: Option<&Value>) -> Vec<Part> {
     match content {
         Some(Value::String(s)) => vec![Part::text(s.clone())],
-        Some(Value::Array(a)) => a
-            .iter()
-            .filter_map(|p| serde_json::from_value::<Part>(p.clone()).ok())
-            .filter(|p| !p.is_empty())
-            .collect(),
+        Some(Value::Array(a)) => parts_of_array(a),
         _ => Vec::new(),
     }
+}
+
+/// The parts of a JSON array, read in place (a part that is not one is skipped).
+fn parts_of_array(values: &[Value]) -> Vec<Part> {
+    values
+        .iter()
+        .filter_map(|p| Part::deserialize(p).ok())
+        .filter(|p| !p.is_empty())
+        .collect()
 }
 
 // ------------------------------------------------------------------ records written

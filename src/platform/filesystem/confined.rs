@@ -156,17 +156,12 @@ impl Confined {
     /// The deepest root `path` (absolute, normalised) lies under by its text.
     pub fn locate_lexically(&self, path: &Path) -> Option<Located> {
         let roots = self.read_roots();
-        roots
-            .paths
-            .iter()
-            .enumerate()
-            .filter_map(|(i, root)| {
-                path.strip_prefix(root).ok().map(|rel| Located {
-                    root: i,
-                    rel: rel.to_path_buf(),
-                })
-            })
-            .max_by_key(|l| roots.paths[l.root].components().count())
+        let root = deepest_root(&roots.paths, path)?;
+        let rel = path.strip_prefix(&roots.paths[root]).ok()?;
+        Some(Located {
+            root,
+            rel: rel.to_path_buf(),
+        })
     }
 
     /// Opens `rel` beneath root `root` with `mode`.
@@ -192,27 +187,50 @@ impl Confined {
     pub fn open(&self, path: &Path, mode: OpenMode) -> Result<Opened, FsError> {
         validate_path_text(&path.to_string_lossy())?;
         let abs = self.absolute(path);
-        let lexical = self.locate_lexically(&abs);
-        if let Some(at) = &lexical {
-            // Blocked segments (`.git`, `.env`, ...) by the text of the path.
-            let named = self.read_roots().paths[at.root].join(&at.rel);
-            let named = self.workspace.check_real(path, named)?;
-            // No symlink on the way (`RESOLVE_NO_SYMLINKS`): the file's real path is
-            // its root's (canonical) path joined with `rel`, already checked above, so
-            // it is not read back from `/proc/self/fd` (a system call and a path per
-            // open). A path through a symlink fails with ELOOP and takes the general
-            // way below.
-            match self.open_located_with(at, mode, RESOLVE.union(ResolveFlags::NO_SYMLINKS)) {
-                Ok(fd) => {
-                    return Ok(Opened {
-                        file: File::from(fd),
-                        real_path: named,
+        let lexical = {
+            // One read of the roots for the common case, and nothing copied: every
+            // walker thread of a search opens through here, and each shared counter
+            // it touches (a lock, a descriptor's reference count) is a cache line the
+            // cores pass between them.
+            let roots = self.read_roots();
+            match deepest_root(&roots.paths, &abs) {
+                Some(index) => {
+                    // Blocked segments (`.git`, `.env`, ...) by the text of the path.
+                    let root = &roots.paths[index];
+                    let rel = abs.strip_prefix(root).unwrap_or(&abs);
+                    let named = self.workspace.check_real(path, root.join(rel))?;
+                    // No symlink on the way (`RESOLVE_NO_SYMLINKS`): the file's real
+                    // path is its root's (canonical) path joined with the rest, already
+                    // checked above, so it is not read back from `/proc/self/fd` (a
+                    // system call and a path per open). A path through a symlink fails
+                    // with ELOOP and takes the general way below.
+                    let opened = match roots.fds.get(index) {
+                        Some(fd) => open_beneath_with(
+                            fd.as_fd(),
+                            rel,
+                            mode.flags(),
+                            RESOLVE.union(ResolveFlags::NO_SYMLINKS),
+                        ),
+                        None => Err(io::Error::from(io::ErrorKind::NotFound)),
+                    };
+                    match opened {
+                        Ok(fd) => {
+                            return Ok(Opened {
+                                file: File::from(fd),
+                                real_path: named,
+                            })
+                        }
+                        Err(e) if e.raw_os_error() == Some(libc::ELOOP) || needs_real_path(&e) => {}
+                        Err(e) => return Err(FsError::from_io(&abs, e)),
+                    }
+                    Some(Located {
+                        root: index,
+                        rel: rel.to_path_buf(),
                     })
                 }
-                Err(e) if e.raw_os_error() == Some(libc::ELOOP) || needs_real_path(&e) => {}
-                Err(e) => return Err(FsError::from_io(&abs, e)),
+                None => None,
             }
-        }
+        };
         if let Some(at) = lexical {
             match self.open_located(&at, mode) {
                 Ok(fd) => return self.finish(path, fd),
@@ -377,6 +395,16 @@ pub fn read_text_beneath(
 
 /// True when an `openat2` error means "resolution would leave the root" (or a
 /// symlink could not be followed beneath it): the path must be resolved by name.
+/// The index of the deepest root `path` (absolute, normalised) lies under by its text.
+fn deepest_root(roots: &[PathBuf], path: &Path) -> Option<usize> {
+    roots
+        .iter()
+        .enumerate()
+        .filter(|(_, root)| path.starts_with(root))
+        .max_by_key(|(_, root)| root.as_os_str().len())
+        .map(|(i, _)| i)
+}
+
 fn needs_real_path(e: &io::Error) -> bool {
     e.raw_os_error() == Some(libc::EXDEV)
 }

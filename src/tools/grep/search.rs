@@ -199,12 +199,14 @@ pub fn search(
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return WalkState::Continue;
             }
+            // No fstat of the open file (a system call per file, which ripgrep does
+            // not make either): the walk saw a regular file, and what could be swapped
+            // in before the open is harmless. The open is non-blocking, so a FIFO reads
+            // as empty; a directory fails to read and is skipped; a device node takes
+            // root to make, and the search's timeout still bounds it.
             let Some(file) = open(entry.path()) else {
                 return WalkState::Continue;
             };
-            if !file.metadata().is_ok_and(|m| m.is_file()) {
-                return WalkState::Continue;
-            }
             let mut sink = Collector::new(shared);
             if searcher.search_file(&matcher, &file, &mut sink).is_ok() && sink.matches > 0 {
                 let hits = FileHits {
