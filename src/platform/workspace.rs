@@ -168,11 +168,8 @@ impl Workspace {
 
     /// The root a real path lies under (the deepest, when roots nest).
     pub fn root_of(&self, real: &Path) -> Option<PathBuf> {
-        self.read_roots()
-            .iter()
-            .filter(|r| real.starts_with(r))
-            .max_by_key(|r| r.components().count())
-            .cloned()
+        let roots = self.read_roots();
+        deepest_root(&roots, real).map(|i| roots[i].clone())
     }
 
     /// Like [`Workspace::resolve`], after gemini-cli's defensive clean-up of stray NULs
@@ -229,6 +226,17 @@ fn is_blocked(segment: &std::ffi::OsStr) -> bool {
     let head = head.trim_end_matches([' ', '.']).to_ascii_lowercase();
     BLOCKED_SEGMENTS.contains(&head.as_str())
         || (head.starts_with("gha-creds-") && head.ends_with(".json"))
+}
+
+/// The index of the deepest of `roots` that `path` (absolute, normalised) lies under
+/// by its text (roots may nest).
+pub fn deepest_root(roots: &[PathBuf], path: &Path) -> Option<usize> {
+    roots
+        .iter()
+        .enumerate()
+        .filter(|(_, root)| path.starts_with(root))
+        .max_by_key(|(_, root)| root.components().count())
+        .map(|(i, _)| i)
 }
 
 /// gemini-cli's `validatePath` checks on the text of a path.

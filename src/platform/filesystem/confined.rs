@@ -31,7 +31,9 @@ use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 
 use super::FsError;
-use crate::platform::workspace::{normalize_lexically, validate_path_text, PathError, Workspace};
+use crate::platform::workspace::{
+    deepest_root, normalize_lexically, validate_path_text, PathError, Workspace,
+};
 
 /// The resolve flags of every confined open.
 const RESOLVE: ResolveFlags = ResolveFlags::BENEATH.union(ResolveFlags::NO_MAGICLINKS);
@@ -177,8 +179,7 @@ impl Confined {
         mode: OpenMode,
         resolve: ResolveFlags,
     ) -> io::Result<OwnedFd> {
-        let fd = self.root_fd(at.root)?;
-        open_beneath_with(fd.as_fd(), &at.rel, mode.flags(), resolve.union(RESOLVE))
+        open_in(&self.read_roots(), at.root, &at.rel, mode, resolve)
     }
 
     /// Resolves `path` to a root and a relative path, refusing (without opening
@@ -204,16 +205,7 @@ impl Confined {
                     // checked above, so it is not read back from `/proc/self/fd` (a
                     // system call and a path per open). A path through a symlink fails
                     // with ELOOP and takes the general way below.
-                    let opened = match roots.fds.get(index) {
-                        Some(fd) => open_beneath_with(
-                            fd.as_fd(),
-                            rel,
-                            mode.flags(),
-                            RESOLVE.union(ResolveFlags::NO_SYMLINKS),
-                        ),
-                        None => Err(io::Error::from(io::ErrorKind::NotFound)),
-                    };
-                    match opened {
+                    match open_in(&roots, index, rel, mode, ResolveFlags::NO_SYMLINKS) {
                         Ok(fd) => {
                             return Ok(Opened {
                                 file: File::from(fd),
@@ -354,13 +346,10 @@ pub fn read_text_beneath(
     use std::io::Read;
     let outside = || "path is outside the allowed directories".to_string();
     let open = |candidate: &Path| -> Result<Option<OwnedFd>, String> {
-        let Some((root, rel)) = roots
-            .iter()
-            .filter_map(|r| Some((r, candidate.strip_prefix(r).ok()?)))
-            .max_by_key(|(r, _)| r.components().count())
-        else {
+        let Some(root) = deepest_root(roots, candidate).map(|i| &roots[i]) else {
             return Ok(None);
         };
+        let rel = candidate.strip_prefix(root).unwrap_or(candidate);
         let dir = rustix::fs::open(root, OpenMode::Directory.flags(), Mode::empty())
             .map_err(|e| e.to_string())?;
         match open_beneath(dir.as_fd(), rel, OpenMode::Read.flags()) {
@@ -395,14 +384,20 @@ pub fn read_text_beneath(
 
 /// True when an `openat2` error means "resolution would leave the root" (or a
 /// symlink could not be followed beneath it): the path must be resolved by name.
-/// The index of the deepest root `path` (absolute, normalised) lies under by its text.
-fn deepest_root(roots: &[PathBuf], path: &Path) -> Option<usize> {
-    roots
-        .iter()
-        .enumerate()
-        .filter(|(_, root)| path.starts_with(root))
-        .max_by_key(|(_, root)| root.as_os_str().len())
-        .map(|(i, _)| i)
+/// Opens `rel` beneath root `root` of `roots` (a guard the caller holds: the root's
+/// descriptor is borrowed, not counted) with `mode` and `resolve` plus [`RESOLVE`].
+fn open_in(
+    roots: &Roots,
+    root: usize,
+    rel: &Path,
+    mode: OpenMode,
+    resolve: ResolveFlags,
+) -> io::Result<OwnedFd> {
+    let fd = roots
+        .fds
+        .get(root)
+        .ok_or_else(|| io::Error::from(io::ErrorKind::NotFound))?;
+    open_beneath_with(fd.as_fd(), rel, mode.flags(), resolve.union(RESOLVE))
 }
 
 fn needs_real_path(e: &io::Error) -> bool {
