@@ -6,7 +6,7 @@
 # which both tools must skip), then times troupe's search engine (examples/bench_grep,
 # release build, the code grep_search runs) and `rg` with the same pattern, thread
 # count and ignore rules. Prints wall times, the ratio and the peak RSS of both
-# (wall from bench/timed.py, to the microsecond; RSS from /usr/bin/time), after
+# (wall from bench/timed.py, to the microsecond; RSS from one /usr/bin/time run), after
 # checking both found the same number of matching lines.
 # The tree is deleted on exit.
 #
@@ -73,16 +73,21 @@ RG_GLOBS=(--glob '!**/.vscode/**' --glob '!**/.idea/**' --glob '!**/dist/**'
           --glob '!**/build/**' --glob '!**/coverage/**' --glob '!**/__pycache__/**'
           --glob '!*.log' --glob '!*.tmp')
 
-measure() { # prints "seconds max_rss_kb"
-    # The wall time to the microsecond (bench/timed.py); the peak RSS from GNU time,
-    # whose own resident set is small (a child forked from python starts its peak
-    # count at python's ~14 MB).
+wall() { # prints the seconds one run takes, to the microsecond (bench/timed.py)
     local out
     out=$(mktemp)
     python3 "$ROOT/bench/timed.py" "$out" --stdout /dev/null -- "$@" 2>/dev/null
-    /usr/bin/time -f '%M' -o "$out.rss" "$@" >/dev/null 2>&1
-    printf '%s %s\n' "$(cut -d' ' -f1 "$out")" "$(tail -1 "$out.rss")"
-    rm -f "$out" "$out.rss"
+    cut -d' ' -f1 "$out"
+    rm -f "$out"
+}
+
+peak_rss() { # prints the peak RSS (KB) of one run, from GNU time: a child forked from
+    # python (bench/timed.py) starts its peak count at python's own ~14 MB
+    local out
+    out=$(mktemp)
+    /usr/bin/time -f '%M' -o "$out" "$@" >/dev/null 2>&1
+    tail -1 "$out"
+    rm -f "$out"
 }
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
@@ -98,11 +103,13 @@ run_case() { # name, pattern, extra rg flag, extra bench flag
         echo "MISMATCH for $name: rg $rg_lines lines, troupe $tr_matches matches" >&2
         exit 1
     fi
-    local rg_times=() tr_times=() rg_rss=0 tr_rss=0 t r
+    local rg_times=() tr_times=() rg_rss tr_rss
     for _ in $(seq "$RUNS"); do
-        read -r t r < <(measure "${rg_cmd[@]}"); rg_times+=("$t"); [ "$r" -gt "$rg_rss" ] && rg_rss=$r
-        read -r t r < <(measure "${tr_cmd[@]}"); tr_times+=("$t"); [ "$r" -gt "$tr_rss" ] && tr_rss=$r
+        rg_times+=("$(wall "${rg_cmd[@]}")")
+        tr_times+=("$(wall "${tr_cmd[@]}")")
     done
+    rg_rss=$(peak_rss "${rg_cmd[@]}")
+    tr_rss=$(peak_rss "${tr_cmd[@]}")
     local rg_med tr_med
     rg_med=$(printf '%s\n' "${rg_times[@]}" | median)
     tr_med=$(printf '%s\n' "${tr_times[@]}" | median)
