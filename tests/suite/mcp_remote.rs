@@ -54,6 +54,19 @@ impl Drop for RemoteFixture {
     }
 }
 
+/// The fixture serving Streamable HTTP, configured as the trusted server `web`.
+fn trusted_http_server(s: &Scratch) -> RemoteFixture {
+    let web = RemoteFixture::start(s, "web", "--http", &[]);
+    configure(
+        s,
+        &format!(
+            "[mcp_servers.web]\nurl = {:?}\ntype = \"http\"\ntrust = true\n",
+            web.url
+        ),
+    );
+    web
+}
+
 fn echo_output(responses: &[serde_json::Value], name: &str) -> String {
     let r = responses
         .iter()
@@ -278,14 +291,7 @@ fn mcp_add_http_and_sse_with_headers_round_trip() {
 #[test]
 fn streamable_http_calls_reuse_their_connections() {
     let s = Scratch::new();
-    let web = RemoteFixture::start(&s, "web", "--http", &[]);
-    configure(
-        &s,
-        &format!(
-            "[mcp_servers.web]\nurl = {:?}\ntype = \"http\"\ntrust = true\n",
-            web.url
-        ),
-    );
+    let web = trusted_http_server(&s);
     // 20 calls one after the other: each could have opened a connection of its own.
     let calls = 20;
     let turns = [
@@ -328,14 +334,7 @@ fn streamable_http_calls_reuse_their_connections() {
 #[test]
 fn bench_measures_a_streamable_http_server_and_its_floor() {
     let s = Scratch::new();
-    let web = RemoteFixture::start(&s, "web", "--http", &[]);
-    configure(
-        &s,
-        &format!(
-            "[mcp_servers.web]\nurl = {:?}\ntype = \"http\"\ntrust = true\n",
-            web.url
-        ),
-    );
+    let web = trusted_http_server(&s);
     let out = s
         .bare_command()
         .args(["bench", "--calls", "30", "--tool", "mcp:web/echo"])
