@@ -187,16 +187,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_replaced_history_is_curated_anew() {
-        let mut cache = RequestHistory::default();
-        let long = [
+    /// A prompt and two reads with their answers.
+    fn two_reads() -> [Content; 5] {
+        [
             Content::user_text("a"),
             call("1"),
             response("1"),
             call("2"),
             response("2"),
-        ];
+        ]
+    }
+
+    #[test]
+    fn a_replaced_history_is_curated_anew() {
+        let mut cache = RequestHistory::default();
+        let long = two_reads();
         let (first, _) = cache.contents(&long, 0, u64::MAX / 2, json_len);
         assert_eq!(first.len(), 5);
         drop(first);
@@ -216,13 +221,7 @@ mod tests {
     #[test]
     fn a_request_still_held_is_not_changed() {
         let mut cache = RequestHistory::default();
-        let history = [
-            Content::user_text("a"),
-            call("1"),
-            response("1"),
-            call("2"),
-            response("2"),
-        ];
+        let history = two_reads();
         let (held, _) = cache.contents(&history[..3], 0, u64::MAX / 2, json_len);
         let (next, _) = cache.contents(&history, 0, u64::MAX / 2, json_len);
         assert_eq!(held.to_vec(), curated(&history[..3]));
