@@ -543,6 +543,64 @@ fn retention_keeps_the_newest_and_never_the_current() {
     assert!(list.contains("prompt 2"), "the newest stays: {list}");
 }
 
+/// Sets a file's modification time `days` days back.
+fn age_file(path: &std::path::Path, days: u64) {
+    let old = std::time::SystemTime::now() - Duration::from_secs(days * 86_400);
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .expect("open to age");
+    file.set_modified(old).expect("set mtime");
+}
+
+/// The default age limit (30 days) deletes a session whose file is older, and only
+/// that: a session in date, a session whose newer file (same id) is in date, and an
+/// old file that is not a session all stay. (A start reads only the expired files.)
+#[test]
+fn retention_by_age_deletes_only_expired_sessions() {
+    let s = Scratch::new();
+    for i in 0..3 {
+        let out = s.run(&[turn(vec![text("ok")])], &["-p", &format!("prompt {i}")]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let files = session_files(&s);
+    assert_eq!(files.len(), 3);
+    let by_prompt = |n: &str| -> PathBuf {
+        files
+            .iter()
+            .find(|f| std::fs::read_to_string(f).unwrap().contains(n))
+            .expect("a session of that prompt")
+            .clone()
+    };
+    let (expired, twinned, fresh) = (
+        by_prompt("prompt 0"),
+        by_prompt("prompt 1"),
+        by_prompt("prompt 2"),
+    );
+    // The session of "prompt 1" also has a newer file (what `--list-sessions` shows).
+    let name = twinned.file_name().unwrap().to_string_lossy().into_owned();
+    let short = name.trim_end_matches(".jsonl").rsplit('-').next().unwrap();
+    let twin = chats(&s).join(format!("session-2099-01-01T00-00-{short}.jsonl"));
+    std::fs::copy(&twinned, &twin).unwrap();
+    let not_a_session = chats(&s).join("session-2020-01-01T00-00-deadbeef.jsonl");
+    std::fs::write(&not_a_session, "not json\n").unwrap();
+    for old in [&expired, &twinned, &not_a_session] {
+        age_file(old, 40);
+    }
+
+    let out = s.run(&[turn(vec![text("ok")])], &["-p", "prompt 3"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    assert!(!expired.exists(), "the expired session is deleted");
+    for kept in [&twinned, &twin, &fresh, &not_a_session] {
+        assert!(kept.exists(), "{} stays", kept.display());
+    }
+    let out = s.bare_command().arg("--list-sessions").output().unwrap();
+    let list = stdout(&out);
+    assert!(list.contains("(3):"), "{list}");
+    assert!(!list.contains("prompt 0"), "{list}");
+}
+
 /// The signals a process catches (`SigCgt` of /proc/PID/status), as a bit mask.
 fn caught_signals(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))

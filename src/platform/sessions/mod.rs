@@ -241,6 +241,11 @@ impl SessionStore {
     }
 }
 
+/// The file names [`SessionStore::list`] reads: `session-*.jsonl` and `session-*.json`.
+fn is_session_file_name(name: &str) -> bool {
+    name.starts_with("session-") && (name.ends_with(".jsonl") || name.ends_with(".json"))
+}
+
 /// Adds the sessions of the `chats` directory `dir` to `out` (the newer file of an id
 /// wins).
 fn list_dir(dir: &Path, out: &mut Vec<SessionInfo>) {
@@ -249,7 +254,7 @@ fn list_dir(dir: &Path, out: &mut Vec<SessionInfo>) {
     };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.starts_with("session-") || !(name.ends_with(".jsonl") || name.ends_with(".json")) {
+        if !is_session_file_name(&name) {
             continue;
         }
         let Some(info) = read_head(&entry.path()) else {
