@@ -5,6 +5,7 @@
 //! feeds it the calls and text of a turn and decides what to do when it fires.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 
 use serde_json::Value;
 
@@ -55,7 +56,8 @@ impl LoopKind {
 /// The state of one user turn.
 #[derive(Debug, Default)]
 pub struct LoopDetector {
-    last_call: Option<String>,
+    /// The fingerprint of the last call asked for.
+    last_call: Option<u64>,
     repetitions: u32,
     /// Text streamed since the last tool call, at most [`MAX_HISTORY_LENGTH`] bytes.
     history: String,
@@ -74,19 +76,20 @@ impl LoopDetector {
 
     /// A tool call the model asked for; `Some` when it makes a loop.
     pub fn check_call(&mut self, call: &FunctionCall) -> Option<LoopKind> {
-        self.check_key(&call_key(call), &call.name)
+        self.check_key(CallKey::of(call))
     }
 
-    fn check_key(&mut self, key: &str, name: &str) -> Option<LoopKind> {
+    fn check_key(&mut self, key: CallKey<'_>) -> Option<LoopKind> {
         self.reset_content();
-        if self.last_call.as_deref() == Some(key) {
+        let fingerprint = key.fingerprint();
+        if self.last_call == Some(fingerprint) {
             self.repetitions += 1;
         } else {
-            self.last_call = Some(key.to_string());
+            self.last_call = Some(fingerprint);
             self.repetitions = 1;
         }
         (self.repetitions >= TOOL_CALL_LOOP_THRESHOLD).then(|| LoopKind::ToolCall {
-            name: name.to_string(),
+            name: key.name.to_string(),
             count: self.repetitions,
         })
     }
@@ -97,12 +100,12 @@ impl LoopDetector {
         &mut self,
         calls: &[C],
     ) -> Option<LoopKind> {
-        let keys: Vec<String> = calls.iter().map(|c| call_key(c.borrow())).collect();
-        let mut seen = std::collections::HashSet::with_capacity(keys.len());
-        keys.iter()
-            .zip(calls)
-            .filter(|(key, _)| seen.insert(key.as_str()))
-            .find_map(|(key, call)| self.check_key(key, &call.borrow().name))
+        let mut seen = HashSet::with_capacity(calls.len());
+        calls
+            .iter()
+            .map(|c| CallKey::of(c.borrow()))
+            .filter(|key| seen.insert(*key))
+            .find_map(|key| self.check_key(key))
     }
 
     /// A piece of streamed text; `Some` when the text has started to loop. Text inside
@@ -180,17 +183,18 @@ impl LoopDetector {
     }
 }
 
-/// Failures of each call (by [`call_key`]) in one user turn, so a call that keeps
+/// Failures of each call (by its fingerprint, [`CallKey::fingerprint`]) in one user turn, so a call that keeps
 /// failing the same way is caught after [`FAILED_CALL_NUDGE`] failures instead of
 /// [`TOOL_CALL_LOOP_THRESHOLD`] calls.
 #[derive(Debug, Default)]
 pub struct FailedCalls {
-    failures: HashMap<String, u32>,
-    /// The key of the last call that succeeded, and how many times in a row it did.
-    last_success: Option<(String, u32)>,
+    failures: HashMap<u64, u32>,
+    /// The fingerprint of the last call that succeeded, and how many times in a row it
+    /// did.
+    last_success: Option<(u64, u32)>,
     /// The reads ([`READ_ONLY_TOOLS`]) that succeeded since the last call that may
     /// have changed something: the same read again gets the same answer.
-    seen_reads: HashSet<String>,
+    seen_reads: HashSet<u64>,
 }
 
 /// Tools whose answer depends only on the files: the same call again, with nothing
@@ -209,7 +213,7 @@ impl FailedCalls {
         if !failed && self.failures.is_empty() {
             return 0;
         }
-        let key = call_key_of(name, args);
+        let key = CallKey { name, args }.fingerprint();
         if !failed {
             self.failures.remove(&key);
             return 0;
@@ -231,9 +235,9 @@ impl FailedCalls {
     /// since, counts as at least a second success too (a small model alternated the
     /// same search and reads for three minutes).
     pub fn record_success(&mut self, name: &str, args: &Value) -> u32 {
-        let key = call_key_of(name, args);
+        let key = CallKey { name, args }.fingerprint();
         let read_again = if READ_ONLY_TOOLS.contains(&name) {
-            !self.seen_reads.insert(key.clone())
+            !self.seen_reads.insert(key)
         } else {
             self.seen_reads.clear();
             false
@@ -246,7 +250,7 @@ impl FailedCalls {
         }
     }
 
-    fn row_of_successes(&mut self, key: String) -> u32 {
+    fn row_of_successes(&mut self, key: u64) -> u32 {
         match &mut self.last_success {
             Some((last, count)) if *last == key => {
                 *count += 1;
@@ -270,7 +274,7 @@ impl FailedCalls {
         }
         calls.iter().find_map(|c| {
             let call = c.borrow();
-            let failures = *self.failures.get(&call_key(call))?;
+            let failures = *self.failures.get(&CallKey::of(call).fingerprint())?;
             (failures >= FAILED_CALL_NUDGE).then(|| LoopKind::FailingCall {
                 name: call.name.clone(),
                 failures,
@@ -317,14 +321,14 @@ pub fn duplicates<C: std::borrow::Borrow<FunctionCall>>(calls: &[C]) -> Vec<Opti
     if calls.len() < 2 {
         return vec![None; calls.len()];
     }
-    let mut first: HashMap<String, usize> = HashMap::with_capacity(calls.len());
+    let mut first: HashMap<CallKey<'_>, usize> = HashMap::with_capacity(calls.len());
     calls
         .iter()
         .enumerate()
         .map(|(i, c)| (i, c.borrow()))
         .map(|(i, c)| match RUN_ONCE_TOOLS.contains(&c.name.as_str()) {
             false => None,
-            true => match first.entry(call_key(c)) {
+            true => match first.entry(CallKey::of(c)) {
                 std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
                 std::collections::hash_map::Entry::Vacant(e) => {
                     e.insert(i);
@@ -335,54 +339,87 @@ pub fn duplicates<C: std::borrow::Borrow<FunctionCall>>(calls: &[C]) -> Vec<Opti
         .collect()
 }
 
-/// `name:` and the arguments with object keys sorted, so that key order does not hide a
-/// repetition; written into one buffer.
-fn call_key(call: &FunctionCall) -> String {
-    call_key_of(&call.name, &call.args)
+/// A call as a key: its tool and its arguments, compared as JSON values (object keys
+/// in any order, since an object is a map; numbers and strings exactly). It borrows
+/// the call: making one, hashing it and comparing two allocate nothing.
+#[derive(Debug, Clone, Copy)]
+struct CallKey<'a> {
+    name: &'a str,
+    args: &'a Value,
 }
 
-fn call_key_of(name: &str, args: &Value) -> String {
-    let mut out = Vec::with_capacity(name.len() + 64);
-    out.extend_from_slice(name.as_bytes());
-    out.push(b':');
-    write_canonical(args, &mut out);
-    // Only JSON text and a `String` name were written.
-    String::from_utf8(out).unwrap_or_default()
-}
+impl<'a> CallKey<'a> {
+    fn of(call: &'a FunctionCall) -> Self {
+        Self {
+            name: &call.name,
+            args: &call.args,
+        }
+    }
 
-fn write_canonical(value: &Value, out: &mut Vec<u8>) {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            out.push(b'{');
-            for (i, (key, item)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_leaf(key, out);
-                out.push(b':');
-                write_canonical(item, out);
-            }
-            out.push(b'}');
-        }
-        Value::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(b']');
-        }
-        leaf => write_leaf(leaf, out),
+    /// A 64-bit fingerprint of the call, for what is kept across model turns (where
+    /// borrowing the call is not possible). Two different calls share one with odds of
+    /// 2^-64; the cost of that is a wrong note or count, never a call left unrun.
+    fn fingerprint(self) -> u64 {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        self.hash(&mut hasher);
+        hasher.finish()
     }
 }
 
-/// A string or scalar as JSON (writing into a `Vec` cannot fail).
-fn write_leaf<T: serde::Serialize + ?Sized>(leaf: &T, out: &mut Vec<u8>) {
-    let _ = serde_json::to_writer(&mut *out, leaf);
+impl PartialEq for CallKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        // `Value`'s equality compares objects as maps (serde_json's `Map` with
+        // `preserve_order` is an `IndexMap`, whose equality ignores order).
+        self.name == other.name && self.args == other.args
+    }
+}
+
+impl Eq for CallKey<'_> {}
+
+impl Hash for CallKey<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+        hash_value(self.args, state);
+    }
+}
+
+/// Hashes a JSON value so that equal values (objects with their keys in any order)
+/// hash alike: an object's entries are hashed each on their own and summed. Unlike
+/// `Value`'s own `Hash`, this sorts nothing and allocates nothing.
+fn hash_value<H: Hasher>(value: &Value, state: &mut H) {
+    match value {
+        Value::Null => state.write_u8(0),
+        Value::Bool(b) => {
+            state.write_u8(1);
+            b.hash(state);
+        }
+        Value::Number(n) => {
+            state.write_u8(2);
+            n.hash(state);
+        }
+        Value::String(text) => {
+            state.write_u8(3);
+            text.hash(state);
+        }
+        Value::Array(items) => {
+            state.write_u8(4);
+            state.write_usize(items.len());
+            for item in items {
+                hash_value(item, state);
+            }
+        }
+        Value::Object(map) => {
+            let sum = map.iter().fold(0u64, |sum, (key, item)| {
+                let mut entry = std::collections::hash_map::DefaultHasher::new();
+                key.hash(&mut entry);
+                hash_value(item, &mut entry);
+                sum.wrapping_add(entry.finish())
+            });
+            state.write_u8(5);
+            state.write_usize(map.len());
+            state.write_u64(sum);
+        }
+    }
 }
 
 /// A Markdown line whose repetition is expected: a table row, a list item, a heading,
@@ -429,6 +466,38 @@ mod tests {
                 count: TOOL_CALL_LOOP_THRESHOLD
             })
         );
+    }
+
+    /// Keys in another order, at any depth, make the same call (equal, same
+    /// fingerprint); any other difference makes another call.
+    #[test]
+    fn a_call_key_ignores_key_order_and_nothing_else() {
+        let base = json!({"a": {"x": 1, "y": [1, "t"]}, "b": null, "c": true});
+        let reordered = json!({"c": true, "b": null, "a": {"y": [1, "t"], "x": 1}});
+        let key = |args| CallKey { name: "f", args };
+        assert_eq!(key(&base), key(&reordered));
+        assert_eq!(key(&base).fingerprint(), key(&reordered).fingerprint());
+        let others = [
+            json!({"a": {"x": 1.0, "y": [1, "t"]}, "b": null, "c": true}),
+            json!({"a": {"x": "1", "y": [1, "t"]}, "b": null, "c": true}),
+            json!({"a": {"x": 1, "y": ["t", 1]}, "b": null, "c": true}),
+            json!({"a": {"x": 1, "y": [1, "t"]}, "b": null}),
+            json!({"a": {"x": 1, "y": [1, "t"]}, "b": true, "c": null}),
+            json!({"a": {"x": 1, "y": [1, "t"]}, "b": null, "c": true, "d": 0}),
+        ];
+        for other in &others {
+            assert_ne!(key(&base), key(other), "{other}");
+            assert_ne!(
+                key(&base).fingerprint(),
+                key(other).fingerprint(),
+                "{other}"
+            );
+        }
+        let renamed = CallKey {
+            name: "g",
+            args: &base,
+        };
+        assert_ne!(key(&base).fingerprint(), renamed.fingerprint());
     }
 
     #[test]
