@@ -107,6 +107,14 @@ fn audio_mime_from(mime: Option<&str>, ext: &str) -> Option<&'static str> {
     AUDIO_TYPES.iter().find(|(e, _)| *e == ext).map(|(_, t)| *t)
 }
 
+/// Extensions that name neither media (image, audio, video, PDF) nor a binary format:
+/// a file of one is text or binary by its content alone (a test holds them to that).
+const PLAIN_TEXT_EXTENSIONS: &[&str] = &[
+    "c", "cc", "cpp", "cs", "css", "go", "h", "hpp", "html", "java", "js", "json", "jsx", "kt",
+    "lock", "md", "py", "rb", "rs", "sh", "sql", "swift", "toml", "tsx", "txt", "xml", "yaml",
+    "yml",
+];
+
 /// The kind of a file from its name and its first bytes (`head`, 4 KiB is plenty).
 pub fn detect(path: &Path, head: &[u8]) -> FileKind {
     let ext = extension(path);
@@ -115,6 +123,15 @@ pub fn detect(path: &Path, head: &[u8]) -> FileKind {
     }
     if ext == "svg" {
         return FileKind::Svg;
+    }
+    // Source and text files, most of what is read: no media type, no binary extension,
+    // so their kind is the content's (the table lookup below would say so too).
+    if PLAIN_TEXT_EXTENSIONS.contains(&ext.as_str()) {
+        return if looks_binary(head) {
+            FileKind::Binary
+        } else {
+            FileKind::Text
+        };
     }
     let mime = mime_essence(path);
     if let Some(mime) = mime.as_deref() {
@@ -261,6 +278,27 @@ fn decode_utf32(bytes: &[u8], little_endian: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The extensions that skip the media table are in it as no media type, and are
+    /// neither binary nor audio extensions: skipping it changes no answer.
+    #[test]
+    fn plain_text_extensions_name_no_media_and_no_binary_format() {
+        for ext in PLAIN_TEXT_EXTENSIONS {
+            let path = std::path::PathBuf::from(format!("f.{ext}"));
+            let mime = mime_essence(&path);
+            let media = mime.as_deref().is_some_and(|m| {
+                m.starts_with("image/")
+                    || m.starts_with("audio/")
+                    || m.starts_with("video/")
+                    || m == "application/pdf"
+            });
+            assert!(!media, "{ext}: {mime:?}");
+            assert!(audio_mime_from(mime.as_deref(), ext).is_none(), "{ext}");
+            assert!(!BINARY_EXTENSIONS.contains(ext), "{ext}");
+            assert_eq!(detect(&path, b"fn main() {}"), FileKind::Text, "{ext}");
+            assert_eq!(detect(&path, b"\0\x01\x02"), FileKind::Binary, "{ext}");
+        }
+    }
 
     /// The essence read from `mime_guess`'s table is the parsed `Mime`'s essence.
     #[test]

@@ -138,10 +138,9 @@ impl ContextFiles {
     /// Marks `dir` as searched for this session; false when it already was (then its
     /// ancestors need no new search). Cheap: no file system access.
     pub fn claim_dir(&self, dir: &Path) -> bool {
-        self.scanned
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(dir.to_path_buf())
+        let mut scanned = self.scanned.lock().unwrap_or_else(|p| p.into_inner());
+        // Most calls of a batch land in directories already claimed: no copy for them.
+        !scanned.contains(dir) && scanned.insert(dir.to_path_buf())
     }
 
     /// The unseen context files in `dir` and its ancestors up to the ceiling (the

@@ -81,7 +81,7 @@ impl IgnoreRules {
     /// Whether `path` (absolute, real) lies under `root` and is excluded by an ignore
     /// file between `root` and the path, or is inside `.git`.
     pub fn is_ignored(&mut self, root: &Path, path: &Path, is_dir: bool) -> bool {
-        let Ok(rel) = path.strip_prefix(root) else {
+        let Some(rel) = crate::engine::paths::strip_path_prefix(path, root) else {
             return false;
         };
         // Part of the git rules: with them off, `.git` is left to the workspace check.
@@ -95,7 +95,7 @@ impl IgnoreRules {
         let dirs = path
             .ancestors()
             .skip(1)
-            .take_while(|dir| dir.starts_with(root));
+            .take_while(|dir| crate::engine::paths::starts_with_path(dir, root));
         for dir in dirs {
             let rules = self.rules_of(dir);
             if !git_decided {

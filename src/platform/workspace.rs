@@ -143,7 +143,7 @@ impl Workspace {
     pub fn check_real(&self, attempted: &Path, real: PathBuf) -> Result<PathBuf, PathError> {
         let roots = self.read_roots();
         for root in roots.iter().chain(self.temp_dir.as_ref()) {
-            if let Ok(rel) = real.strip_prefix(root) {
+            if let Some(rel) = strip_path_prefix(&real, root) {
                 if rel.components().any(|c| is_blocked(c.as_os_str())) {
                     break;
                 }
@@ -195,12 +195,8 @@ impl Workspace {
     /// when it lies elsewhere.
     pub fn display_relative(&self, path: &Path) -> String {
         for root in self.read_roots().iter() {
-            if let Ok(rel) = path.strip_prefix(root) {
-                let text = rel
-                    .components()
-                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                    .collect::<Vec<_>>()
-                    .join("/");
+            if let Some(rel) = strip_path_prefix(path, root) {
+                let text = components_text(rel);
                 return if text.is_empty() { ".".into() } else { text };
             }
         }
@@ -234,7 +230,7 @@ pub fn deepest_root(roots: &[PathBuf], path: &Path) -> Option<usize> {
     roots
         .iter()
         .enumerate()
-        .filter(|(_, root)| path.starts_with(root))
+        .filter(|(_, root)| starts_with_path(path, root))
         .max_by_key(|(_, root)| root.components().count())
         .map(|(i, _)| i)
 }
@@ -264,6 +260,7 @@ pub fn validate_path_text(path: &str) -> Result<(), PathError> {
 }
 
 pub use crate::engine::paths::normalize_lexically;
+use crate::engine::paths::{components_text, starts_with_path, strip_path_prefix};
 
 /// `realpath` that also works for paths that do not exist yet: a dangling symlink is
 /// followed to its target, and a missing tail is resolved through its parent.

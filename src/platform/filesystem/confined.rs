@@ -31,6 +31,7 @@ use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 
 use super::FsError;
+use crate::engine::paths::strip_path_prefix;
 use crate::platform::workspace::{
     deepest_root, normalize_lexically, validate_path_text, PathError, Workspace,
 };
@@ -159,7 +160,7 @@ impl Confined {
     pub fn locate_lexically(&self, path: &Path) -> Option<Located> {
         let roots = self.read_roots();
         let root = deepest_root(&roots.paths, path)?;
-        let rel = path.strip_prefix(&roots.paths[root]).ok()?;
+        let rel = strip_path_prefix(path, &roots.paths[root])?;
         Some(Located {
             root,
             rel: rel.to_path_buf(),
@@ -198,7 +199,7 @@ impl Confined {
                 Some(index) => {
                     // Blocked segments (`.git`, `.env`, ...) by the text of the path.
                     let root = &roots.paths[index];
-                    let rel = abs.strip_prefix(root).unwrap_or(&abs);
+                    let rel = strip_path_prefix(&abs, root).unwrap_or(&abs);
                     let named = self.workspace.check_real(path, root.join(rel))?;
                     // No symlink on the way (`RESOLVE_NO_SYMLINKS`): the file's real
                     // path is its root's (canonical) path joined with the rest, already
