@@ -223,10 +223,25 @@ impl Inner {
         let (slots, mut settled) = tokio::sync::mpsc::unbounded_channel();
         let dispatch = self.clone().dispatch(calls, cancel, slots);
         let deliver = async {
-            while let Some(slot) = settled.recv().await {
-                let completed = self.settle(slot).await;
-                // A Chat that stopped listening no longer needs the answer.
-                let _ = answers.send(completed);
+            let mut waiting: Option<Slot> = None;
+            let mut burst = Vec::new();
+            loop {
+                let slot = match waiting.take() {
+                    Some(slot) => slot,
+                    None => match settled.recv().await {
+                        Some(slot) => slot,
+                        None => break,
+                    },
+                };
+                burst.push(self.settle(slot).await);
+                // The calls after it that are answered already go with it, sent back
+                // to back: the Chat (on another thread) wakes once for the burst
+                // instead of once per call. None waits for a call still running.
+                waiting = self.take_answered(&mut settled, &mut burst);
+                // A Chat that stopped listening no longer needs the answers.
+                for completed in burst.drain(..) {
+                    let _ = answers.send(completed);
+                }
             }
         };
         futures::join!(dispatch, deliver);
@@ -241,19 +256,53 @@ impl Inner {
     async fn settle(&self, slot: Slot) -> Arc<CompletedCall> {
         match slot {
             Slot::Done(c) => c,
-            Slot::Running(answered, running) => match answered.await {
-                Ok(Ok(c)) => c,
-                Ok(Err(panic)) => self.failed(
-                    &running.info(),
-                    ToolErrorKind::UnhandledException,
-                    format!("Internal error while running the tool: it panicked ({panic})"),
-                ),
-                Err(_) => self.failed(
-                    &running.info(),
-                    ToolErrorKind::UnhandledException,
-                    "Internal error while running the tool: its task was dropped".to_string(),
-                ),
-            },
+            Slot::Running(answered, running) => {
+                let answer = answered.await;
+                self.answer_of(answer.map_err(|_| ()), running)
+            }
+        }
+    }
+
+    /// Moves the slots that are answered already, in call order, into `burst` (at
+    /// most [`DELIVERY_BURST`]); returns the first slot still waiting, if any.
+    fn take_answered(
+        &self,
+        settled: &mut tokio::sync::mpsc::UnboundedReceiver<Slot>,
+        burst: &mut Vec<Arc<CompletedCall>>,
+    ) -> Option<Slot> {
+        use tokio::sync::oneshot::error::TryRecvError;
+        while burst.len() < DELIVERY_BURST {
+            match settled.try_recv().ok()? {
+                Slot::Done(c) => burst.push(c),
+                Slot::Running(mut answered, running) => match answered.try_recv() {
+                    Ok(answer) => burst.push(self.answer_of(Ok(answer), running)),
+                    Err(TryRecvError::Closed) => burst.push(self.answer_of(Err(()), running)),
+                    Err(TryRecvError::Empty) => return Some(Slot::Running(answered, running)),
+                },
+            }
+        }
+        None
+    }
+
+    /// A running call's answer from what its task sent (`Err`: the task was dropped
+    /// without sending).
+    fn answer_of(
+        &self,
+        answer: Result<Result<Arc<CompletedCall>, String>, ()>,
+        running: RunningCall,
+    ) -> Arc<CompletedCall> {
+        match answer {
+            Ok(Ok(c)) => c,
+            Ok(Err(panic)) => self.failed(
+                &running.info(),
+                ToolErrorKind::UnhandledException,
+                format!("Internal error while running the tool: it panicked ({panic})"),
+            ),
+            Err(()) => self.failed(
+                &running.info(),
+                ToolErrorKind::UnhandledException,
+                "Internal error while running the tool: its task was dropped".to_string(),
+            ),
         }
     }
 
@@ -420,6 +469,10 @@ impl Inner {
 
 /// Calls the dispatcher starts before it yields to the tasks of its thread.
 const DISPATCH_BURST: usize = 16;
+
+/// At most this many answered calls are handed to the Chat in one burst (a bound, so
+/// that a long run of finished calls still reaches it in pieces).
+const DELIVERY_BURST: usize = 64;
 
 fn wait_for_previous(args: &Value) -> bool {
     args.get("wait_for_previous").and_then(Value::as_bool) == Some(true)
