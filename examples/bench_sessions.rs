@@ -1,6 +1,8 @@
-//! Session benchmark: `--list-sessions` over many long sessions and resuming one long
-//! session, through the real binary (process start included), each against a baseline
-//! measured in the same run: the time to merely read every byte of the same files.
+//! Session benchmark: `--list-sessions` over many long sessions, resuming one long
+//! session, and starting a new session in a project that has many, through the real
+//! binary (process start included), each against a baseline measured in the same run:
+//! the time to merely read every byte of the same files, or a new session in a project
+//! that has none.
 //!
 //!     cargo build --release && cargo run --release --example bench_sessions \
 //!         [-- --sessions 500 --records 2000 --messages 10000 --iters 7]
@@ -105,6 +107,16 @@ fn read_all(files: &[PathBuf]) -> Duration {
     started.elapsed()
 }
 
+/// Deletes the session files (and lock files) in `chats` that are not in `keep`.
+fn remove_new_sessions(chats: &Path, keep: &[PathBuf]) {
+    for entry in std::fs::read_dir(chats).expect("chats").flatten() {
+        let path = entry.path();
+        if !keep.contains(&path) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
 fn main() {
     let sessions = arg("--sessions", 500);
     let records = arg("--records", 2000);
@@ -181,6 +193,7 @@ fn main() {
 
     let (mut list, mut list_base, mut resume, mut resume_base, mut fresh) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut start_among = Vec::new();
     // Interleaved A/B rounds; the median of each.
     for _ in 0..iters {
         list.push(run(&bin, &list_home, &ws, &["--list-sessions"]));
@@ -214,9 +227,20 @@ fn main() {
             &ws,
             &["--fake-responses", &script, "-p", "go on"],
         ));
+        // The same new one-turn session in a project that has `sessions` sessions (all
+        // in date: the default retention has nothing to delete). Its own session is
+        // removed again, so every round starts among the same files.
+        start_among.push(run(
+            &bin,
+            &list_home,
+            &ws,
+            &["--fake-responses", &script, "-p", "go on"],
+        ));
+        remove_new_sessions(&store.chats, &files);
     }
     let (list, list_base) = (median(list), median(list_base));
     let (resume, resume_base, fresh) = (median(resume), median(resume_base), median(fresh));
+    let start_among = median(start_among);
     let report = json!({
         "sessions": sessions, "records_per_session": records, "bytes_listed": bytes,
         "list_sessions_ms": ms(list),
@@ -225,6 +249,8 @@ fn main() {
         "resume_messages": messages,
         "resume_ms": ms(resume),
         "fresh_one_turn_session_ms": ms(fresh),
+        "new_session_among_them_ms": ms(start_among),
+        "new_session_among_them_vs_fresh": (start_among.as_secs_f64() / fresh.as_secs_f64() * 1000.0).round() / 1000.0,
         "resume_minus_fresh_ms": ms(resume.saturating_sub(fresh)),
         "baseline_read_session_file_ms": ms(resume_base),
         "iters": iters,

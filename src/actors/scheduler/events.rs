@@ -2,18 +2,57 @@
 //! burst once the Scheduler's current step yields (or at once where order against
 //! another message matters). A busy batch then wakes the front end once per burst
 //! instead of once per event; the order of events is kept.
+//!
+//! Bursts are paced ([`WakePacer`]): after one, the next waits until [`WAKE_EVERY`]
+//! has passed. The first event after a quiet spell goes at once, and a batch's end
+//! sends what is left, so a single call is never delayed; a batch of a thousand calls
+//! wakes the front end's thread about once a millisecond instead of once per call.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use actix::Recipient;
 
 use crate::protocol::UiEvent;
 
+/// The least time between two bursts sent to another thread while a batch runs.
+pub(super) const WAKE_EVERY: Duration = Duration::from_millis(1);
+
+/// Paces the bursts one sender hands to another thread: [`WakePacer::wait`] returns at
+/// once when the last burst is [`WAKE_EVERY`] old, else when it will be.
+#[derive(Default)]
+pub(super) struct WakePacer {
+    last: Mutex<Option<Instant>>,
+}
+
+impl WakePacer {
+    /// How long the next burst must wait.
+    fn delay(&self) -> Duration {
+        let last = *self.last.lock().unwrap_or_else(|p| p.into_inner());
+        last.map_or(Duration::ZERO, |at| WAKE_EVERY.saturating_sub(at.elapsed()))
+    }
+
+    /// A burst is being sent now.
+    fn sent(&self) {
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+    }
+
+    /// Waits until the next burst may go, and counts it as sent.
+    pub(super) async fn wait(&self) {
+        let delay = self.delay();
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        self.sent();
+    }
+}
+
 /// Events on their way to the front end.
 pub(super) struct EventQueue {
     recipient: Recipient<UiEvent>,
     pending: Mutex<Vec<UiEvent>>,
+    pacer: WakePacer,
     flush_scheduled: AtomicBool,
     /// The front end shows calls requested and running, not only finished.
     call_progress: AtomicBool,
@@ -24,6 +63,7 @@ impl EventQueue {
         Arc::new(Self {
             recipient,
             pending: Mutex::new(Vec::new()),
+            pacer: WakePacer::default(),
             flush_scheduled: AtomicBool::new(false),
             call_progress: AtomicBool::new(true),
         })
@@ -42,8 +82,9 @@ impl EventQueue {
         &self.recipient
     }
 
-    /// Queues an event; a flush runs when the current step of the Scheduler yields.
-    /// Must be called on the Scheduler's arbiter.
+    /// Queues an event; a flush runs when the current step of the Scheduler yields,
+    /// or, right after another flush, once [`WAKE_EVERY`] has passed. Must be called on
+    /// the Scheduler's arbiter.
     pub(super) fn push(self: &Arc<Self>, event: UiEvent) {
         self.pending
             .lock()
@@ -51,8 +92,13 @@ impl EventQueue {
             .push(event);
         if !self.flush_scheduled.swap(true, Ordering::AcqRel) {
             let queue = self.clone();
+            let delay = self.pacer.delay();
             actix::spawn(async move {
-                tokio::task::yield_now().await;
+                if delay.is_zero() {
+                    tokio::task::yield_now().await;
+                } else {
+                    tokio::time::sleep(delay).await;
+                }
                 queue.flush();
             });
         }
@@ -60,6 +106,7 @@ impl EventQueue {
 
     /// Sends everything queued, in order, now.
     pub(super) fn flush(&self) {
+        self.pacer.sent();
         self.flush_scheduled.store(false, Ordering::Release);
         let events = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
         for event in events {

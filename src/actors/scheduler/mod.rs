@@ -223,6 +223,7 @@ impl Inner {
         let (slots, mut settled) = tokio::sync::mpsc::unbounded_channel();
         let dispatch = self.clone().dispatch(calls, cancel, slots);
         let deliver = async {
+            let pacer = events::WakePacer::default();
             let mut waiting: Option<Slot> = None;
             let mut burst = Vec::new();
             loop {
@@ -234,9 +235,11 @@ impl Inner {
                     },
                 };
                 burst.push(self.settle(slot).await);
-                // The calls after it that are answered already go with it, sent back
-                // to back: the Chat (on another thread) wakes once for the burst
-                // instead of once per call. None waits for a call still running.
+                // Paced (the first answer after a quiet spell goes at once), and the
+                // calls after it that are answered by then go with it, sent back to
+                // back: the Chat (on another thread) wakes once for the burst instead
+                // of once per call. None waits for a call still running.
+                pacer.wait().await;
                 waiting = self.take_answered(&mut settled, &mut burst);
                 // A Chat that stopped listening no longer needs the answers.
                 for completed in burst.drain(..) {
@@ -472,7 +475,7 @@ const DISPATCH_BURST: usize = 16;
 
 /// At most this many answered calls are handed to the Chat in one burst (a bound, so
 /// that a long run of finished calls still reaches it in pieces).
-const DELIVERY_BURST: usize = 64;
+const DELIVERY_BURST: usize = 1024;
 
 fn wait_for_previous(args: &Value) -> bool {
     args.get("wait_for_previous").and_then(Value::as_bool) == Some(true)
