@@ -3,10 +3,11 @@
 //! another message matters). A busy batch then wakes the front end once per burst
 //! instead of once per event; the order of events is kept.
 //!
-//! Bursts are paced ([`WakePacer`]): after one, the next waits until [`WAKE_EVERY`]
-//! has passed. The first event after a quiet spell goes at once, and a batch's end
-//! sends what is left, so a single call is never delayed; a batch of a thousand calls
-//! wakes the front end's thread about once a millisecond instead of once per call.
+//! Bursts are paced ([`WakePacer`]): within a batch, after one, the next waits until
+//! [`WAKE_EVERY`] has passed. A batch's first events go at once, and its end sends
+//! what is left, so a single call is never delayed (and sets no timer); a batch of a
+//! thousand calls wakes the front end's thread about once a millisecond instead of
+//! once per call.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,8 +20,8 @@ use crate::protocol::UiEvent;
 /// The least time between two bursts sent to another thread while a batch runs.
 pub(super) const WAKE_EVERY: Duration = Duration::from_millis(1);
 
-/// Paces the bursts one sender hands to another thread: [`WakePacer::wait`] returns at
-/// once when the last burst is [`WAKE_EVERY`] old, else when it will be.
+/// Paces the bursts one sender hands to another thread: [`WakePacer::until_due`]
+/// returns at once when the last burst is [`WAKE_EVERY`] old, else when it will be.
 #[derive(Default)]
 pub(super) struct WakePacer {
     last: Mutex<Option<Instant>>,
@@ -34,17 +35,21 @@ impl WakePacer {
     }
 
     /// A burst is being sent now.
-    fn sent(&self) {
+    pub(super) fn sent(&self) {
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
     }
 
-    /// Waits until the next burst may go, and counts it as sent.
-    pub(super) async fn wait(&self) {
+    /// A quiet spell starts (a batch ended): the next burst goes at once.
+    fn quiet(&self) {
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// Waits until the next burst may go.
+    pub(super) async fn until_due(&self) {
         let delay = self.delay();
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
         }
-        self.sent();
     }
 }
 
@@ -106,11 +111,21 @@ impl EventQueue {
 
     /// Sends everything queued, in order, now.
     pub(super) fn flush(&self) {
-        self.pacer.sent();
         self.flush_scheduled.store(false, Ordering::Release);
         let events = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|p| p.into_inner()));
+        if events.is_empty() {
+            return;
+        }
+        self.pacer.sent();
         for event in events {
             self.recipient.do_send(event);
         }
+    }
+
+    /// Sends everything queued at the end of a batch; the next batch's first events
+    /// then go at once (a session of one call per turn never waits for the pacer).
+    pub(super) fn flush_batch_end(&self) {
+        self.flush();
+        self.pacer.quiet();
     }
 }

@@ -22,6 +22,7 @@ use crate::tools::{Services, ToolRegistry};
 mod approval;
 mod budget;
 mod conflicts;
+mod delivery;
 mod events;
 mod hooks;
 mod run;
@@ -130,11 +131,16 @@ struct SlotSink {
     sink: tokio::sync::mpsc::UnboundedSender<Slot>,
     /// Slots sent so far (the index of the next call).
     len: usize,
+    /// Counts the calls answered (a slot that comes answered is one).
+    outstanding: Arc<delivery::Outstanding>,
 }
 
 impl SlotSink {
     fn push(&mut self, slot: Slot) {
         self.len += 1;
+        if matches!(slot, Slot::Done(_)) {
+            self.outstanding.answered_one();
+        }
         // Delivery runs as long as the batch; if it is gone, so is the batch.
         let _ = self.sink.send(slot);
     }
@@ -220,93 +226,17 @@ impl Inner {
             answers,
             ..
         } = batch;
-        let (slots, mut settled) = tokio::sync::mpsc::unbounded_channel();
-        let dispatch = self.clone().dispatch(calls, cancel, slots);
-        let deliver = async {
-            let pacer = events::WakePacer::default();
-            let mut waiting: Option<Slot> = None;
-            let mut burst = Vec::new();
-            loop {
-                let slot = match waiting.take() {
-                    Some(slot) => slot,
-                    None => match settled.recv().await {
-                        Some(slot) => slot,
-                        None => break,
-                    },
-                };
-                burst.push(self.settle(slot).await);
-                // Paced (the first answer after a quiet spell goes at once), and the
-                // calls after it that are answered by then go with it, sent back to
-                // back: the Chat (on another thread) wakes once for the burst instead
-                // of once per call. None waits for a call still running.
-                pacer.wait().await;
-                waiting = self.take_answered(&mut settled, &mut burst);
-                // A Chat that stopped listening no longer needs the answers.
-                for completed in burst.drain(..) {
-                    let _ = answers.send(completed);
-                }
-            }
-        };
+        let (slots, settled) = tokio::sync::mpsc::unbounded_channel();
+        let outstanding = delivery::Outstanding::new(calls.len());
+        let deliver = self.deliver(settled, &answers, &outstanding, calls.len());
+        let dispatch = self
+            .clone()
+            .dispatch(calls, cancel, slots, outstanding.clone());
         futures::join!(dispatch, deliver);
         // Every event of the batch reaches the front end before the Chat hears that
         // the batch is over (`answers` closes when this returns).
-        self.events.flush();
+        self.events.flush_batch_end();
         drop(answers);
-    }
-
-    /// The answer of a call, once it has one (a call's task that panicked or was
-    /// dropped fails that call only).
-    async fn settle(&self, slot: Slot) -> Arc<CompletedCall> {
-        match slot {
-            Slot::Done(c) => c,
-            Slot::Running(answered, running) => {
-                let answer = answered.await;
-                self.answer_of(answer.map_err(|_| ()), running)
-            }
-        }
-    }
-
-    /// Moves the slots that are answered already, in call order, into `burst` (at
-    /// most [`DELIVERY_BURST`]); returns the first slot still waiting, if any.
-    fn take_answered(
-        &self,
-        settled: &mut tokio::sync::mpsc::UnboundedReceiver<Slot>,
-        burst: &mut Vec<Arc<CompletedCall>>,
-    ) -> Option<Slot> {
-        use tokio::sync::oneshot::error::TryRecvError;
-        while burst.len() < DELIVERY_BURST {
-            match settled.try_recv().ok()? {
-                Slot::Done(c) => burst.push(c),
-                Slot::Running(mut answered, running) => match answered.try_recv() {
-                    Ok(answer) => burst.push(self.answer_of(Ok(answer), running)),
-                    Err(TryRecvError::Closed) => burst.push(self.answer_of(Err(()), running)),
-                    Err(TryRecvError::Empty) => return Some(Slot::Running(answered, running)),
-                },
-            }
-        }
-        None
-    }
-
-    /// A running call's answer from what its task sent (`Err`: the task was dropped
-    /// without sending).
-    fn answer_of(
-        &self,
-        answer: Result<Result<Arc<CompletedCall>, String>, ()>,
-        running: RunningCall,
-    ) -> Arc<CompletedCall> {
-        match answer {
-            Ok(Ok(c)) => c,
-            Ok(Err(panic)) => self.failed(
-                &running.info(),
-                ToolErrorKind::UnhandledException,
-                format!("Internal error while running the tool: it panicked ({panic})"),
-            ),
-            Err(()) => self.failed(
-                &running.info(),
-                ToolErrorKind::UnhandledException,
-                "Internal error while running the tool: its task was dropped".to_string(),
-            ),
-        }
     }
 
     /// Takes each call of the batch through validation, hooks and approval, in call
@@ -317,10 +247,12 @@ impl Inner {
         calls: Vec<Arc<FunctionCall>>,
         cancel: CancellationToken,
         slots: tokio::sync::mpsc::UnboundedSender<Slot>,
+        outstanding: Arc<delivery::Outstanding>,
     ) {
         let mut slots = SlotSink {
             sink: slots,
             len: 0,
+            outstanding,
         };
         let mut conflicts = ConflictTracker::default();
         let mut stop_reason: Option<&'static str> = None;
@@ -445,9 +377,11 @@ impl Inner {
                     // keep the captured future and the future it awaits, two copies
                     // of the call's state for as long as it is in flight.
                     let task = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(run));
+                    let outstanding = slots.outstanding.clone();
                     actix::spawn(futures::FutureExt::map(task, move |completed| {
                         drop(permit);
                         let _ = answer.send(completed.map_err(|p| panic_text(p.as_ref())));
+                        outstanding.answered_one();
                     }));
                     slots.push(Slot::Running(answered, running));
                     started += 1;
@@ -472,10 +406,6 @@ impl Inner {
 
 /// Calls the dispatcher starts before it yields to the tasks of its thread.
 const DISPATCH_BURST: usize = 16;
-
-/// At most this many answered calls are handed to the Chat in one burst (a bound, so
-/// that a long run of finished calls still reaches it in pieces).
-const DELIVERY_BURST: usize = 1024;
 
 fn wait_for_previous(args: &Value) -> bool {
     args.get("wait_for_previous").and_then(Value::as_bool) == Some(true)
