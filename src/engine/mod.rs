@@ -1,6 +1,7 @@
 //! Pure logic: no actors and no side effects beyond what callers pass in.
 
 pub mod at_refs;
+pub mod call_key;
 pub mod compact_tools;
 pub mod compression;
 pub mod context_budget;
