@@ -350,7 +350,7 @@ pub fn read_text_beneath(
         let Some(root) = deepest_root(roots, candidate).map(|i| &roots[i]) else {
             return Ok(None);
         };
-        let rel = candidate.strip_prefix(root).unwrap_or(candidate);
+        let rel = strip_path_prefix(candidate, root).unwrap_or(candidate);
         let dir = rustix::fs::open(root, OpenMode::Directory.flags(), Mode::empty())
             .map_err(|e| e.to_string())?;
         match open_beneath(dir.as_fd(), rel, OpenMode::Read.flags()) {
@@ -383,8 +383,6 @@ pub fn read_text_beneath(
     Ok((real, String::from_utf8_lossy(&bytes).into_owned()))
 }
 
-/// True when an `openat2` error means "resolution would leave the root" (or a
-/// symlink could not be followed beneath it): the path must be resolved by name.
 /// Opens `rel` beneath root `root` of `roots` (a guard the caller holds: the root's
 /// descriptor is borrowed, not counted) with `mode` and `resolve` plus [`RESOLVE`].
 fn open_in(
@@ -401,6 +399,8 @@ fn open_in(
     open_beneath_with(fd.as_fd(), rel, mode.flags(), resolve.union(RESOLVE))
 }
 
+/// True when an `openat2` error means "resolution would leave the root" (or a
+/// symlink could not be followed beneath it): the path must be resolved by name.
 fn needs_real_path(e: &io::Error) -> bool {
     e.raw_os_error() == Some(libc::EXDEV)
 }
