@@ -12,6 +12,7 @@ mod commands;
 mod compress_cmd;
 mod confirm;
 mod diff_view;
+mod dispatch;
 mod editor;
 mod extra_commands;
 mod hooks_cmd;
@@ -20,6 +21,7 @@ mod mcp_prompt;
 mod render;
 pub mod saved_rules;
 mod session_commands;
+mod session_link;
 mod shell_mode;
 mod start;
 mod status;
@@ -28,18 +30,15 @@ mod turn;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 
-use actix::prelude::*;
 use crossbeam_channel::{select, Receiver};
 use rustyline::error::ReadlineError;
 use rustyline::ExternalPrinter;
 
 pub use bridge::{FrontMsg, ReplBridge, SharedStats};
+pub use session_link::{SessionLink, ToolInfo};
 pub use start::start_actors;
 
-use crate::actors::chat::Chat;
-use crate::actors::scheduler::SharedPolicy;
 use crate::actors::session::EndReason;
 use crate::frontends::slash::custom as custom_commands;
 use crate::protocol::{ApprovalDecision, ApprovalMode};
@@ -47,94 +46,8 @@ use crate::protocol::{ApprovalDecision, ApprovalMode};
 use self::commands::After;
 use self::input::{line_editor, prompt_text, LineEditor};
 use self::render::EventRenderer;
-use self::saved_rules::{save_allowed, saved_rule_texts, SaveError};
-use self::start::Ending;
 use self::terminal::Palette;
 use self::turn::{run_turn_with, TurnParts};
-
-/// A tool as `/tools` lists it.
-#[derive(Debug, Clone)]
-pub struct ToolInfo {
-    pub name: String,
-    pub kind: String,
-    pub description: String,
-}
-
-/// What the REPL thread holds of the running session.
-pub struct SessionLink {
-    pub chat: Addr<Chat>,
-    pub policy: SharedPolicy,
-    pub stats: SharedStats,
-    pub tools: Vec<ToolInfo>,
-    pub session_id: String,
-    pub model: String,
-    pub workspace: PathBuf,
-    /// The user's config file, where "Always allow" saves rules.
-    pub user_config: PathBuf,
-    /// The saved rules as last written (or loaded).
-    persisted: Mutex<Vec<String>>,
-    /// The session's services (the FileSystem actor for `@path`, settings, ...).
-    pub services: Arc<crate::tools::Services>,
-    /// Sessions: the store, the recorder and checkpoints (see `session_commands`).
-    pub sessions: session_commands::SessionParts,
-    /// The MCP servers (`/mcp`); `None` when none is configured.
-    pub mcp: Option<Arc<crate::mcp::McpHub>>,
-    /// The session's hooks (`/hooks`).
-    pub hooks: crate::protocol::hooks::HookClient,
-    /// Ends the session ([`SessionLink::shutdown`]); `None` once it has.
-    ending: Mutex<Option<Ending>>,
-}
-
-impl SessionLink {
-    pub fn mode(&self) -> ApprovalMode {
-        self.policy.lock().map(|s| s.mode).unwrap_or_default()
-    }
-
-    pub fn set_mode(&self, mode: ApprovalMode) {
-        if let Ok(mut state) = self.policy.lock() {
-            state.mode = mode;
-        }
-    }
-
-    /// The config path with the home directory shown as `~`.
-    pub fn user_config_label(&self) -> String {
-        let home = crate::settings::home_dir();
-        match self.user_config.strip_prefix(&home) {
-            Ok(rest) if home != std::path::Path::new("/") => format!("~/{}", rest.display()),
-            _ => self.user_config.display().to_string(),
-        }
-    }
-
-    /// Removes allow rule `n` (1-based); saved rules are removed from the config too.
-    pub fn revoke(&self, n: usize) -> Option<Result<String, SaveError>> {
-        let removed = {
-            let mut state = self.policy.lock().ok()?;
-            if n == 0 || n > state.rules.len() {
-                return None;
-            }
-            state.rules.remove(n - 1)
-        };
-        let text = crate::engine::policy::format_rule(&removed.tool, removed.key.as_deref());
-        Some(match self.sync_saved() {
-            Some(Err(e)) => Err(e),
-            _ => Ok(text),
-        })
-    }
-
-    /// Writes the saved rules to the user's config when they changed.
-    pub fn sync_saved(&self) -> Option<Result<(), SaveError>> {
-        let current = saved_rule_texts(&self.policy.lock().ok()?.rules);
-        let mut persisted = self.persisted.lock().ok()?;
-        if *persisted == current {
-            return None;
-        }
-        let result = save_allowed(&self.user_config, &current);
-        if result.is_ok() {
-            *persisted = current;
-        }
-        Some(result)
-    }
-}
 
 /// Whether `/name` is one of the REPL's own commands (an MCP prompt of that name is
 /// then `/<server>.<name>`).
@@ -330,143 +243,6 @@ impl Repl {
         self.link.shutdown(EndReason::Exit);
         println!("{}", p.dim("Goodbye."));
         code
-    }
-
-    fn command(&mut self, line: &str) -> After {
-        let body = line.trim_start_matches('/');
-        let (name, args) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
-        if let Some(extra) = extra_commands::run(name, args, &mut self.link, self.palette) {
-            let (lines, prompt) = match extra {
-                extra_commands::Extra::Lines(lines) => (lines, None),
-                extra_commands::Extra::Prompt(lines, prompt) => (lines, Some(prompt)),
-            };
-            if !lines.is_empty() {
-                println!("{}", lines.join("\n"));
-            }
-            if let Some(prompt) = prompt {
-                self.turn(prompt);
-            }
-            return After::Continue;
-        }
-        let builtin = commands::COMMANDS.iter().any(|(c, _, _)| *c == name);
-        if let Some(custom) = self.custom.iter().find(|c| c.name == name).cloned() {
-            if !builtin {
-                if let Some(prompt) = self.custom_prompt(&custom, line, args.trim()) {
-                    self.turn(prompt);
-                }
-                return After::Continue;
-            }
-        }
-        match mcp_prompt::run(&self.link, &self.custom, name, args, self.palette) {
-            Some(mcp_prompt::PromptOutcome::Submit(prompt)) => {
-                self.turn(prompt);
-                return After::Continue;
-            }
-            Some(mcp_prompt::PromptOutcome::Lines(lines)) => {
-                println!("{}", lines.join("\n"));
-                return After::Continue;
-            }
-            None => {}
-        }
-        if name.is_empty() || name == "help" || name == "?" {
-            let custom: Vec<(String, String)> = self
-                .custom
-                .iter()
-                .map(|c| {
-                    let name = crate::engine::sanitize::one_line(&c.name);
-                    let what = crate::engine::sanitize::one_line(&c.description);
-                    (format!("/{name}"), what.into_owned())
-                })
-                .collect();
-            println!("{}", commands::help(&custom, self.palette).join("\n"));
-            return After::Continue;
-        }
-        let (lines, after) = commands::run(line, &self.link, self.palette);
-        let mut out = std::io::stdout();
-        if after == After::ClearScreen && out.is_terminal() {
-            let _ = write!(out, "\x1b[2J\x1b[H");
-        }
-        if !lines.is_empty() {
-            let _ = writeln!(out, "{}", lines.join("\n"));
-        }
-        let _ = out.flush();
-        after
-    }
-
-    /// A custom command's prompt with `{{args}}`, `!{…}` and `@{…}` filled in; `None`
-    /// when a shell command was refused or an injection failed (said on screen).
-    fn custom_prompt(
-        &mut self,
-        command: &custom_commands::CustomCommand,
-        line: &str,
-        args: &str,
-    ) -> Option<String> {
-        use custom_commands::Injection;
-        let p = self.palette;
-        let mut prompt = String::new();
-        for piece in custom_commands::prepare(&command.prompt, line.trim(), args) {
-            match piece {
-                Injection::Text(text) => prompt.push_str(&text),
-                Injection::Shell(shell) => {
-                    let sandbox = self.shell_allowed(&shell, &format!("/{}", command.name))?;
-                    match shell_mode::run_command(&shell, &self.link, &self.sigint, p, sandbox) {
-                        Ok(run) => {
-                            if let Some(note) = &run.sandbox_note {
-                                println!("{}", p.yellow(note));
-                            }
-                            prompt.push_str(&run.output);
-                            if let Some(code) = run.exit_code.filter(|c| *c != 0) {
-                                prompt.push_str(&format!(
-                                    "\n[Shell command exited with code {code}]"
-                                ));
-                            }
-                        }
-                        Err(e) => {
-                            println!("{}", p.red(&e));
-                            return None;
-                        }
-                    }
-                }
-                Injection::File(path) => match status::read_workspace_file(&self.link, &path) {
-                    Ok(text) => prompt.push_str(&text),
-                    Err(e) => {
-                        println!("{}", p.red(&format!("@{{{path}}}: {e}")));
-                        return None;
-                    }
-                },
-            }
-        }
-        Some(prompt)
-    }
-
-    /// Applies `run_shell_command`'s approval policy to a command the user started
-    /// (`!`, or `!{…}` of a custom command): runs, asks here, or refuses. `Some` with
-    /// the sandbox it runs in (`None` inside: the session's `sandbox.mode`) when it runs.
-    fn shell_allowed(
-        &mut self,
-        command: &str,
-        who: &str,
-    ) -> Option<Option<crate::platform::sandbox::SandboxMode>> {
-        use crate::engine::policy::PolicyDecision;
-        let p = self.palette;
-        let decided = shell_mode::decision(&self.link, command);
-        match decided.decision {
-            PolicyDecision::Allow => Some(decided.sandbox),
-            PolicyDecision::Deny(reason) => {
-                println!("{}", p.yellow(&format!("Not run: {reason}")));
-                None
-            }
-            PolicyDecision::Ask => {
-                let shown = crate::engine::sanitize::one_line(command);
-                println!("{who} wants to run a shell command: {}", p.bold(&shown));
-                let answer = self.editor.readline("Allow? [y/N] ").unwrap_or_default();
-                let yes = matches!(answer.trim(), "y" | "Y" | "yes");
-                if !yes {
-                    println!("{}", p.yellow("Not run; the command was cancelled."));
-                }
-                yes.then_some(None)
-            }
-        }
     }
 
     fn turn(&mut self, prompt: String) {

@@ -1,0 +1,206 @@
+//! How the Chat actor starts a turn on a user prompt: the turn's state is set up, MCP
+//! resources it references are read, the history is compressed when due, and the
+//! prompt (with its notes and extra parts) enters the history before the first request.
+
+use actix::prelude::*;
+use tokio_util::sync::CancellationToken;
+
+use super::{small_model, Chat, TurnState, INTERRUPTED_NOTE};
+use crate::engine::loop_detection::{FailedCalls, LoopDetector};
+use crate::protocol::content::{Part, Role};
+use crate::protocol::{
+    CompressionOutcome, SessionEvent, TurnOutcome, UiEvent, UserInput, UserParts,
+};
+
+impl Handler<UserInput> for Chat {
+    type Result = ();
+
+    fn handle(&mut self, msg: UserInput, ctx: &mut Self::Context) {
+        let parts = vec![Part::text(msg.text.clone())];
+        self.start_turn(msg.text, parts, ctx);
+    }
+}
+
+impl Handler<UserParts> for Chat {
+    type Result = ();
+
+    fn handle(&mut self, msg: UserParts, ctx: &mut Self::Context) {
+        self.start_turn(msg.text, msg.parts, ctx);
+    }
+}
+
+impl Chat {
+    /// Starts a turn on a user prompt (`text` for the front ends, `parts` for the model).
+    fn start_turn(&mut self, text: String, parts: Vec<Part>, ctx: &mut Context<Self>) {
+        if self.turn.is_some() || self.compressing {
+            self.emit(UiEvent::Notice(
+                "A turn is already running; wait for it or cancel it first.".into(),
+            ));
+            return;
+        }
+        // The first part is the prompt's text as the model (and hooks) get it; the
+        // others are added after it when the prompt enters the history.
+        let mut parts = parts.into_iter();
+        let mut model_text = parts
+            .next()
+            .and_then(|p| p.text)
+            .unwrap_or_else(|| text.clone());
+        self.prompt_extra = parts.collect();
+        self.prompt_typed = Some(text.clone());
+        self.turn_counter += 1;
+        let id = self.turn_counter;
+        let cancel = CancellationToken::new();
+        self.turn = Some(TurnState {
+            id,
+            cancel: cancel.clone(),
+            rounds: 0,
+            start_len: self.history.len(),
+            after_function_response: false,
+            span: tracing::info_span!("turn", turn = id),
+            loops: LoopDetector::default(),
+            loop_check: self.config.tuning.loop_detection,
+            stop_hook_active: false,
+            failures: FailedCalls::default(),
+            cut: Default::default(),
+            prefetch: if self.config.tuning.look_up_prompt_names {
+                small_model::prompt_lookups(&text, &self.listed_files)
+            } else {
+                Vec::new()
+            },
+            answer_now: false,
+            timed_out: false,
+            prefetching: false,
+            edits: Default::default(),
+            read_only: self.config.tuning.edit_tools_when_asked
+                && !small_model::asks_for_change(&text),
+        });
+        self.start_turn_clock(id, ctx);
+        self.emit(UiEvent::TurnStarted {
+            turn: id,
+            prompt: text,
+        });
+        let refs = self
+            .config
+            .mcp
+            .as_ref()
+            .map(|h| h.resource_refs(&model_text))
+            .unwrap_or_default();
+        if let Some(files) = self.config.workspace_files.take() {
+            model_text = format!("<workspace_files>\n{files}\n</workspace_files>\n\n{model_text}");
+        }
+        if let Some(context) = self.config.session_context.take() {
+            model_text = crate::actors::hooks::with_session_context(model_text, Some(context));
+        }
+        if let (false, Some(hub)) = (refs.is_empty(), self.config.mcp.clone()) {
+            // `@server:uri`: the resources are read first, then the turn goes on.
+            let read = async move { hub.read_resources(&refs).await };
+            ctx.spawn(
+                read.into_actor(self)
+                    .map(move |result, act, ctx| match result {
+                        Ok(parts) => {
+                            act.extra_parts = parts;
+                            act.compress_then_begin(model_text, cancel, ctx);
+                        }
+                        Err(e) => act.fail(e),
+                    }),
+            );
+            return;
+        }
+        self.compress_then_begin(model_text, cancel, ctx);
+    }
+
+    /// Compresses the history first when it is due, then begins the turn.
+    fn compress_then_begin(
+        &mut self,
+        model_text: String,
+        cancel: CancellationToken,
+        ctx: &mut Context<Self>,
+    ) {
+        if !self.compression_due() {
+            self.begin_turn(model_text, ctx);
+            return;
+        }
+        ctx.spawn(self.compress(false, cancel).map(move |outcome, act, ctx| {
+            if let CompressionOutcome::Failed { reason } = outcome {
+                act.emit(UiEvent::Notice(format!(
+                    "Chat compression failed: {reason}"
+                )));
+            }
+            act.begin_turn(model_text, ctx);
+        }));
+    }
+}
+
+impl Chat {
+    /// Adds the user input (closing an unanswered tool-response turn first) and sends
+    /// the first model request of the turn.
+    fn begin_turn(&mut self, text: String, ctx: &mut Context<Self>) {
+        #[cfg(feature = "test-hooks")]
+        crate::tools::test_tools::maybe_panic_in_chat(&text);
+        let Some(turn) = self.turn.as_ref() else {
+            return;
+        };
+        if turn.cancel.is_cancelled() {
+            return self.finish(TurnOutcome::Cancelled);
+        }
+        if self.config.hooks.is_active() {
+            return self.before_agent(text, ctx);
+        }
+        self.add_prompt(text, None, ctx);
+    }
+
+    /// Adds the prompt (with any hook context) and sends the first model request.
+    pub(super) fn add_prompt(
+        &mut self,
+        text: String,
+        hook_context: Option<String>,
+        ctx: &mut Context<Self>,
+    ) {
+        if self.turn.as_ref().is_none_or(|t| t.cancel.is_cancelled()) {
+            return self.finish(TurnOutcome::Cancelled);
+        }
+        // The last turn ended on tool results, without the model's answer: the model is
+        // told so in the user turn (not in a model turn of its own, as gemini-cli's
+        // marker, which a model may take for an answer to repeat).
+        let interrupted = self
+            .history
+            .last()
+            .is_some_and(|c| c.role == Role::User && c.has_function_response());
+        let start_len = self.history.len();
+        let mut content = Self::prompt_content(text, hook_context);
+        // The rest of a multi-part prompt (`@path` content) follows its text.
+        let extra = std::mem::take(&mut self.prompt_extra);
+        content.parts.splice(1..1, extra);
+        if interrupted {
+            content.parts.insert(0, Part::text(INTERRUPTED_NOTE));
+        }
+        content.parts.extend(
+            std::mem::take(&mut self.extra_parts)
+                .into_iter()
+                .map(crate::protocol::content::Part::text),
+        );
+        if let Some(part) = (self.config.mcp.as_ref())
+            .and_then(|h| h.take_instructions())
+            .and_then(|i| crate::engine::history::loaded_context_part(&self.history, &i))
+        {
+            content.parts.insert(0, part);
+        }
+        let sent: String = content
+            .parts
+            .iter()
+            .filter_map(|p| p.text.as_deref())
+            .collect();
+        let display = self.prompt_typed.take().filter(|typed| *typed != sent);
+        self.record(SessionEvent::User {
+            parts: content.parts.clone(),
+            display,
+        });
+        self.history.push(content);
+        if let Some(turn) = self.turn.as_mut() {
+            turn.start_len = start_len;
+        }
+        if !self.look_up_prompt_names_first(ctx) {
+            self.request_model(ctx);
+        }
+    }
+}
