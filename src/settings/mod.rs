@@ -13,12 +13,15 @@ pub mod extension_trust;
 pub mod hook_trust;
 pub mod hooks;
 pub mod mcp;
+mod merge;
 pub mod profiles;
 pub mod secrets;
 mod sections;
 pub mod trust;
 
 pub use describe::{env_fallback, PROVIDER_ENV_FALLBACKS};
+pub use merge::leaf_keys;
+use merge::{lookup, merge_layer, parse_scalar, set_path};
 use sections::check_values;
 pub use sections::*;
 
@@ -265,137 +268,6 @@ fn without_value(error: SettingsError, key: &str) -> SettingsError {
         },
         other => other,
     }
-}
-
-/// A `-c`/environment value: TOML when it parses as a TOML value, else a plain string.
-fn parse_scalar(raw: &str) -> Value {
-    let doc = format!("v = {raw}");
-    match doc.parse::<Table>() {
-        Ok(mut t) => t.remove("v").unwrap_or_else(|| Value::String(raw.into())),
-        Err(_) => Value::String(raw.to_string()),
-    }
-}
-
-fn merge_layer(
-    defaults: &Table,
-    table: &mut Table,
-    layer: &Table,
-    prefix: &str,
-    source: &str,
-    origins: &mut BTreeMap<String, Origin>,
-) -> Result<(), SettingsError> {
-    for (k, v) in layer {
-        let key = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
-        };
-        match v {
-            Value::Table(sub) if lookup(defaults, &key).is_some_and(Value::is_table) => {
-                merge_layer(defaults, table, sub, &key, source, origins)?;
-            }
-            _ => set_path(defaults, table, &key, v.clone(), source, origins)?,
-        }
-    }
-    Ok(())
-}
-
-fn set_path(
-    defaults: &Table,
-    table: &mut Table,
-    key: &str,
-    value: Value,
-    source: &str,
-    origins: &mut BTreeMap<String, Origin>,
-) -> Result<(), SettingsError> {
-    let Some(default) = lookup(defaults, key).filter(|d| !d.is_table()) else {
-        return Err(SettingsError::UnknownKey {
-            key: key.to_string(),
-            origin: source.to_string(),
-        });
-    };
-    let value = coerce(default, value);
-    if default.type_str() != value.type_str() {
-        return Err(SettingsError::WrongType {
-            key: key.to_string(),
-            origin: source.to_string(),
-            expected: article(default.type_str()),
-            found: value.type_str().to_string(),
-        });
-    }
-    let mut node = table;
-    let parts: Vec<&str> = key.split('.').collect();
-    for part in &parts[..parts.len() - 1] {
-        let next = node
-            .entry(part.to_string())
-            .or_insert_with(|| Value::Table(Table::new()));
-        let Value::Table(t) = next else {
-            return Err(SettingsError::UnknownKey {
-                key: key.to_string(),
-                origin: source.to_string(),
-            });
-        };
-        node = t;
-    }
-    node.insert(parts[parts.len() - 1].to_string(), value);
-    origins.insert(key.to_string(), source.to_string());
-    Ok(())
-}
-
-/// A bare word given for a string setting stays a string; a string given for a
-/// list setting becomes a comma-separated list.
-fn coerce(default: &Value, value: Value) -> Value {
-    match (default, value) {
-        (Value::Array(_), Value::String(s)) => Value::Array(
-            s.split(',')
-                .map(str::trim)
-                .filter(|p| !p.is_empty())
-                .map(|p| Value::String(p.to_string()))
-                .collect(),
-        ),
-        (Value::String(_), v @ (Value::Integer(_) | Value::Float(_) | Value::Boolean(_))) => {
-            Value::String(v.to_string())
-        }
-        (Value::Float(_), Value::Integer(i)) => Value::Float(i as f64),
-        (_, v) => v,
-    }
-}
-
-fn article(t: &str) -> String {
-    match t {
-        "integer" => "an integer".into(),
-        "array" => "an array".into(),
-        other => format!("a {other}"),
-    }
-}
-
-fn lookup<'a>(table: &'a Table, key: &str) -> Option<&'a Value> {
-    let mut parts = key.split('.');
-    let mut value = table.get(parts.next()?)?;
-    for part in parts {
-        value = value.as_table()?.get(part)?;
-    }
-    Some(value)
-}
-
-/// Every leaf key of a table, as `a.b.c`.
-pub fn leaf_keys(table: &Table) -> Vec<String> {
-    let mut out = Vec::new();
-    fn walk(t: &Table, prefix: &str, out: &mut Vec<String>) {
-        for (k, v) in t {
-            let key = if prefix.is_empty() {
-                k.clone()
-            } else {
-                format!("{prefix}.{k}")
-            };
-            match v {
-                Value::Table(sub) => walk(sub, &key, out),
-                _ => out.push(key),
-            }
-        }
-    }
-    walk(table, "", &mut out);
-    out
 }
 
 #[cfg(test)]

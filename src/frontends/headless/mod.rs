@@ -7,10 +7,11 @@
 //! terminal; transcript lines and the warnings on stderr always go through it.
 
 mod attempt;
+mod cpu_time;
+mod printing;
 mod report;
 
-use std::borrow::Cow;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::time::{Instant, SystemTime};
 
 use actix::prelude::*;
@@ -21,11 +22,11 @@ use crate::engine::sanitize::{for_terminal, one_line};
 use crate::engine::stats::SessionStats;
 use crate::engine::text::iso8601;
 use crate::protocol::{
-    ApprovalDecision, ApprovalRequest, CallStatus, CompletedCall, ToolErrorKind, UiEvent,
-    WaitingFor,
+    ApprovalDecision, ApprovalRequest, CallStatus, CompletedCall, UiEvent, WaitingFor,
 };
 
 pub use attempt::{AttemptText, RETRY_MARK};
+pub use cpu_time::{process_cpu_time, thread_cpu_time};
 pub use report::{
     json_report, print_failure, print_reply, stream_result, CallRecord, RunSummary,
     REFUSED_EXIT_CODE,
@@ -138,85 +139,6 @@ impl HeadlessFront {
     ) -> Self {
         self.progress = Some(counter);
         self
-    }
-
-    /// Transcript: starts a fresh line for a tool line.
-    fn close_line(&mut self) {
-        if self.line_open {
-            println!();
-            self.line_open = false;
-        }
-    }
-
-    /// Text and transcript: prints model text (sanitised for a terminal).
-    fn print_text(&mut self, text: &str) {
-        if !matches!(self.format, OutputFormat::Text | OutputFormat::Transcript) {
-            return;
-        }
-        if self.called_since_text && self.line_open && !text.is_empty() {
-            // The text of the next round starts on a line of its own.
-            println!();
-        }
-        self.called_since_text &= text.is_empty();
-        if text.is_empty() {
-            return;
-        }
-        let shown = if self.to_terminal {
-            for_terminal(text)
-        } else {
-            Cow::Borrowed(text)
-        };
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(shown.as_bytes());
-        let _ = out.flush();
-        self.line_open = !text.ends_with('\n');
-    }
-
-    /// Text and transcript: shows what is held back of a retried attempt that ended.
-    fn settle_attempt(&mut self) {
-        let text = self.attempt.settle();
-        self.print_text(&text);
-    }
-
-    fn json_line(&self, value: Value) {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{value}");
-    }
-
-    /// Stream-json: a warning as gemini-cli's non-fatal `error` event.
-    fn warning_line(&self, message: &str) {
-        self.json_line(
-            json!({"type": "error", "timestamp": now(), "severity": "warning", "message": message}),
-        );
-    }
-
-    /// Notes a finished call that was refused or failed; text mode says so on stderr
-    /// (the model's answer alone may claim it worked).
-    fn note_unsuccessful(&mut self, call: &CompletedCall) {
-        let Some(error) = &call.error else {
-            return;
-        };
-        // Refused for want of an approval this run cannot give (or by the mode);
-        // otherwise blocked by a hook, or failed.
-        let refused = error.kind == ToolErrorKind::PolicyViolation
-            && error.message.starts_with(DENIED_BY_POLICY);
-        let verb = match (refused, error.kind) {
-            (true, _) => "refused",
-            (false, ToolErrorKind::PolicyViolation) => "blocked",
-            _ => "failed",
-        };
-        let mut args = summarize_args(&call.args);
-        if args.chars().count() > 100 {
-            args = args.chars().take(99).collect::<String>() + "…";
-        }
-        let reason = error.message.lines().next().unwrap_or("");
-        let what = format!("{}({args}): {reason}", call.name);
-        if self.format == OutputFormat::Text {
-            eprintln!("troupe: {verb}: {}", one_line(&what));
-        }
-        if refused {
-            self.refused.push(what);
-        }
     }
 }
 
@@ -487,28 +409,4 @@ pub fn summarize_args(args: &Value) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// CPU time this process has used so far, all threads (`CLOCK_PROCESS_CPUTIME_ID`).
-pub fn process_cpu_time() -> std::time::Duration {
-    cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID)
-}
-
-/// CPU time the calling thread has used so far (`CLOCK_THREAD_CPUTIME_ID`).
-pub fn thread_cpu_time() -> std::time::Duration {
-    cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID)
-}
-
-fn cpu_clock(clock: libc::clockid_t) -> std::time::Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; the clock ids are the process's and
-    // the thread's own, which always exist.
-    let ok = unsafe { libc::clock_gettime(clock, &mut ts) } == 0;
-    match ok {
-        true => std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32),
-        false => std::time::Duration::ZERO,
-    }
 }

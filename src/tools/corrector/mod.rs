@@ -12,13 +12,14 @@
 //! all; a correction is accepted only if its `old_string` then occurs literally exactly
 //! as required.
 
+mod accept;
 mod prompts;
+mod request;
 #[cfg(test)]
 mod tests;
 
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -30,10 +31,11 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::edit::snapshot::{sha256, FileSnapshot};
 use crate::engine::edit::unescape::unescape;
 use crate::engine::edit::Occurrences;
-use crate::engine::model::ModelRequest;
 use crate::platform::filesystem::{FsClient, FsError};
-use crate::protocol::content::Content;
-use crate::providers::{generate_json_once, ModelClient, ModelError};
+use crate::providers::ModelClient;
+
+use accept::{accept, unescape_fix};
+use request::Attempts;
 
 /// How the Corrector works.
 #[derive(Debug, Clone)]
@@ -342,45 +344,6 @@ impl Inner {
         )
     }
 
-    /// One model request, retried once in the whole correction when it fails in a way
-    /// worth retrying (server error, network); a second such failure marks the model
-    /// unreachable for the rest of this correction.
-    async fn ask_uncached(
-        &self,
-        system: &str,
-        prompt: String,
-        schema: Value,
-        cancel: &CancellationToken,
-        attempts: &Attempts,
-    ) -> Result<Value, String> {
-        let mut request =
-            ModelRequest::new(self.model_name.clone(), vec![Content::user_text(prompt)]);
-        request.system_instruction = Some(system.to_string());
-        request.json_schema = Some(schema);
-        request.temperature = Some(0.0);
-        loop {
-            let call = generate_json_once(&*self.model, request.clone());
-            let result = tokio::select! {
-                r = call => r,
-                _ = cancel.cancelled() => return Err("cancelled".into()),
-            };
-            match result {
-                Ok(value) => return Ok(value),
-                Err(e) if retryable(&e) && attempts.take_retry() => {
-                    tracing::warn!(error = %e, "correction request failed; retrying once");
-                    let pause = e.retry_after().unwrap_or(RETRY_PAUSE).min(MAX_RETRY_PAUSE);
-                    tokio::time::sleep(pause).await;
-                }
-                Err(e) => {
-                    if retryable(&e) {
-                        attempts.unreachable.store(true, Ordering::Relaxed);
-                    }
-                    return Err(e.to_string());
-                }
-            }
-        }
-    }
-
     /// The older `ensureCorrectEdit`: the exact segment `old_string` meant, then
     /// `new_string` adjusted to it.
     async fn old_string_fix(
@@ -440,34 +403,6 @@ impl Inner {
     }
 }
 
-/// Pause before the one retry (a server's `Retry-After` wins, up to the maximum; the
-/// correction's total budget bounds it anyway).
-const RETRY_PAUSE: Duration = Duration::from_millis(500);
-const MAX_RETRY_PAUSE: Duration = Duration::from_secs(5);
-
-fn retryable(error: &ModelError) -> bool {
-    error.is_retryable()
-}
-
-/// What one correction has spent of its single retry.
-#[derive(Debug, Default)]
-struct Attempts {
-    retry_used: AtomicBool,
-    /// A request failed again after the retry: no further requests for this edit.
-    unreachable: AtomicBool,
-}
-
-impl Attempts {
-    /// Takes the one retry; false when it was already used.
-    fn take_retry(&self) -> bool {
-        !self.retry_used.swap(true, Ordering::Relaxed)
-    }
-
-    fn model_unreachable(&self) -> bool {
-        self.unreachable.load(Ordering::Relaxed)
-    }
-}
-
 fn parse_fix(value: &Value) -> Result<Answer, String> {
     let text = |k: &str| value.get(k).and_then(Value::as_str).map(str::to_string);
     let (Some(search), Some(replace)) = (text("search"), text("replace")) else {
@@ -482,50 +417,4 @@ fn parse_fix(value: &Value) -> Result<Answer, String> {
             .unwrap_or(false),
         explanation: text("explanation").unwrap_or_default(),
     })
-}
-
-/// Accepts corrected strings only if `old` occurs literally exactly as required.
-fn accept(
-    msg: &CorrectEdit,
-    snapshot: &FileSnapshot,
-    old: String,
-    new: String,
-    method: CorrectionMethod,
-    cached: bool,
-) -> Result<Correction, String> {
-    let old = old.replace("\r\n", "\n");
-    let new = new.replace("\r\n", "\n");
-    let found = count(&snapshot.text, &old);
-    if !msg.want.accepts(found) {
-        return Err(format!(
-            "the corrected old_string occurs {found} times in the file"
-        ));
-    }
-    if old == new {
-        return Err("the correction changes nothing".into());
-    }
-    Ok(Correction::Fixed {
-        old_string: old,
-        new_string: new,
-        snapshot: snapshot.clone(),
-        method,
-        cached,
-    })
-}
-
-/// The fast path: over-escaped strings whose unescaped form matches as required.
-fn unescape_fix(msg: &CorrectEdit, snapshot: &FileSnapshot) -> Option<Correction> {
-    let old = unescape(&msg.old_string);
-    if old == msg.old_string || !msg.want.accepts(count(&snapshot.text, &old)) {
-        return None;
-    }
-    accept(
-        msg,
-        snapshot,
-        old,
-        unescape(&msg.new_string),
-        CorrectionMethod::Unescape,
-        false,
-    )
-    .ok()
 }
