@@ -200,6 +200,18 @@ impl Session {
     /// recorder's, the checkpointer's, the servers') stop, and their threads are waited
     /// for (at most [`JOIN_WAIT`]). A second call waits for the first and does nothing.
     pub async fn shutdown(&self, reason: EndReason) {
+        self.end(reason, ProcessAfter::GoesOn).await;
+    }
+
+    /// [`Session::shutdown`] for a caller that ends the process right after (a `-p`
+    /// run): the same down to the MCP servers and the background processes, but the
+    /// session's own threads (the FileSystem pool, the arbiters) are left idle for the
+    /// exit to end instead of being stopped and waited for.
+    pub async fn shutdown_before_exit(&self, reason: EndReason) {
+        self.end(reason, ProcessAfter::Exits).await;
+    }
+
+    async fn end(&self, reason: EndReason, after: ProcessAfter) {
         let mut slot = self.teardown.lock().await;
         let Some(teardown) = slot.take() else {
             return;
@@ -210,8 +222,20 @@ impl Session {
             let _ = recorder.send(FlushRecords).await;
         }
         let _ = self.chat.send(StopChat).await;
-        teardown.finish().await;
+        match after {
+            ProcessAfter::GoesOn => teardown.finish().await,
+            ProcessAfter::Exits => teardown.finish_before_exit().await,
+        }
     }
+}
+
+/// What follows a session's end in its process.
+#[derive(Clone, Copy)]
+enum ProcessAfter {
+    /// The process goes on (the REPL's next session, ACP, a benchmark's next run).
+    GoesOn,
+    /// The process exits next.
+    Exits,
 }
 
 /// A session started but for its Chat (which takes SessionStart's context).

@@ -4,6 +4,7 @@
 pub mod acp;
 pub mod headless;
 pub mod interactive;
+mod logging;
 pub mod mcp_serve;
 pub mod options;
 pub mod prompt;
@@ -16,7 +17,9 @@ pub mod stdin;
 pub mod trace;
 pub mod trust;
 
-use std::path::{Path, PathBuf};
+pub use logging::{init_logging, LogGuard};
+
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use actix::prelude::*;
@@ -59,58 +62,6 @@ impl AppError {
             AppError::Io(_) => "IoError",
         }
     }
-}
-
-/// Keeps the log writer alive for the process.
-pub type LogGuard = Option<tracing_appender::non_blocking::WorkerGuard>;
-
-/// Lines the log writer's queue holds before new lines are dropped.
-const LOG_QUEUE_LINES: usize = 8192;
-
-/// Sends tracing to the log file (never to stdout/stderr). Failure to open it only
-/// disables logging.
-pub fn init_logging(settings: &Settings, override_path: Option<&Path>) -> LogGuard {
-    let path = override_path.map(Path::to_path_buf).unwrap_or_else(|| {
-        if settings.log.file.is_empty() {
-            settings::troupe_home().join("logs").join("troupe.log")
-        } else {
-            PathBuf::from(&settings.log.file)
-        }
-    });
-    if let Some(dir) = path.parent() {
-        if std::fs::create_dir_all(dir).is_err() {
-            return None;
-        }
-    }
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .ok()?;
-    // The writer thread's queue is allocated whole at start: the default (128,000
-    // lines) costs 4 MB and a few milliseconds of every run, this one 256 KB. A burst
-    // larger than the queue drops lines rather than block a handler (lossy).
-    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
-        .buffered_lines_limit(LOG_QUEUE_LINES)
-        .lossy(true)
-        .finish(file);
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TROUPE_LOG").unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new(format!("troupe={}", settings.log.level))
-    });
-    // The ACP crate traces whole protocol lines below info, `authenticate`'s key too.
-    let filter = match "agent_client_protocol=info".parse() {
-        Ok(cap) => filter.add_directive(cap),
-        Err(_) => filter,
-    };
-    let _ = tracing_subscriber::fmt()
-        .with_writer(writer)
-        .with_ansi(false)
-        .with_env_filter(filter)
-        .try_init();
-    std::panic::set_hook(Box::new(|info| {
-        tracing::error!(panic = %info, "panic");
-    }));
-    Some(guard)
 }
 
 /// The workspace: the current directory plus `--include-directories`.
@@ -299,6 +250,7 @@ fn headless_summary(
         args.trace.is_some(),
         Some(plan),
         warnings,
+        true,
     )?;
     if let Some(path) = &args.trace {
         trace::write(path, &summary.calls)?;
@@ -326,11 +278,14 @@ pub fn run_turn(
         keep_calls,
         None,
         Vec::new(),
+        false,
     )
 }
 
 /// [`run_turn`], recording into (and resuming from) `plan`'s session, with the
-/// `warnings` of the start-up reported as the session's own.
+/// `warnings` of the start-up reported as the session's own; with `exit_next` (the
+/// process ends right after, as a `-p` run does) the session ends by
+/// [`Session::shutdown_before_exit`].
 #[allow(clippy::too_many_arguments)]
 pub fn run_turn_with(
     ws: Arc<Workspace>,
@@ -342,6 +297,7 @@ pub fn run_turn_with(
     keep_calls: bool,
     plan: Option<crate::platform::sessions::plan::SessionPlan>,
     warnings: Vec<String>,
+    exit_next: bool,
 ) -> Result<RunSummary, AppError> {
     let mode = ApprovalMode::parse(&settings.approval.mode).unwrap_or_default();
     let model_name = settings.model.name.clone();
@@ -379,7 +335,7 @@ pub fn run_turn_with(
             number = signals.first() => {
                 cancel.cancel();
                 signals::kill_started_groups().await;
-                session.shutdown(EndReason::Exit).await;
+                end_session(&session, exit_next).await;
                 let mut summary = empty_summary(&session.session_id, &model_name_for_report, TurnOutcome::Cancelled);
                 summary.interrupted_by = Some(number);
                 return Ok(summary);
@@ -388,7 +344,7 @@ pub fn run_turn_with(
         match prepared {
             Ok(prompt::Prepared::Turn(message)) => session.chat.do_send(message),
             Ok(prompt::Prepared::Reply(text)) => {
-                session.shutdown(EndReason::Exit).await;
+                end_session(&session, exit_next).await;
                 headless::print_reply(format, &text);
                 let outcome = TurnOutcome::Completed { response: text.clone() };
                 let mut summary = empty_summary(&session.session_id, &model_name_for_report, outcome);
@@ -396,7 +352,7 @@ pub fn run_turn_with(
                 return Ok(summary);
             }
             Err(e) => {
-                session.shutdown(EndReason::Exit).await;
+                end_session(&session, exit_next).await;
                 return Err(AppError::Usage(e));
             }
         }
@@ -413,15 +369,24 @@ pub fn run_turn_with(
                     _ => empty_summary(&session.session_id, &model_name_for_report, TurnOutcome::Cancelled),
                 };
                 summary.interrupted_by = Some(number);
-                session.shutdown(EndReason::Exit).await;
+                end_session(&session, exit_next).await;
                 signals::kill_started_groups().await;
                 Ok(summary)
             }
         };
-        session.shutdown(EndReason::Exit).await;
+        end_session(&session, exit_next).await;
         summary
     });
     result
+}
+
+/// Ends a headless run's session: with `exit_next` (the process ends right after,
+/// a `-p` run) its idle threads are left to the exit.
+async fn end_session(session: &Session, exit_next: bool) {
+    match exit_next {
+        true => session.shutdown_before_exit(EndReason::Exit).await,
+        false => session.shutdown(EndReason::Exit).await,
+    }
 }
 
 /// The summary of a run that ended before (or without) its turn.
