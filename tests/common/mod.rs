@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 pub mod loopback;
+pub mod processes;
 
 use serde_json::{json, Value};
 

@@ -1,13 +1,15 @@
 //! MCP servers that misbehave within the protocol: one that dies right after it
 //! listed its tools (restarted as the docs promise, then given up, with a warning),
 //! results over the size, item or nesting bounds (refused at once, naming the bound),
-//! two servers whose tools join to the same name, and plan mode's use of readOnlyHint.
+//! two servers whose tools join to the same name, plan mode's use of readOnlyHint, and
+//! a server that is gone when the `-p` run that started it has ended.
 
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::mcp::{configure, server};
+use super::mcp::{configure, fixture, server};
+use crate::common::processes::survivors;
 use crate::common::*;
 
 /// [`Scratch::run_within`] with the exit code.
@@ -192,4 +194,33 @@ fn plan_mode_takes_read_only_hints_only_from_trusted_servers() {
         function_responses(&s.requests()[1])[0]["response"]["output"],
         "<untrusted_context>\nnothing to see\n</untrusted_context>"
     );
+}
+
+/// A `-p` run leaves its own idle threads to the exit, but not its servers: the MCP
+/// server it started is ended, process group and all, before the process ends. This
+/// server outlives its stdin (a shell that, once the fixture is done, becomes a long
+/// `sleep`), so only Troupe's shutdown ends it.
+#[test]
+fn the_server_of_a_p_run_is_gone_when_the_run_has_ended() {
+    let s = Scratch::new();
+    let marker = "sleep 311.75";
+    let script = format!("{:?} \"$@\"; exec {marker}", fixture());
+    configure(
+        &s,
+        &format!(
+            "[mcp_servers.fx]\ncommand = \"sh\"\nargs = [\"-c\", {script:?}, \"sh\"]\ntrust = true\n"
+        ),
+    );
+    let turns = [
+        turn(vec![call("mcp_fx_echo", json!({"text": "hi"}))]),
+        turn(vec![text("ok")]),
+    ];
+    let (code, _, err) = run_within(&s, &turns, &["-p", "go"], Duration::from_secs(60));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        function_responses(&s.requests()[1])[0]["response"]["output"],
+        "<untrusted_context>\nEcho: hi\n</untrusted_context>"
+    );
+    let left = survivors(-1, marker);
+    assert!(left.is_empty(), "the server outlived the run: {left:?}");
 }
