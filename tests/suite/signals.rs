@@ -8,18 +8,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::common::processes::processes;
 use crate::common::*;
 
 /// Live processes whose arguments contain `marker`.
 fn running(marker: &str) -> Vec<String> {
-    let out = Command::new("ps")
-        .args(["-eo", "stat=,args="])
-        .output()
-        .expect("ps");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| !l.trim_start().starts_with('Z') && l.contains(marker))
-        .map(str::to_string)
+    processes()
+        .into_iter()
+        .filter(|(_, _, args)| args.contains(marker))
+        .map(|(_, _, args)| args)
         .collect()
 }
 

@@ -6,23 +6,15 @@ use std::process::Command;
 use serde_json::json;
 
 use super::term::Term;
+use crate::common::processes::processes;
 use crate::common::*;
 
 /// `(pid, args)` of live processes whose arguments contain `needle`.
 fn processes_with(needle: &str) -> Vec<(i32, String)> {
-    let out = Command::new("ps")
-        .args(["-eo", "pid=,stat=,args="])
-        .output()
-        .expect("ps");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|line| {
-            let mut f = line.split_whitespace();
-            let pid = f.next()?.parse().ok()?;
-            let stat = f.next()?;
-            let args = f.collect::<Vec<_>>().join(" ");
-            (!stat.starts_with('Z') && args.contains(needle)).then_some((pid, args))
-        })
+    processes()
+        .into_iter()
+        .filter(|(_, _, args)| args.contains(needle))
+        .map(|(pid, _, args)| (pid, args))
         .collect()
 }
 
