@@ -7,6 +7,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::engine::paths::{starts_with_path, strip_path_prefix};
+
 /// Directories no walk enters (gemini-cli's `COMMON_IGNORE_PATTERNS`: version-control
 /// stores and dependency trees).
 pub const PRUNED_DIRS: &[&str] = &[".git", "node_modules", "bower_components", ".svn", ".hg"];
@@ -81,7 +83,7 @@ impl IgnoreRules {
     /// Whether `path` (absolute, real) lies under `root` and is excluded by an ignore
     /// file between `root` and the path, or is inside `.git`.
     pub fn is_ignored(&mut self, root: &Path, path: &Path, is_dir: bool) -> bool {
-        let Some(rel) = crate::engine::paths::strip_path_prefix(path, root) else {
+        let Some(rel) = strip_path_prefix(path, root) else {
             return false;
         };
         // Part of the git rules: with them off, `.git` is left to the workspace check.
@@ -95,7 +97,7 @@ impl IgnoreRules {
         let dirs = path
             .ancestors()
             .skip(1)
-            .take_while(|dir| crate::engine::paths::starts_with_path(dir, root));
+            .take_while(|dir| starts_with_path(dir, root));
         for dir in dirs {
             let rules = self.rules_of(dir);
             if !git_decided {

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{PoisonError, RwLock, RwLockReadGuard};
 
 pub use super::path_correction::correct_path;
+pub use crate::engine::paths::normalize_lexically;
+use crate::engine::paths::{components_text, starts_with_path, strip_path_prefix};
 
 /// Why a path was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -258,9 +260,6 @@ pub fn validate_path_text(path: &str) -> Result<(), PathError> {
     }
     Ok(())
 }
-
-pub use crate::engine::paths::normalize_lexically;
-use crate::engine::paths::{components_text, starts_with_path, strip_path_prefix};
 
 /// `realpath` that also works for paths that do not exist yet: a dangling symlink is
 /// followed to its target, and a missing tail is resolved through its parent.
