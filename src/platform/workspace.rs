@@ -218,12 +218,25 @@ pub fn project_id(primary: &Path) -> String {
     crate::engine::hash::sha256_hex(primary.to_string_lossy().as_bytes())
 }
 
+/// Is a path segment one of the blocked names? Its part before any `:` (an alternate
+/// data stream's name), without trailing spaces and dots, compared ignoring ASCII case:
+/// by bytes, so that the check every open makes copies nothing.
 fn is_blocked(segment: &std::ffi::OsStr) -> bool {
-    let text = segment.to_string_lossy();
-    let head = text.split(':').next().unwrap_or("");
-    let head = head.trim_end_matches([' ', '.']).to_ascii_lowercase();
-    BLOCKED_SEGMENTS.contains(&head.as_str())
-        || (head.starts_with("gha-creds-") && head.ends_with(".json"))
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = segment.as_bytes();
+    let head = bytes.split(|&b| b == b':').next().unwrap_or_default();
+    let kept = head
+        .iter()
+        .rposition(|&b| b != b' ' && b != b'.')
+        .map_or(0, |last| last + 1);
+    let head = &head[..kept];
+    let (prefix, suffix) = (b"gha-creds-", b".json");
+    BLOCKED_SEGMENTS
+        .iter()
+        .any(|name| head.eq_ignore_ascii_case(name.as_bytes()))
+        || (head.len() >= prefix.len() + suffix.len()
+            && head[..prefix.len()].eq_ignore_ascii_case(prefix)
+            && head[head.len() - suffix.len()..].eq_ignore_ascii_case(suffix))
 }
 
 /// The index of the deepest of `roots` that `path` (absolute, normalised) lies under
@@ -249,8 +262,9 @@ pub fn validate_path_text(path: &str) -> Result<(), PathError> {
     if path.len() > 4096 {
         return invalid("Path is too long (maximum 4096 characters).");
     }
-    for component in Path::new(path).components() {
-        let text = component.as_os_str().to_string_lossy();
+    // The segments between separators: std's components are these less the empty and
+    // `.` ones, which are never too long.
+    for text in path.split('/') {
         if text.len() > 255 {
             let head: String = text.chars().take(20).collect();
             return Err(PathError::Invalid(format!(
@@ -343,6 +357,59 @@ mod tests {
         assert!(ws.check(&ws.resolve("../elsewhere.txt")).is_err());
         assert!(ws.check(&ws.resolve("../two/sub/f.txt")).is_ok());
         assert!(ws.check(&second.join("node_modules/x.js")).is_err());
+    }
+
+    /// The text-based check the byte-wise `is_blocked` replaced.
+    fn blocked_by_text(segment: &std::ffi::OsStr) -> bool {
+        let text = segment.to_string_lossy();
+        let head = text.split(':').next().unwrap_or("");
+        let head = head.trim_end_matches([' ', '.']).to_ascii_lowercase();
+        BLOCKED_SEGMENTS.contains(&head.as_str())
+            || (head.starts_with("gha-creds-") && head.ends_with(".json"))
+    }
+
+    proptest::proptest! {
+        /// Blocked or not, the byte-wise check answers as the text one did: names built
+        /// from the blocked ones, their case, stream suffixes, trailing dots and spaces
+        /// and bytes that are not UTF-8.
+        #[test]
+        fn blocked_segments_are_found_by_bytes_as_by_text(
+            pieces in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    &b".git"[..], b".GIT", b".env", b".Env", b"node_modules", b"NODE_MODULES",
+                    b"gha-creds-", b"GHA-CREDS-", b".json", b".JSON", b"x", b":", b":s", b".",
+                    b" ", b"\xff", b"\xc3\xa9", b"-",
+                ]),
+                0..5,
+            )
+        ) {
+            use std::os::unix::ffi::OsStrExt;
+            let bytes = pieces.concat();
+            let segment = std::ffi::OsStr::from_bytes(&bytes);
+            proptest::prop_assert_eq!(is_blocked(segment), blocked_by_text(segment));
+        }
+
+        /// Any component of more than 255 bytes is refused, whatever the separators.
+        #[test]
+        fn long_components_are_refused_wherever_they_are(
+            lengths in proptest::collection::vec(0usize..300, 1..4),
+            leading in proptest::bool::ANY,
+            trailing in proptest::bool::ANY,
+        ) {
+            let mut text = if leading { "/".to_string() } else { String::new() };
+            text.push_str(&lengths.iter().map(|n| "a".repeat(*n)).collect::<Vec<_>>().join("/"));
+            if trailing {
+                text.push('/');
+            }
+            let too_long = Path::new(&text)
+                .components()
+                .any(|c| c.as_os_str().len() > 255);
+            let refused = matches!(
+                validate_path_text(&text),
+                Err(PathError::Invalid(m)) if m.contains("is too long (maximum 255")
+            );
+            proptest::prop_assert_eq!(refused, too_long && text.len() <= 4096);
+        }
     }
 
     #[test]

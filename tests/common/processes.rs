@@ -24,14 +24,15 @@ pub fn processes() -> Vec<(i32, i32, String)> {
 }
 
 /// Waits (bounded: 30 s, which only a loaded machine comes near) until no live process
-/// is in group `pgid` or has `marker` in its arguments; returns what is left.
-pub fn survivors(pgid: i32, marker: &str) -> Vec<(i32, i32, String)> {
+/// is in group `pgid` (when one is given) or has `marker` in its arguments; returns what
+/// is left.
+pub fn survivors(pgid: Option<i32>, marker: &str) -> Vec<(i32, i32, String)> {
     let mut left = Vec::new();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while std::time::Instant::now() < deadline {
         left = processes()
             .into_iter()
-            .filter(|(_, g, args)| *g == pgid || args.contains(marker))
+            .filter(|(_, g, args)| Some(*g) == pgid || args.contains(marker))
             .collect();
         if left.is_empty() {
             break;

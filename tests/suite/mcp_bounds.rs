@@ -221,6 +221,6 @@ fn the_server_of_a_p_run_is_gone_when_the_run_has_ended() {
         function_responses(&s.requests()[1])[0]["response"]["output"],
         "<untrusted_context>\nEcho: hi\n</untrusted_context>"
     );
-    let left = survivors(-1, marker);
+    let left = survivors(None, marker);
     assert!(left.is_empty(), "the server outlived the run: {left:?}");
 }

@@ -175,7 +175,7 @@ fn a_silent_command_is_killed_with_its_children_at_the_timeout() {
     );
     assert!(!output.contains("never"));
     let pgid = number_after(&output, "pgid=");
-    let left = survivors(pgid, "sleep 31");
+    let left = survivors(Some(pgid), "sleep 31");
     assert!(left.is_empty(), "processes survived the timeout: {left:?}");
 }
 
@@ -232,7 +232,7 @@ fn a_background_server_is_listed_and_killed_when_the_session_ends() {
     );
     let listed = output_of(&function_responses(&requests[2])[0]);
     assert_eq!(listed, format!("- [PID {pid}] RUNNING: `{command}`"));
-    let left = survivors(pid, "sleep 319.75");
+    let left = survivors(Some(pid), "sleep 319.75");
     assert!(
         left.is_empty(),
         "background server outlived the session: {left:?}"
@@ -258,6 +258,6 @@ fn jobs_left_running_are_reported_and_killed_when_the_session_ends() {
         output,
         format!("<untrusted_context>\nOutput: started\nBackground PIDs: {job}\nProcess Group PGID: {pgid}\n</untrusted_context>")
     );
-    let left = survivors(pgid, "sleep 323.5");
+    let left = survivors(Some(pgid), "sleep 323.5");
     assert!(left.is_empty(), "a job outlived the session: {left:?}");
 }
