@@ -2,14 +2,19 @@
 
 use std::path::{Component, Path, PathBuf};
 
-/// Normalises `.` and `..` without touching the file system.
-pub fn normalize_lexically(path: &Path) -> PathBuf {
+/// Normalises `.` and `..` without touching the file system. A path already in normal
+/// form (the common case: every path a walk or a tool resolved) comes back as it is:
+/// moved when it is owned, copied when it is borrowed, without std's component parsing.
+pub fn normalize_lexically<P: AsRef<Path> + Into<PathBuf>>(path: P) -> PathBuf {
     use std::os::unix::ffi::OsStrExt;
-    // Already normal (the common case: every path a walk or a tool resolved): a copy,
-    // without std's component parsing and a push per component.
-    if is_plain(path.as_os_str().as_bytes()) {
-        return path.to_path_buf();
+    if is_plain(path.as_ref().as_os_str().as_bytes()) {
+        return path.into();
     }
+    walk_components(path.as_ref())
+}
+
+/// `.` and `..` resolved by a walk over the components (a `..` pops the last one).
+fn walk_components(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
@@ -23,15 +28,19 @@ pub fn normalize_lexically(path: &Path) -> PathBuf {
     out
 }
 
+/// Are the `/`-separated segments free of empty, `.` and `..` ones?
+fn plain_segments(path: &[u8]) -> bool {
+    path.split(|&b| b == b'/')
+        .all(|segment| !matches!(segment, b"" | b"." | b".."))
+}
+
 /// Is `path` (absolute or relative) in lexical normal form: no empty, `.` or `..`
 /// component and no trailing separator? Such a path is its own normalisation.
 fn is_plain(path: &[u8]) -> bool {
     match path {
         [] => true,
         [b'/', ..] => is_plain_absolute(path),
-        _ => path
-            .split(|&b| b == b'/')
-            .all(|segment| !matches!(segment, b"" | b"." | b"..")),
+        _ => plain_segments(path),
     }
 }
 
@@ -40,13 +49,7 @@ fn is_plain(path: &[u8]) -> bool {
 /// built beneath them are. For two such paths, comparing bytes at a separator says
 /// exactly what std's component-wise comparison says, at a fraction of its cost.
 fn is_plain_absolute(path: &[u8]) -> bool {
-    if path == b"/" {
-        return true;
-    }
-    path.first() == Some(&b'/')
-        && path[1..]
-            .split(|&b| b == b'/')
-            .all(|segment| !matches!(segment, b"" | b"." | b".."))
+    path == b"/" || (path.first() == Some(&b'/') && plain_segments(&path[1..]))
 }
 
 /// `path.starts_with(base)`, component-wise as std's, by bytes when both are plain
@@ -143,17 +146,8 @@ mod tests {
         #[test]
         fn normalizing_a_plain_path_is_the_component_walk(text in path_text()) {
             let path = Path::new(&text);
-            let mut walked = PathBuf::new();
-            for component in path.components() {
-                match component {
-                    Component::CurDir => {}
-                    Component::ParentDir => {
-                        walked.pop();
-                    }
-                    other => walked.push(other.as_os_str()),
-                }
-            }
-            prop_assert_eq!(normalize_lexically(path), walked);
+            prop_assert_eq!(normalize_lexically(path), walk_components(path));
+            prop_assert_eq!(normalize_lexically(path.to_path_buf()), walk_components(path));
         }
 
         /// The text of a path's components is std's components joined, whatever the path.

@@ -89,7 +89,7 @@ pub fn correct_path(
     fs: &mut dyn DirectoryLister,
 ) -> Result<PathBuf, PathCorrectionError> {
     let cleaned = defensive_path_with(raw, ws.primary(), &mut |p: &Path| fs.exists(p));
-    let direct = normalize_lexically(&ws.primary().join(&cleaned));
+    let direct = normalize_lexically(ws.primary().join(&cleaned));
     if fs.exists(&direct) {
         return Ok(direct);
     }

@@ -129,7 +129,7 @@ impl Workspace {
         let cleaned = raw.replace('\0', "");
         let cleaned = cleaned.strip_prefix("file://").unwrap_or(&cleaned);
         let joined = self.primary().join(cleaned);
-        normalize_lexically(&joined)
+        normalize_lexically(joined)
     }
 
     /// Resolves symlinks and checks the result lies inside a root and outside the
@@ -301,7 +301,7 @@ fn real_path_depth(path: &Path, depth: usize) -> Result<PathBuf, PathError> {
                     let target = std::fs::read_link(path)
                         .map_err(|e| PathError::Unresolvable(e.to_string()))?;
                     let parent = path.parent().unwrap_or(Path::new("/"));
-                    let next = normalize_lexically(&parent.join(target));
+                    let next = normalize_lexically(parent.join(target));
                     return real_path_depth(&next, depth + 1);
                 }
             }

@@ -75,7 +75,7 @@ fn absolute(path: &str, cwd: &Path, home: &Path) -> Option<PathBuf> {
 
 /// `~`, relative and absolute paths made absolute and normalised; `None` for `~user`.
 pub(super) fn resolve(path: &str, cwd: &Path, home: &Path) -> Option<PathBuf> {
-    absolute(path, cwd, home).map(|p| normalize_lexically(&p))
+    absolute(path, cwd, home).map(normalize_lexically)
 }
 
 /// The directory part of a path before its first glob character.

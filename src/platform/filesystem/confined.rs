@@ -152,7 +152,7 @@ impl Confined {
         if path.is_absolute() {
             normalize_lexically(path)
         } else {
-            normalize_lexically(&self.workspace.primary().join(path))
+            normalize_lexically(self.workspace.primary().join(path))
         }
     }
 

@@ -19,7 +19,7 @@ impl Confined {
             return Err(AddRootError::Empty);
         }
         let expanded = crate::settings::expand_tilde(Path::new(typed));
-        let abs = normalize_lexically(&self.workspace.primary().join(expanded));
+        let abs = normalize_lexically(self.workspace.primary().join(expanded));
         let fd = open_root(&abs).map_err(|e| open_error(&abs, e))?;
         let real = fd_path(std::os::fd::AsFd::as_fd(&fd)).map_err(|e| open_error(&abs, e))?;
         let mut roots = self.roots.write().unwrap_or_else(PoisonError::into_inner);
