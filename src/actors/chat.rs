@@ -297,6 +297,12 @@ impl Chat {
         );
     }
 
+    /// The history replaced whole: what was already sent of it is forgotten too.
+    fn set_history(&mut self, history: Vec<Content>) {
+        self.history = history;
+        self.sent.get_mut().reset();
+    }
+
     /// A model call failed for good: the user input of this turn is rolled back unless
     /// tool results already answer it.
     fn fail(&mut self, message: String) {

@@ -25,11 +25,7 @@ pub(super) fn merge_layer(
     origins: &mut BTreeMap<String, Origin>,
 ) -> Result<(), SettingsError> {
     for (k, v) in layer {
-        let key = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
-        };
+        let key = dotted_key(prefix, k);
         match v {
             Value::Table(sub) if lookup(defaults, &key).is_some_and(Value::is_table) => {
                 merge_layer(defaults, table, sub, &key, source, origins)?;
@@ -118,16 +114,22 @@ pub(super) fn lookup<'a>(table: &'a Table, key: &str) -> Option<&'a Value> {
     Some(value)
 }
 
+/// `key` under the table at `prefix` (`a.b` and `c` give `a.b.c`; the top level has
+/// an empty prefix).
+fn dotted_key(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
 /// Every leaf key of a table, as `a.b.c`.
 pub fn leaf_keys(table: &Table) -> Vec<String> {
     let mut out = Vec::new();
     fn walk(t: &Table, prefix: &str, out: &mut Vec<String>) {
         for (k, v) in t {
-            let key = if prefix.is_empty() {
-                k.clone()
-            } else {
-                format!("{prefix}.{k}")
-            };
+            let key = dotted_key(prefix, k);
             match v {
                 Value::Table(sub) => walk(sub, &key, out),
                 _ => out.push(key),

@@ -159,8 +159,7 @@ impl Chat {
                 tokens_before,
                 tokens_after,
             } => {
-                self.history = new_history;
-                self.sent.get_mut().reset();
+                self.set_history(new_history);
                 self.record(SessionEvent::Replaced(self.history.clone()));
                 self.compression_failed = false;
                 self.last_prompt_tokens = estimate_tokens(&self.history);

@@ -54,8 +54,7 @@ impl Handler<SetHistory> for Chat {
 
     fn handle(&mut self, msg: SetHistory, _: &mut Self::Context) {
         if self.turn.is_none() {
-            self.history = msg.0;
-            self.sent.get_mut().reset();
+            self.set_history(msg.0);
             self.record(SessionEvent::Replaced(self.history.clone()));
         }
     }
@@ -66,8 +65,7 @@ impl Handler<SeedHistory> for Chat {
 
     fn handle(&mut self, msg: SeedHistory, _: &mut Self::Context) {
         if self.turn.is_none() {
-            self.history = msg.0;
-            self.sent.get_mut().reset();
+            self.set_history(msg.0);
         }
     }
 }
