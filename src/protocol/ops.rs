@@ -10,11 +10,15 @@
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::protocol::content::{Content, Part};
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::content::{Content, FunctionCall, Part};
 use crate::protocol::hooks::HookInfo;
 use crate::protocol::{
-    AddRootError, AddedRoot, ApprovalDecision, ApprovalMode, ApprovalRequest, CompressionOutcome,
-    MemoryReport, UiEvent,
+    AddRootError, AddedRoot, ApprovalDecision, ApprovalMode, ApprovalRequest, CompletedCall,
+    CompressionOutcome, MemoryReport, UiEvent,
 };
 
 /// The number a session gives an op when it is submitted; its answer carries it.
@@ -139,6 +143,13 @@ pub enum Op {
     /// Enables or disables hook `name` (every hook when `None`); answers how many
     /// changed ([`OpReply::Count`]).
     SetHookEnabled { name: Option<String>, enabled: bool },
+    /// Runs tool calls outside a model turn (`troupe mcp serve`): each is validated,
+    /// approved and run as the model's would be; answers every call's result, in call
+    /// order ([`OpReply::Calls`]). `cancel` ends the calls still running.
+    RunCalls {
+        calls: Vec<Arc<FunctionCall>>,
+        cancel: CancellationToken,
+    },
     /// Ends the session: a running turn is cancelled, SessionEnd fires with `reason`,
     /// the recorder flushes, everything the session started ends. The event stream
     /// ends after this op's answer.
@@ -168,6 +179,7 @@ impl Op {
             Op::ListTools => "list_tools",
             Op::ListHooks => "list_hooks",
             Op::SetHookEnabled { .. } => "set_hook_enabled",
+            Op::RunCalls { .. } => "run_calls",
             Op::Shutdown { .. } => "shutdown",
         }
     }
@@ -187,6 +199,7 @@ pub enum OpReply {
     Tools(Vec<ToolSummary>),
     Hooks(Vec<HookInfo>),
     Count(usize),
+    Calls(Vec<Arc<CompletedCall>>),
 }
 
 /// Why an op was not taken.

@@ -338,6 +338,24 @@ impl SessionHandle {
                     Ok(OpReply::Count(hooks.set_enabled(name, enabled).await))
                 });
             }
+            Op::RunCalls { calls, cancel } => {
+                let (answers, mut answered) = tokio::sync::mpsc::unbounded_channel();
+                let count = calls.len();
+                let batch = session.scheduler.send(crate::protocol::Schedule {
+                    turn: 0,
+                    calls,
+                    cancel,
+                    answers,
+                });
+                self.finish(answer, async move {
+                    batch.await.map_err(ended)?;
+                    let mut done = Vec::with_capacity(count);
+                    while let Some(call) = answered.recv().await {
+                        done.push(call);
+                    }
+                    Ok(OpReply::Calls(done))
+                });
+            }
             Op::Shutdown { reason, after } => {
                 let (session, ended) = (self.session.clone(), self.ended.clone());
                 self.home.spawn(async move {
