@@ -285,9 +285,8 @@ fn cancel_ends_a_running_call_and_a_history_change_meanwhile_is_refused() {
         // the turn's end).
         let mut answers = seen.op_answers;
         while answers.iter().filter(|a| a.is_err()).count() == 0 {
-            match session.next_event().await.expect("event") {
-                Event::OpDone { result, .. } => answers.push(result),
-                _ => {}
+            if let Event::OpDone { result, .. } = session.next_event().await.expect("event") {
+                answers.push(result);
             }
         }
         assert!(
