@@ -1,4 +1,14 @@
 //! Pure logic: no actors and no side effects beyond what callers pass in.
+//!
+//! A crate of its own (the main crate re-exports it as `troupe::engine`) that depends
+//! on `troupe-protocol` alone among Troupe's crates, so the compiler keeps it from
+//! using the actors, tools, providers or platform.
+
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+/// The contract's types under the path the engine's modules have always used
+/// (`crate::protocol::…`).
+use troupe_protocol as protocol;
 
 pub mod at_refs;
 pub mod call_key;

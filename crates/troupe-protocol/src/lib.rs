@@ -1,6 +1,11 @@
 //! The contract between Troupe's actors and its front ends, in one place: every message
 //! an actor accepts and every event a front end renders. This module depends on no actor;
 //! actors and front ends depend on it.
+//!
+//! A crate of its own (the main crate re-exports it as `troupe::protocol`), so the
+//! compiler keeps it from using any other part of Troupe.
+
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 use std::time::Duration;
 
@@ -9,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::content::{CallArgs, FunctionCall, Part, Usage};
+use crate::content::{CallArgs, FunctionCall, Part, Usage};
 
 mod approval;
 pub mod content;
@@ -118,7 +123,7 @@ pub struct UserInput {
 #[rtype(result = "()")]
 pub struct UserParts {
     pub text: String,
-    pub parts: Vec<crate::protocol::content::Part>,
+    pub parts: Vec<crate::content::Part>,
 }
 
 /// Switches the model of later requests (`/model NAME`).
@@ -285,9 +290,9 @@ pub enum UiEvent {
 
 /// Runs the hooks of one event (the Hooks actor); answers the merged verdict.
 #[derive(Debug, Message)]
-#[rtype(result = "crate::protocol::hooks::HookVerdict")]
+#[rtype(result = "crate::hooks::HookVerdict")]
 pub struct RunHooks {
-    pub event: crate::protocol::hooks::HookEvent,
+    pub event: crate::hooks::HookEvent,
     /// What the matcher is tested on: a tool name, a session source/reason, a trigger.
     pub target: Option<String>,
     /// The event's own input fields (the common ones are added by the actor).
@@ -298,7 +303,7 @@ pub struct RunHooks {
 
 /// The session's hooks, for `/hooks`.
 #[derive(Debug, Message)]
-#[rtype(result = "Vec<crate::protocol::hooks::HookInfo>")]
+#[rtype(result = "Vec<crate::hooks::HookInfo>")]
 pub struct ListHooks;
 
 /// `/hooks enable|disable [name]`: `None` means every hook. Answers how many changed.
