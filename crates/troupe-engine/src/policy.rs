@@ -58,7 +58,7 @@ const COMMAND_KEYED_TOOLS: [&str; 1] = ["run_shell_command"];
 ///   `/w/src/a.rs`; never `/w/src2`, `/w/srcx.rs` or `/w/src b`).
 ///
 /// ```
-/// # use troupe::engine::policy::key_covers;
+/// # use troupe_engine::policy::key_covers;
 /// assert!(key_covers("write_file", "/w/src", "/w/src/a.rs"));
 /// assert!(!key_covers("write_file", "/w/src/a", "/w/src/ab"));
 /// assert!(!key_covers("write_file", "/w/notes", "/w/notes secret.txt"));
