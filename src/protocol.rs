@@ -15,9 +15,13 @@ mod approval;
 pub mod content;
 pub mod hooks;
 mod session;
+mod tool_facts;
 mod tool_result;
 pub use approval::{ApprovalDecision, ApprovalMode, ApprovalRequest, ConfirmationDetails};
-pub use session::{FlushRecords, SeedHistory, SessionEvent, SwitchSession, TakeCheckpoint};
+pub use session::{
+    CheckpointEdit, FlushRecords, SeedHistory, SessionEvent, SwitchSession, TakeCheckpoint,
+};
+pub use tool_facts::{AllowKey, ToolFacts, ToolFactsTable};
 pub use tool_result::{LlmContent, ToolError, ToolErrorKind, ToolKind, ToolOutput};
 
 // ---------------------------------------------------------------- call lifecycle

@@ -1,7 +1,7 @@
 //! The approval policy: given the mode, what a tool does and the tool's own hint,
 //! whether a call runs, asks, or is refused.
 
-use crate::protocol::{ApprovalMode, ToolKind};
+use crate::protocol::{AllowKey, ApprovalMode, ToolKind};
 
 /// The policy's answer for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,31 +44,28 @@ pub fn decide(mode: ApprovalMode, kind: ToolKind, hint_allow: Option<bool>) -> P
     }
 }
 
-/// Tools whose approval keys are command prefixes (`git status`); every other tool's
-/// keys are file paths.
-const COMMAND_KEYED_TOOLS: [&str; 1] = ["run_shell_command"];
-
-/// Whether an allow rule of `tool` with key `rule_key` covers a call whose approval key
-/// is `call_key`, matched the way that tool's keys mean:
+/// Whether an allow rule with key `rule_key` covers a call whose approval key is
+/// `call_key`, matched the way the tool's keys mean (its facts' `allow_key`):
 ///
-/// - a command-keyed tool (`run_shell_command`): the same command, or a longer one
-///   that starts with the rule's words (`git` covers `git status`, not `gitk`);
-/// - a path-keyed tool (`write_file`, `replace`): the same path, or a path beneath the
-///   rule's as a directory, at a path-component boundary (`/w/src` covers
-///   `/w/src/a.rs`; never `/w/src2`, `/w/srcx.rs` or `/w/src b`).
+/// - [`AllowKey::CommandPrefix`] (`run_shell_command`): the same command, or a longer
+///   one that starts with the rule's words (`git` covers `git status`, not `gitk`);
+/// - [`AllowKey::Path`] (`write_file`, `replace`, any tool not built in): the same
+///   path, or a path beneath the rule's as a directory, at a path-component boundary
+///   (`/w/src` covers `/w/src/a.rs`; never `/w/src2`, `/w/srcx.rs` or `/w/src b`).
 ///
 /// ```
 /// # use troupe::engine::policy::key_covers;
-/// assert!(key_covers("write_file", "/w/src", "/w/src/a.rs"));
-/// assert!(!key_covers("write_file", "/w/src/a", "/w/src/ab"));
-/// assert!(!key_covers("write_file", "/w/notes", "/w/notes secret.txt"));
-/// assert!(key_covers("run_shell_command", "git", "git status"));
+/// # use troupe::protocol::AllowKey::{CommandPrefix, Path};
+/// assert!(key_covers(Path, "/w/src", "/w/src/a.rs"));
+/// assert!(!key_covers(Path, "/w/src/a", "/w/src/ab"));
+/// assert!(!key_covers(Path, "/w/notes", "/w/notes secret.txt"));
+/// assert!(key_covers(CommandPrefix, "git", "git status"));
 /// ```
-pub fn key_covers(tool: &str, rule_key: &str, call_key: &str) -> bool {
+pub fn key_covers(keys: AllowKey, rule_key: &str, call_key: &str) -> bool {
     if call_key == rule_key {
         return true;
     }
-    if COMMAND_KEYED_TOOLS.contains(&tool) {
+    if keys == AllowKey::CommandPrefix {
         return call_key
             .strip_prefix(rule_key)
             .is_some_and(|rest| rest.starts_with(' '));
@@ -134,30 +131,34 @@ mod tests {
     #[test]
     fn path_rules_match_whole_components_and_command_rules_whole_words() {
         // A path rule: the file itself, or what lies beneath it as a directory.
-        assert!(key_covers("write_file", "/w/src/a", "/w/src/a"));
-        assert!(key_covers("replace", "/w/src", "/w/src/a/b.rs"));
-        assert!(key_covers("replace", "/w/src/", "/w/src/a.rs"));
-        assert!(!key_covers("write_file", "/w/src/a", "/w/src/ab"));
-        assert!(!key_covers("write_file", "/w/src/a", "/w/src/a b"));
-        assert!(!key_covers("write_file", "/w/src/a", "/w/src/a.bak"));
-        assert!(!key_covers("write_file", "/w/src", "/w/src2/x"));
-        assert!(!key_covers("write_file", "/w/src/a.rs", "/w/src/a.rs/"));
-        assert!(!key_covers("write_file", "", "/w/x"));
+        assert!(key_covers(AllowKey::Path, "/w/src/a", "/w/src/a"));
+        assert!(key_covers(AllowKey::Path, "/w/src", "/w/src/a/b.rs"));
+        assert!(key_covers(AllowKey::Path, "/w/src/", "/w/src/a.rs"));
+        assert!(!key_covers(AllowKey::Path, "/w/src/a", "/w/src/ab"));
+        assert!(!key_covers(AllowKey::Path, "/w/src/a", "/w/src/a b"));
+        assert!(!key_covers(AllowKey::Path, "/w/src/a", "/w/src/a.bak"));
+        assert!(!key_covers(AllowKey::Path, "/w/src", "/w/src2/x"));
+        assert!(!key_covers(AllowKey::Path, "/w/src/a.rs", "/w/src/a.rs/"));
+        assert!(!key_covers(AllowKey::Path, "", "/w/x"));
         // A command rule: the command, or one that continues it with more words.
-        assert!(key_covers("run_shell_command", "git status", "git status"));
-        assert!(key_covers("run_shell_command", "git", "git status"));
-        assert!(!key_covers("run_shell_command", "git", "gitk"));
+        assert!(key_covers(
+            AllowKey::CommandPrefix,
+            "git status",
+            "git status"
+        ));
+        assert!(key_covers(AllowKey::CommandPrefix, "git", "git status"));
+        assert!(!key_covers(AllowKey::CommandPrefix, "git", "gitk"));
         assert!(!key_covers(
-            "run_shell_command",
+            AllowKey::CommandPrefix,
             "/usr/bin/make",
             "/usr/bin/make2"
         ));
         assert!(key_covers(
-            "run_shell_command",
+            AllowKey::CommandPrefix,
             "/usr/bin/make",
             "/usr/bin/make all"
         ));
-        assert!(!key_covers("run_shell_command", "ls", "ls/x"));
+        assert!(!key_covers(AllowKey::CommandPrefix, "ls", "ls/x"));
     }
 
     #[test]

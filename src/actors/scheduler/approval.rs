@@ -9,7 +9,7 @@ use super::{CallInfo, Inner};
 use crate::engine::policy::{decide, PolicyDecision};
 use crate::platform::sandbox::SandboxMode;
 use crate::protocol::{
-    ApprovalDecision, ApprovalMode, ApprovalRequest, CallStatus, CompletedCall,
+    AllowKey, ApprovalDecision, ApprovalMode, ApprovalRequest, CallStatus, CompletedCall,
     ConfirmationDetails, ToolErrorKind, ToolKind, UiEvent,
 };
 use crate::tools::registry::{Invocation, ToolHandle};
@@ -33,8 +33,9 @@ pub struct PolicyState {
 }
 
 impl PolicyState {
-    /// Whether an allow rule covers a call of `tool` with these approval keys.
-    pub fn allows(&self, tool: &str, keys: &[String]) -> bool {
+    /// Whether an allow rule covers a call of `tool` with these approval keys, which
+    /// name what `allow_key` says (the tool's facts).
+    pub fn allows(&self, tool: &str, allow_key: AllowKey, keys: &[String]) -> bool {
         self.rules.iter().any(|r| {
             let named = match r.tool.strip_suffix('*') {
                 // `mcp_<server>_*`: every tool of one MCP server.
@@ -48,7 +49,7 @@ impl PolicyState {
                         !keys.is_empty()
                             && keys
                                 .iter()
-                                .all(|key| crate::engine::policy::key_covers(tool, k, key))
+                                .all(|key| crate::engine::policy::key_covers(allow_key, k, key))
                     }
                 }
         })
@@ -94,7 +95,12 @@ impl Inner {
             let (mode, allowed) = match self.policy.lock() {
                 Ok(state) => (
                     state.mode,
-                    !protected && state.allows(tool.name(), invocation.approval_keys()),
+                    !protected
+                        && state.allows(
+                            tool.name(),
+                            tool.facts().allow_key,
+                            invocation.approval_keys(),
+                        ),
                 ),
                 Err(_) => (ApprovalMode::Default, false),
             };

@@ -193,7 +193,10 @@ pub(super) fn build(
     if settings.tools.compact_declarations {
         tools = tools
             .iter()
-            .map(crate::engine::compact_tools::compact)
+            .map(|decl| {
+                let keep = registry.facts().get(&decl.name).compact_keeps;
+                crate::engine::compact_tools::compact(decl, keep)
+            })
             .collect();
     }
     // The last step that may fail: the MCP servers start after it.
@@ -257,6 +260,7 @@ pub(super) fn build(
                 fs: services.fs.clone(),
                 workspace: services.workspace.clone(),
             }),
+        tool_facts: Arc::new(registry.facts().clone()),
     };
     Ok(Built {
         session_id,

@@ -39,6 +39,8 @@ pub struct Started {
     pub history: Vec<Content>,
     /// The recorded edits' file diffs by call id (`session/load`), to replay.
     pub edits: std::collections::HashMap<String, Value>,
+    /// The session's tool facts (the replayed calls' ACP kinds).
+    pub tool_facts: Arc<crate::protocol::ToolFactsTable>,
 }
 
 /// The user's config file, where "Always allow" saves rules (as the REPL's).
@@ -231,6 +233,8 @@ pub(super) async fn start(
     .await
     .map_err(|e| e.to_string())?;
     front.do_send(front::SetSessionId(id.clone()));
+    let tool_facts = session.tool_facts();
+    front.do_send(front::SetToolFacts(tool_facts.clone()));
     let persisted = session
         .policy
         .lock()
@@ -255,6 +259,7 @@ pub(super) async fn start(
         models,
         history,
         edits,
+        tool_facts,
     })
 }
 

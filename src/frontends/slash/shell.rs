@@ -11,7 +11,6 @@ use crate::engine::shell_syntax;
 use crate::platform::child_env::ChildEnvPolicy;
 use crate::platform::sandbox::denial::{self, Why};
 use crate::platform::sandbox::{session, SandboxMode};
-use crate::protocol::ToolKind;
 use crate::tools::shell::process::{RunningCommand, ShellSpec, Stop};
 use crate::tools::Services;
 
@@ -43,13 +42,18 @@ pub fn decision(policy: &SharedPolicy, services: &Services, command: &str) -> Sh
     let Ok(state) = policy.lock() else {
         return ask;
     };
-    let decision = decide(state.mode, ToolKind::Execute, hint);
+    let facts = crate::tools::Tool::facts(&crate::tools::shell::RunShellCommand);
+    let decision = decide(state.mode, facts.kind, hint);
     let unasked = decision == PolicyDecision::Allow
         && state.mode != crate::protocol::ApprovalMode::Yolo
         && hint.is_some();
     match decision {
         PolicyDecision::Ask
-            if state.allows("run_shell_command", &shell_syntax::allow_list_keys(command)) =>
+            if state.allows(
+                crate::tools::shell::NAME,
+                facts.allow_key,
+                &shell_syntax::allow_list_keys(command),
+            ) =>
         {
             ShellDecision {
                 decision: PolicyDecision::Allow,
