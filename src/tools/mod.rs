@@ -5,6 +5,8 @@
 pub mod background_tools;
 pub mod corrector;
 pub mod dynamic;
+#[cfg(test)]
+mod facts_tests;
 pub mod file_edit;
 pub mod file_reader;
 pub mod file_walk;
@@ -23,6 +25,8 @@ pub mod replace;
 pub mod save_memory;
 pub mod shell;
 pub mod synthetic;
+#[cfg(feature = "test-hooks")]
+pub mod test_note;
 #[cfg(feature = "test-hooks")]
 pub mod test_tools;
 pub mod web_fetch;

@@ -180,6 +180,7 @@ pub(super) fn build(
             registry.register(crate::tools::test_tools::TestBarrier);
             registry.register(crate::tools::test_tools::TestPanic);
             registry.register(crate::tools::test_tools::TestSleep);
+            registry.register(crate::tools::test_note::TestNote);
         }
         registry.register(crate::tools::synthetic::Synthetic);
     }
