@@ -9,15 +9,20 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::content::{CallArgs, FunctionCall, Part, Usage};
+use crate::protocol::content::{CallArgs, Content, FunctionCall, Part, Usage};
 
 mod approval;
 pub mod content;
 pub mod hooks;
+mod ops;
 mod session;
 mod tool_facts;
 mod tool_result;
 pub use approval::{ApprovalDecision, ApprovalMode, ApprovalRequest, ConfirmationDetails};
+pub use ops::{
+    AllowRule, ApprovalId, EndReason, Event, EventSink, Op, OpError, OpId, OpReply, PolicySnapshot,
+    ProcessAfter, ToolSummary,
+};
 pub use session::{
     CheckpointEdit, FlushRecords, SeedHistory, SessionEvent, SwitchSession, TakeCheckpoint,
 };
@@ -109,17 +114,19 @@ pub type CallAnswers = tokio::sync::mpsc::UnboundedSender<std::sync::Arc<Complet
 
 // ---------------------------------------------------------------- chat
 
-/// A prompt from the user starts a turn.
+/// A prompt from the user starts a turn; refused ([`OpError::Busy`]) while a turn or
+/// a compression runs.
 #[derive(Debug, Message)]
-#[rtype(result = "()")]
+#[rtype(result = "Result<(), OpError>")]
 pub struct UserInput {
     pub text: String,
 }
 
 /// A prompt made of several parts (the text, then the content of `@path`
 /// references, images as inline data) starts a turn; `text` is what the user typed.
+/// Refused ([`OpError::Busy`]) while a turn or a compression runs.
 #[derive(Debug, Message)]
-#[rtype(result = "()")]
+#[rtype(result = "Result<(), OpError>")]
 pub struct UserParts {
     pub text: String,
     pub parts: Vec<crate::protocol::content::Part>,
@@ -134,6 +141,22 @@ pub struct SetModelName(pub String);
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct CancelTurn;
+
+/// The conversation so far (comprehensive history), from the Chat.
+#[derive(Debug, Message)]
+#[rtype(result = "Vec<Content>")]
+pub struct GetHistory;
+
+/// Replaces the history and records the replacement (`/clear`, `/chat resume`,
+/// `/rewind`); refused ([`OpError::Busy`]) while a turn runs.
+#[derive(Debug, Message)]
+#[rtype(result = "Result<(), OpError>")]
+pub struct SetHistory(pub Vec<Content>);
+
+/// Stops the Chat (the session's shutdown): a running turn ends as cancelled first.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct StopChat;
 
 /// Summarises older history into a snapshot now (`/compress`), or only when the
 /// last prompt passed the configured threshold (`force: false`).
@@ -285,6 +308,24 @@ pub enum UiEvent {
     TurnFinished(TurnOutcome),
 }
 
+// ---------------------------------------------------------------- policy
+
+/// Switches the approval mode of the calls approved from now on (the Scheduler).
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "()")]
+pub struct SetPolicyMode(pub ApprovalMode);
+
+/// The approval policy as it stands (the Scheduler).
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "PolicySnapshot")]
+pub struct GetPolicy;
+
+/// Removes allow rule `n` (1-based) and answers it; `None`: no such rule (the
+/// Scheduler).
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "Option<AllowRule>")]
+pub struct RevokeAllowRule(pub usize);
+
 // ---------------------------------------------------------------- hooks
 
 /// Runs the hooks of one event (the Hooks actor); answers the merged verdict.
@@ -313,19 +354,7 @@ pub struct SetHookEnabled {
     pub enabled: bool,
 }
 
-/// Asks the FileSystem actor to add a workspace root during the session
-/// (`/directory add`, typed by the user in the REPL; never sent for a model, a tool or
-/// a project file). `path` is as typed: `~` is expanded and a relative path is taken
-/// from the primary root. The directory is opened as one more confined root (its own
-/// descriptor, paths opened beneath it), then listed by the workspace, so every tool
-/// call after this one may use it.
-#[derive(Message, Debug, Clone)]
-#[rtype(result = "Result<AddedRoot, AddRootError>")]
-pub struct AddWorkspaceRoot {
-    pub path: String,
-}
-
-/// What `AddWorkspaceRoot` did, with the root's real path.
+/// What adding a workspace root ([`Op::AddWorkspaceRoot`]) did, with the root's real path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AddedRoot {
     Added(std::path::PathBuf),

@@ -103,6 +103,29 @@ pub fn parse_rule(text: &str) -> Option<(String, Option<String>)> {
     }
 }
 
+/// Whether one of `rules` covers a call of `tool` with these approval keys: a rule
+/// names the tool (or, as `mcp_<server>_*`, every tool of one MCP server), and its key,
+/// when it has one, covers every key of the call, matched as `allow_key` (the tool's
+/// facts) says.
+pub fn rules_allow(
+    rules: &[crate::protocol::AllowRule],
+    tool: &str,
+    allow_key: AllowKey,
+    keys: &[String],
+) -> bool {
+    rules.iter().any(|r| {
+        let named = match r.tool.strip_suffix('*') {
+            Some(prefix) => tool.starts_with(prefix),
+            None => r.tool == tool,
+        };
+        named
+            && match &r.key {
+                None => true,
+                Some(k) => !keys.is_empty() && keys.iter().all(|key| key_covers(allow_key, k, key)),
+            }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,9 +43,10 @@ pub enum SessionEvent {
 pub struct FlushRecords;
 
 /// Starts the Chat from this history without recording it (the session file already
-/// holds it: a session picked with `/resume`).
+/// holds it: a session picked with `/resume`); refused ([`crate::protocol::OpError::Busy`])
+/// while a turn runs.
 #[derive(Debug, Message)]
-#[rtype(result = "()")]
+#[rtype(result = "Result<(), crate::protocol::OpError>")]
 pub struct SeedHistory(pub Vec<crate::protocol::content::Content>);
 
 /// Points the recorder at another session's file (`/resume` in the REPL); the old
