@@ -39,11 +39,14 @@ const RECENT: Duration = Duration::from_secs(24 * 3600);
 /// uncapped listing of 200,000 files was 7 MB sent to the model).
 pub const MAX_LISTED: usize = 2000;
 
+/// The name the model calls.
+pub const NAME: &str = "glob";
+
 impl Tool for Glob {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "glob"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {
@@ -52,6 +55,10 @@ impl Tool for Glob {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Search
+    }
+
+    fn answer_depends_on_files_only(&self) -> bool {
+        true
     }
 
     fn description(&self) -> String {

@@ -62,11 +62,14 @@ pub struct Params {
     pub no_ignore: bool,
 }
 
+/// The name the model calls.
+pub const NAME: &str = "grep_search";
+
 impl Tool for GrepSearch {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "grep_search"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {
@@ -75,6 +78,10 @@ impl Tool for GrepSearch {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Search
+    }
+
+    fn answer_depends_on_files_only(&self) -> bool {
+        true
     }
 
     fn description(&self) -> String {

@@ -24,11 +24,14 @@ pub struct Params {
     pub file_filtering_options: Option<FileFilteringOptions>,
 }
 
+/// The name the model calls.
+pub const NAME: &str = "list_directory";
+
 impl Tool for ListDirectory {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "list_directory"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {
@@ -37,6 +40,10 @@ impl Tool for ListDirectory {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Search
+    }
+
+    fn answer_depends_on_files_only(&self) -> bool {
+        true
     }
 
     fn description(&self) -> String {

@@ -34,11 +34,14 @@ pub struct Params {
     pub limit: Option<usize>,
 }
 
+/// The name the model calls.
+pub const NAME: &str = "read_file";
+
 impl Tool for ReadFile {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "read_file"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {
@@ -47,6 +50,10 @@ impl Tool for ReadFile {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Read
+    }
+
+    fn answer_depends_on_files_only(&self) -> bool {
+        true
     }
 
     fn description(&self) -> String {

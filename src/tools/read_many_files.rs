@@ -85,11 +85,14 @@ pub struct Params {
     pub file_filtering_options: Option<FileFilteringOptions>,
 }
 
+/// The name the model calls.
+pub const NAME: &str = "read_many_files";
+
 impl Tool for ReadManyFiles {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "read_many_files"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {
@@ -98,6 +101,10 @@ impl Tool for ReadManyFiles {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Read
+    }
+
+    fn answer_depends_on_files_only(&self) -> bool {
+        true
     }
 
     fn description(&self) -> String {

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::{apply_aliases, declaration_of, PolicyHint, Services, Tool, ToolContext, Touched};
 use crate::engine::schema;
 use crate::protocol::content::FunctionDeclaration;
-use crate::protocol::{ConfirmationDetails, ToolKind};
+use crate::protocol::{ConfirmationDetails, ToolFacts, ToolFactsTable, ToolKind};
 use crate::tools::host::ToolActor;
 use crate::tools::invoke::{HostOutcome, Invoke};
 
@@ -41,6 +41,14 @@ pub trait ToolHandle: Send + Sync {
     fn name(&self) -> &str;
     fn display_name(&self) -> &str;
     fn kind(&self) -> ToolKind;
+    /// The tool's facts ([`Tool::facts`]); a tool that is not a built-in one (an MCP
+    /// server's) has the unknown facts with its own kind.
+    fn facts(&self) -> ToolFacts {
+        ToolFacts {
+            kind: self.kind(),
+            ..ToolFacts::UNKNOWN
+        }
+    }
     fn description(&self) -> String;
     fn declaration(&self) -> FunctionDeclaration;
     /// Aliases, schema, deserialisation, then the tool's own checks.
@@ -128,6 +136,10 @@ impl<T: Tool> ToolHandle for Hosted<T> {
         self.tool.kind()
     }
 
+    fn facts(&self) -> ToolFacts {
+        self.tool.facts()
+    }
+
     fn description(&self) -> String {
         self.tool.description()
     }
@@ -186,6 +198,9 @@ pub struct ToolRegistry {
     arbiter_label: &'static str,
     /// Actors started so far (places the next one on the next arbiter).
     placed: usize,
+    /// The facts of every tool registered, by name (kept when [`ToolRegistry::retain`]
+    /// leaves a tool out, so a call of it is treated as before), and the legacy names.
+    facts: ToolFactsTable,
     /// MCP servers configured but not started (an untrusted folder's project servers):
     /// a call of one of their tools is told why it is not there.
     withheld: Vec<String>,
@@ -216,9 +231,14 @@ impl ToolRegistry {
             }
             ToolArbiters::Own(handles) => (handles, "tool-arbiter"),
         };
+        let mut facts = ToolFactsTable::default();
+        for (old, new) in LEGACY_ALIASES {
+            facts.alias(old, new);
+        }
         Self {
             tools: Vec::new(),
             by_name: HashMap::new(),
+            facts,
             dynamic: Default::default(),
             timeout: call_timeout,
             actors_per_tool: actors_per_tool.max(1),
@@ -255,6 +275,7 @@ impl ToolRegistry {
             .collect();
         self.by_name
             .insert(tool.name().to_string(), self.tools.len());
+        self.facts.insert(tool.name(), tool.facts());
         let schema = tool.schema();
         self.tools.push(Arc::new(Hosted {
             tool,
@@ -286,6 +307,12 @@ impl ToolRegistry {
             Some(&i) => Some(self.tools[i].clone()),
             None => self.dynamic.get(name),
         }
+    }
+
+    /// The facts of the tools registered, by name ([`Tool::facts`]), for the parts of
+    /// the runtime that must know what a tool does without calling it.
+    pub fn facts(&self) -> &ToolFactsTable {
+        &self.facts
     }
 
     /// The built-in tools.

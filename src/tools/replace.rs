@@ -253,11 +253,14 @@ async fn compute_plan(p: &Params, ctx: &ToolContext) -> Result<Computed, ToolOut
     }
 }
 
+/// The name the model calls.
+pub const NAME: &str = "replace";
+
 impl Tool for Replace {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "replace"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {
@@ -266,6 +269,16 @@ impl Tool for Replace {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Edit
+    }
+
+    fn edited_file_arg(&self) -> Option<&'static str> {
+        Some("file_path")
+    }
+
+    /// Its errors ask for `allow_multiple` (a small model repeated a failing rename
+    /// three times without it).
+    fn compact_keeps(&self) -> &'static [&'static str] {
+        &["allow_multiple"]
     }
 
     fn description(&self) -> String {

@@ -26,11 +26,14 @@ pub struct Params {
     pub fact: String,
 }
 
+/// The name the model calls.
+pub const NAME: &str = "save_memory";
+
 impl Tool for SaveMemory {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "save_memory"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {

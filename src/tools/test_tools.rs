@@ -48,6 +48,16 @@ impl Tool for TestBarrier {
     fn kind(&self) -> ToolKind {
         ToolKind::Read
     }
+
+    /// A test tool: its identical calls each run.
+    fn run_once(&self) -> bool {
+        false
+    }
+
+    /// ACP shows it as other.
+    fn acp_kind(&self) -> ToolKind {
+        ToolKind::Other
+    }
     fn description(&self) -> String {
         "Test only: waits until `parties` calls of the same group wait together.".into()
     }
@@ -120,6 +130,16 @@ impl Tool for TestPanic {
     }
     fn kind(&self) -> ToolKind {
         ToolKind::Read
+    }
+
+    /// A test tool: its identical calls each run.
+    fn run_once(&self) -> bool {
+        false
+    }
+
+    /// ACP shows it as other.
+    fn acp_kind(&self) -> ToolKind {
+        ToolKind::Other
     }
     fn description(&self) -> String {
         "Test only: panics.".into()
@@ -201,6 +221,16 @@ impl Tool for TestSleep {
     }
     fn kind(&self) -> ToolKind {
         ToolKind::Read
+    }
+
+    /// A test tool: its identical calls each run.
+    fn run_once(&self) -> bool {
+        false
+    }
+
+    /// ACP shows it as other.
+    fn acp_kind(&self) -> ToolKind {
+        ToolKind::Other
     }
     fn description(&self) -> String {
         "Test only: sleeps.".into()

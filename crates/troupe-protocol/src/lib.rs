@@ -21,13 +21,17 @@ pub mod content;
 pub mod hooks;
 mod ops;
 mod session;
+mod tool_facts;
 mod tool_result;
 pub use approval::{ApprovalDecision, ApprovalMode, ApprovalRequest, ConfirmationDetails};
 pub use ops::{
     AllowRule, ApprovalId, EndReason, Event, EventSink, Op, OpError, OpId, OpReply, PolicySnapshot,
     ProcessAfter, ToolSummary,
 };
-pub use session::{FlushRecords, SeedHistory, SessionEvent, SwitchSession, TakeCheckpoint};
+pub use session::{
+    CheckpointEdit, FlushRecords, SeedHistory, SessionEvent, SwitchSession, TakeCheckpoint,
+};
+pub use tool_facts::{AllowKey, ToolFacts, ToolFactsTable};
 pub use tool_result::{LlmContent, ToolError, ToolErrorKind, ToolKind, ToolOutput};
 
 // ---------------------------------------------------------------- call lifecycle

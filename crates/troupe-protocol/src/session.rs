@@ -67,5 +67,13 @@ pub struct SwitchSession {
 #[rtype(result = "()")]
 pub struct TakeCheckpoint {
     pub history: Vec<crate::content::Content>,
-    pub calls: Vec<FunctionCall>,
+    /// The edit calls that name their file (none: nothing to snapshot).
+    pub edits: Vec<CheckpointEdit>,
+}
+
+/// An edit call and the file it edits (the argument its tool's facts name).
+#[derive(Debug, Clone)]
+pub struct CheckpointEdit {
+    pub call: FunctionCall,
+    pub path: String,
 }

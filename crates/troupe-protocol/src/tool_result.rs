@@ -26,6 +26,21 @@ impl ToolKind {
     pub fn is_read_only(self) -> bool {
         matches!(self, ToolKind::Read | ToolKind::Search | ToolKind::Fetch)
     }
+
+    /// The wire name (`read`, `edit`, …; ACP's tool kinds are the same names).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolKind::Read => "read",
+            ToolKind::Edit => "edit",
+            ToolKind::Delete => "delete",
+            ToolKind::Move => "move",
+            ToolKind::Search => "search",
+            ToolKind::Execute => "execute",
+            ToolKind::Think => "think",
+            ToolKind::Fetch => "fetch",
+            ToolKind::Other => "other",
+        }
+    }
 }
 
 /// gemini-cli's `ToolErrorType`; the wire strings are the serde names.

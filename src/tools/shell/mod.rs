@@ -24,7 +24,7 @@ use crate::engine::shell_readonly::Verdict;
 use crate::engine::shell_syntax;
 use crate::platform::child_env::ChildEnvPolicy;
 use crate::platform::filesystem::FsError;
-use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
+use crate::protocol::{AllowKey, ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
 
 /// What the model reads when a command is refused for command substitution.
 pub const SUBSTITUTION_BLOCKED: &str = "Command injection detected: command substitution syntax ($(), backticks, <() or >()) found in command arguments. On PowerShell, @() array subexpressions and $() subexpressions are also blocked. This is a security risk and the command was blocked.";
@@ -48,11 +48,14 @@ pub struct Params {
     pub delay_ms: Option<u64>,
 }
 
+/// The name the model calls.
+pub const NAME: &str = "run_shell_command";
+
 impl Tool for RunShellCommand {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "run_shell_command"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {
@@ -61,6 +64,10 @@ impl Tool for RunShellCommand {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Execute
+    }
+
+    fn allow_key(&self) -> AllowKey {
+        AllowKey::CommandPrefix
     }
 
     fn description(&self) -> String {
