@@ -7,6 +7,7 @@
 pub mod atomic_write;
 pub mod confined;
 pub mod editor;
+pub mod glob_check;
 pub mod owned_file;
 pub mod path_lookup;
 mod pool;

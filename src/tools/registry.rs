@@ -28,6 +28,11 @@ pub trait Invocation: Send {
         None
     }
     fn policy_hint(&self) -> Option<PolicyHint>;
+    /// Settles a hint that needs the file system ([`Tool::policy_hint_settled`]);
+    /// once done, [`Invocation::policy_hint`] is final.
+    fn settle_hint(&mut self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
     fn approval_keys(&self) -> &[String];
     fn confirmation(&self, ctx: &ToolContext) -> BoxFuture<'static, Option<ConfirmationDetails>>;
     /// The actor the call goes to (`read_file#1@tool-arbiter-0`), for traces.
@@ -64,6 +69,8 @@ struct Prepared<T: Tool> {
     params: T::Params,
     touched: Touched,
     hint: Option<PolicyHint>,
+    /// The hint still to be settled on the FileSystem pool, if any.
+    settling: Option<BoxFuture<'static, Option<PolicyHint>>>,
     keys: Vec<String>,
 }
 
@@ -74,6 +81,14 @@ impl<T: Tool> Invocation for Prepared<T> {
 
     fn policy_hint(&self) -> Option<PolicyHint> {
         self.hint
+    }
+
+    fn settle_hint(&mut self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if let Some(settling) = self.settling.take() {
+                self.hint = settling.await;
+            }
+        })
     }
 
     fn approval_keys(&self) -> &[String] {
@@ -153,6 +168,7 @@ impl<T: Tool> ToolHandle for Hosted<T> {
             label: label.clone(),
             touched: self.tool.touched(&params, services),
             hint: self.tool.policy_hint_in(&params, services),
+            settling: self.tool.policy_hint_settled(&params, services),
             keys: self.tool.approval_keys(&params, services),
             params,
         }))

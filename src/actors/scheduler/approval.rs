@@ -89,6 +89,8 @@ impl Inner {
         let mut modified: Option<serde_json::Value> = None;
         let mut prepared = std::time::Duration::ZERO;
         loop {
+            // A hint that needs the file system is settled on its pool, not here.
+            invocation.settle_hint().await;
             let protected = invocation.policy_hint() == Some(PolicyHint::Protected);
             let hint = invocation.policy_hint().map(|h| h == PolicyHint::Allow);
             let (mode, allowed) = match self.policy.lock() {
