@@ -195,7 +195,7 @@ pub fn run(ws: &Confined, p: &Params, cancel: &CancellationToken) -> ToolOutput 
     let shown = p.dir_path.clone().unwrap_or_else(|| ".".to_string());
     let base = match search_base(ws, &shown) {
         Ok(base) => base,
-        Err(out) => return out,
+        Err(out) => return *out,
     };
     let exclude = match p
         .exclude_pattern
@@ -256,44 +256,44 @@ pub fn run(ws: &Confined, p: &Params, cancel: &CancellationToken) -> ToolOutput 
 /// The real path of the directory or file to search (`shown` as the model gave it),
 /// opened beneath its root: a path outside, missing or of another kind is the
 /// model-facing error.
-fn search_base(ws: &Confined, shown: &str) -> Result<std::path::PathBuf, ToolOutput> {
+fn search_base(ws: &Confined, shown: &str) -> Result<std::path::PathBuf, Box<ToolOutput>> {
     let (base, meta) = match ws.open(&ws.resolve(shown), OpenMode::Handle) {
         Ok(opened) => {
             let meta = opened.file.metadata();
             (opened.real_path, meta)
         }
         Err(FsError::Path(e)) => {
-            return Err(ToolOutput::error(
+            return Err(Box::new(ToolOutput::error(
                 ToolErrorKind::PathNotInWorkspace,
                 e.to_string(),
                 "Error: Path not in workspace.",
-            ))
+            )))
         }
         Err(FsError::NotFound(_)) | Err(FsError::NotDirectory(_)) => {
             let base = ws.absolute(&ws.resolve(shown));
             let msg = format!("Path does not exist: {}", base.display());
-            return Err(ToolOutput::error(
+            return Err(Box::new(ToolOutput::error(
                 ToolErrorKind::FileNotFound,
                 msg,
                 "Error: Path does not exist.",
-            ));
+            )));
         }
         Err(e) => {
-            return Err(ToolOutput::text(
+            return Err(Box::new(ToolOutput::text(
                 format!("Failed to access path stats for {shown}: {e}"),
                 "Error: Failed to access path.",
-            ))
+            )))
         }
     };
     match meta {
         Ok(meta) if meta.is_dir() || meta.is_file() => Ok(base),
-        Ok(_) => Err(ToolOutput::text(
+        Ok(_) => Err(Box::new(ToolOutput::text(
             format!("Path is not a valid directory or file: {}", base.display()),
             "Error: Path is not a valid directory or file.",
-        )),
-        Err(e) => Err(ToolOutput::text(
+        ))),
+        Err(e) => Err(Box::new(ToolOutput::text(
             format!("Failed to access path stats for {}: {e}", base.display()),
             "Error: Failed to access path.",
-        )),
+        ))),
     }
 }
