@@ -29,9 +29,9 @@ pub trait Invocation: Send {
     }
     fn policy_hint(&self) -> Option<PolicyHint>;
     /// Settles a hint that needs the file system ([`Tool::policy_hint_settled`]);
-    /// once done, [`Invocation::policy_hint`] is final.
-    fn settle_hint(&mut self) -> BoxFuture<'_, ()> {
-        Box::pin(async {})
+    /// once awaited, [`Invocation::policy_hint`] is final. `None`: it already is.
+    fn settle_hint(&mut self) -> Option<BoxFuture<'_, ()>> {
+        None
     }
     fn approval_keys(&self) -> &[String];
     fn confirmation(&self, ctx: &ToolContext) -> BoxFuture<'static, Option<ConfirmationDetails>>;
@@ -83,12 +83,11 @@ impl<T: Tool> Invocation for Prepared<T> {
         self.hint
     }
 
-    fn settle_hint(&mut self) -> BoxFuture<'_, ()> {
-        Box::pin(async move {
-            if let Some(settling) = self.settling.take() {
-                self.hint = settling.await;
-            }
-        })
+    fn settle_hint(&mut self) -> Option<BoxFuture<'_, ()>> {
+        let settling = self.settling.take()?;
+        Some(Box::pin(async move {
+            self.hint = settling.await;
+        }))
     }
 
     fn approval_keys(&self) -> &[String] {

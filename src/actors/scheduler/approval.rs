@@ -90,7 +90,9 @@ impl Inner {
         let mut prepared = std::time::Duration::ZERO;
         loop {
             // A hint that needs the file system is settled on its pool, not here.
-            invocation.settle_hint().await;
+            if let Some(settling) = invocation.settle_hint() {
+                settling.await;
+            }
             let protected = invocation.policy_hint() == Some(PolicyHint::Protected);
             let hint = invocation.policy_hint().map(|h| h == PolicyHint::Allow);
             let (mode, allowed) = match self.policy.lock() {
