@@ -152,7 +152,7 @@ impl Session {
         if listed > 0 && source == "startup" {
             let listing = services
                 .fs
-                .run(move |ws| crate::tools::workspace_listing::listing(ws, listed))
+                .perform(crate::tools::workspace_listing::WorkspaceListing(listed))
                 .await
                 .ok()
                 .flatten();

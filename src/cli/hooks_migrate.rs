@@ -248,11 +248,12 @@ fn write_json(path: &Path, value: &Value) -> Result<(), MigrateError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
     let text = serde_json::to_string_pretty(value).map_err(|e| err(e.to_string()))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| err(e.to_string()))?;
-    std::io::Write::write_all(&mut tmp, format!("{text}\n").as_bytes())
-        .map_err(|e| err(e.to_string()))?;
-    tmp.persist(path).map_err(|e| err(e.to_string()))?;
-    Ok(())
+    use crate::platform::filesystem::owned_file::{replace_private, ReplaceError};
+    replace_private(path, format!("{text}\n").as_bytes()).map_err(|e| match e {
+        // As `tempfile`'s persist error said it.
+        ReplaceError::Rename(e) => err(format!("failed to persist temporary file: {e}")),
+        other => err(other.to_string()),
+    })
 }
 
 #[cfg(test)]

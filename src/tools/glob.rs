@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::file_walk::{glob_matcher, literal_or_glob, walk_files};
 use super::{Services, Tool, ToolContext};
 use crate::engine::text::locale_cmp;
-use crate::platform::filesystem::{stat_confined, Confined, FsError, OpenMode};
+use crate::platform::filesystem::{stat_confined, Confined, FsError, FsWork, OpenMode};
 use crate::platform::ignore_rules::{FilterOptions, IgnoreRules};
 use crate::protocol::{ToolErrorKind, ToolKind, ToolOutput};
 
@@ -97,9 +97,26 @@ impl Tool for Glob {
     fn execute(&self, p: Params, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
             let cancel = ctx.cancel.clone();
-            let result = ctx.services.fs.run(move |ws| search(ws, &p, &cancel)).await;
+            let result = ctx
+                .services
+                .fs
+                .perform(GlobSearch { params: p, cancel })
+                .await;
             result.unwrap_or_else(|e| unexpected(&e.to_string()))
         })
+    }
+}
+
+/// One `glob` call's search, on the FileSystem pool beneath the workspace roots.
+struct GlobSearch {
+    params: Params,
+    cancel: CancellationToken,
+}
+
+impl FsWork for GlobSearch {
+    type Output = ToolOutput;
+    fn perform(self, ws: &Confined) -> ToolOutput {
+        search(ws, &self.params, &self.cancel)
     }
 }
 

@@ -302,6 +302,17 @@ pub trait Tool: Send + Sync + 'static {
         self.policy_hint(params)
     }
 
+    /// A hint that needs the file system (the shell tool's glob check): computed on
+    /// the FileSystem pool before the call's approval, it replaces
+    /// [`Tool::policy_hint_in`]'s. `None` (the default): that hint stands.
+    fn policy_hint_settled(
+        &self,
+        _params: &Self::Params,
+        _services: &Services,
+    ) -> Option<BoxFuture<'static, Option<PolicyHint>>> {
+        None
+    }
+
     /// What "allow for this session" remembers for this call (a file, a command
     /// prefix); empty means the whole tool.
     fn approval_keys(&self, _params: &Self::Params, _services: &Services) -> Vec<String> {

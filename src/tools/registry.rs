@@ -28,6 +28,11 @@ pub trait Invocation: Send {
         None
     }
     fn policy_hint(&self) -> Option<PolicyHint>;
+    /// Settles a hint that needs the file system ([`Tool::policy_hint_settled`]);
+    /// once awaited, [`Invocation::policy_hint`] is final. `None`: it already is.
+    fn settle_hint(&mut self) -> Option<BoxFuture<'_, ()>> {
+        None
+    }
     fn approval_keys(&self) -> &[String];
     fn confirmation(&self, ctx: &ToolContext) -> BoxFuture<'static, Option<ConfirmationDetails>>;
     /// The actor the call goes to (`read_file#1@tool-arbiter-0`), for traces.
@@ -72,6 +77,8 @@ struct Prepared<T: Tool> {
     params: T::Params,
     touched: Touched,
     hint: Option<PolicyHint>,
+    /// The hint still to be settled on the FileSystem pool, if any.
+    settling: Option<BoxFuture<'static, Option<PolicyHint>>>,
     keys: Vec<String>,
 }
 
@@ -82,6 +89,13 @@ impl<T: Tool> Invocation for Prepared<T> {
 
     fn policy_hint(&self) -> Option<PolicyHint> {
         self.hint
+    }
+
+    fn settle_hint(&mut self) -> Option<BoxFuture<'_, ()>> {
+        let settling = self.settling.take()?;
+        Some(Box::pin(async move {
+            self.hint = settling.await;
+        }))
     }
 
     fn approval_keys(&self) -> &[String] {
@@ -165,6 +179,7 @@ impl<T: Tool> ToolHandle for Hosted<T> {
             label: label.clone(),
             touched: self.tool.touched(&params, services),
             hint: self.tool.policy_hint_in(&params, services),
+            settling: self.tool.policy_hint_settled(&params, services),
             keys: self.tool.approval_keys(&params, services),
             params,
         }))

@@ -18,7 +18,6 @@ use crate::engine::diff;
 use crate::engine::edit::snapshot::{encode_text, FileSnapshot};
 use crate::engine::edit::snippet::context_snippet_of;
 use crate::engine::edit::{self, placeholders, EditError, EditPlan, EditRequest, Occurrences};
-use crate::platform::filesystem::path_lookup::correct_path;
 use crate::platform::filesystem::WriteExpect;
 use crate::platform::path_correction::PathCorrectionError;
 use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
@@ -95,7 +94,7 @@ async fn requested_path(p: &Params, ctx: &ToolContext) -> Result<std::path::Path
         return Ok(services.workspace.resolve(&p.file_path));
     }
     let raw = p.file_path.clone();
-    match services.fs.run(move |ws| correct_path(ws, &raw)).await {
+    match services.fs.correct_path(raw).await {
         Ok(Ok(path)) => Ok(path),
         Ok(Err(PathCorrectionError::Ambiguous(msg))) => Err(ToolOutput::error(
             ToolErrorKind::InvalidToolParams,

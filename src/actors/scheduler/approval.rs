@@ -147,6 +147,10 @@ impl Inner {
         let mut modified: Option<serde_json::Value> = None;
         let mut prepared = std::time::Duration::ZERO;
         loop {
+            // A hint that needs the file system is settled on its pool, not here.
+            if let Some(settling) = invocation.settle_hint() {
+                settling.await;
+            }
             let protected = invocation.policy_hint() == Some(PolicyHint::Protected);
             let hint = invocation.policy_hint().map(|h| h == PolicyHint::Allow);
             let (mode, allowed) = {
