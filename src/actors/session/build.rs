@@ -95,13 +95,8 @@ pub(super) fn build(
         events.clone(),
     );
     let fs = file_system(&options, confined, threads.teardown);
-    let services = services(
-        &options,
-        fs,
-        &records.session_id,
-        hooks.clone(),
-        &mut threads,
-    )?;
+    let id = &records.session_id;
+    let services = services(&options, fs, id, hooks.clone(), &mut threads)?;
     let scheduler_arbiter = threads.teardown.arbiter()?;
     let registry = Arc::new(registry(&options, &scheduler_arbiter, threads.teardown)?);
     // The last step that may fail: the MCP servers start after it.
