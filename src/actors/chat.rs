@@ -37,9 +37,8 @@ use crate::engine::prompt::SystemPrompt;
 use crate::engine::request_history::RequestHistory;
 use crate::platform::context_files::ContextFiles;
 use crate::protocol::content::{Content, FunctionCall, FunctionDeclaration, Part, Usage};
-use crate::protocol::{
-    ApprovalRequest, MemoryReport, SessionEvent, TakeCheckpoint, TurnOutcome, UiEvent,
-};
+use crate::protocol::EventSink;
+use crate::protocol::{MemoryReport, SessionEvent, TakeCheckpoint, TurnOutcome, UiEvent};
 use crate::providers::ModelClient;
 
 use super::scheduler::Scheduler;
@@ -66,7 +65,7 @@ pub struct ChatConfig {
     pub checkpointer: Option<Recipient<TakeCheckpoint>>,
     /// Asked whether a turn caught in a loop may go on (the REPL asks the user; the
     /// headless front refuses). None: a loop always ends the turn.
-    pub approver: Option<Recipient<ApprovalRequest>>,
+    pub approver: Option<crate::actors::approvals::Approvals>,
     /// MCP servers: their tools are declared as discovered so far at each request, and
     /// their instructions go into the first user turn.
     pub mcp: Option<Arc<crate::mcp::McpHub>>,
@@ -101,7 +100,7 @@ pub struct ChatMemory {
 pub struct Chat {
     config: ChatConfig,
     scheduler: Addr<Scheduler>,
-    events: Recipient<UiEvent>,
+    events: EventSink,
     history: Vec<Content>,
     turn: Option<TurnState>,
     turn_counter: u64,
@@ -168,27 +167,10 @@ struct TurnState {
     read_only: bool,
 }
 
-/// The conversation so far (comprehensive history).
-#[derive(Message)]
-#[rtype(result = "Vec<Content>")]
-pub struct GetHistory;
-
-/// Replaces the history (used by `/clear` and compression).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SetHistory(pub Vec<Content>);
-
-/// Stops the Chat (the session's shutdown): a running turn ends as cancelled first.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct StopChat;
+pub use crate::protocol::{GetHistory, SetHistory, StopChat};
 
 impl Chat {
-    pub fn new(
-        mut config: ChatConfig,
-        scheduler: Addr<Scheduler>,
-        events: Recipient<UiEvent>,
-    ) -> Self {
+    pub fn new(mut config: ChatConfig, scheduler: Addr<Scheduler>, events: EventSink) -> Self {
         let history = std::mem::take(&mut config.history);
         let listed_files = config
             .workspace_files

@@ -7,12 +7,13 @@
 use actix::prelude::*;
 
 use crate::platform::sessions::checkpoint::Checkpoints;
+use crate::protocol::EventSink;
 use crate::protocol::{TakeCheckpoint, UiEvent};
 
 /// Takes checkpoints for one project.
 pub struct Checkpointer {
     checkpoints: Checkpoints,
-    events: Recipient<UiEvent>,
+    events: EventSink,
 }
 
 impl Checkpointer {
@@ -21,7 +22,7 @@ impl Checkpointer {
     pub fn start_on(
         arbiter: &ArbiterHandle,
         checkpoints: Checkpoints,
-        events: Recipient<UiEvent>,
+        events: EventSink,
     ) -> Addr<Self> {
         Self::start_in_arbiter(arbiter, move |_| Self {
             checkpoints,

@@ -22,6 +22,7 @@ use crate::engine::session_file::{
 };
 use crate::engine::text::iso8601;
 use crate::protocol::content::{Content, Part, Usage};
+use crate::protocol::EventSink;
 use crate::protocol::{
     CallStatus, CompletedCall, FlushRecords, SessionEvent, SwitchSession, UiEvent,
 };
@@ -39,7 +40,7 @@ pub struct RecorderSetup {
     /// The session's lock, held as long as the recorder lives.
     pub lock: Option<File>,
     /// Told (as a warning) when recording turns off because a write failed.
-    pub warnings: Option<Recipient<UiEvent>>,
+    pub warnings: Option<EventSink>,
 }
 
 /// The most of one record line held before it is written out. A round of 1,000 calls

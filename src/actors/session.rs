@@ -13,6 +13,7 @@
 //! that fails half way ends what it already started.
 
 mod build;
+mod handle;
 mod setup;
 mod teardown;
 
@@ -22,20 +23,23 @@ use std::time::Duration;
 
 use actix::prelude::*;
 
-use super::chat::{Chat, ChatConfig, StopChat};
+use super::approvals::Approvals;
+use super::chat::{Chat, ChatConfig};
 use super::recorder::SessionRecorder;
 use super::scheduler::{Scheduler, SharedPolicy};
 use crate::platform::sessions::plan::SessionPlan;
 use crate::platform::workspace::Workspace;
 use crate::protocol::{
-    ApprovalMode, ApprovalRequest, CallEvents, CancelTurn, FlushRecords, UiEvent,
+    ApprovalMode, CallEvents, CancelTurn, EventSink, FlushRecords, StopChat, UiEvent,
 };
+pub use crate::protocol::{EndReason, ProcessAfter};
 use crate::providers::ModelClient;
 use crate::settings::Settings;
 use crate::tools::{Services, ToolRegistry};
 
 pub use crate::platform::sessions::new_session_id;
-use build::build;
+use build::{build, Outlets};
+pub use handle::SessionHandle;
 pub use setup::{saved_allow_rules, SAVED_ORIGIN, SYSTEM_MD_ENV};
 use teardown::Teardown;
 pub use teardown::JOIN_WAIT;
@@ -56,10 +60,6 @@ pub struct SessionOptions {
     /// The session file recorded into, and resumed from when it exists already
     /// (SessionStart then says `resume`); `None`: not recorded.
     pub plan: Option<SessionPlan>,
-    /// Where the session's events go (the front end).
-    pub events: Recipient<UiEvent>,
-    /// Who answers the session's approval requests (the front end).
-    pub approver: Recipient<ApprovalRequest>,
     /// Whether the front end takes each call's progress events ([`CallEvents`]): not
     /// one that prints one result at the end (`-o json`, `troupe bench`).
     pub call_progress: bool,
@@ -84,41 +84,17 @@ pub enum SessionError {
     Thread(#[source] std::io::Error),
 }
 
-/// Why a session ends: SessionEnd's `reason` (gemini-cli's values).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EndReason {
-    /// The program ends (end of a headless run, `/quit`, Ctrl+D, a signal, the ACP
-    /// client gone).
-    Exit,
-    /// `/clear`.
-    Clear,
-    /// The user logged out.
-    Logout,
-    /// The user left at the prompt.
-    PromptInputExit,
-    /// Anything else (an ACP `session/close`).
-    Other,
-}
-
-impl EndReason {
-    /// The value hooks see.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Exit => "exit",
-            Self::Clear => "clear",
-            Self::Logout => "logout",
-            Self::PromptInputExit => "prompt_input_exit",
-            Self::Other => "other",
-        }
-    }
-}
-
-/// The running session.
+/// The running session's actors and services. Private to the actors layer: a front
+/// end holds a [`SessionHandle`], whose ops this serves.
+// TRANSITION: the fields are `pub` until every front end drives its session through
+// the handle's ops alone.
 pub struct Session {
     pub session_id: String,
     pub chat: Addr<Chat>,
     pub scheduler: Addr<Scheduler>,
     pub policy: SharedPolicy,
+    /// The approval policy as the Scheduler last published it.
+    published_policy: tokio::sync::watch::Receiver<crate::protocol::PolicySnapshot>,
     pub registry: Arc<ToolRegistry>,
     pub services: Arc<Services>,
     /// Writes the session file (none when recording is off).
@@ -127,7 +103,9 @@ pub struct Session {
     pub mcp: Option<Arc<crate::mcp::McpHub>>,
     /// The session's hooks (SessionStart and SessionEnd are fired by the session).
     pub hooks: crate::protocol::hooks::HookClient,
-    /// What ends with the session; `None` once [`Session::shutdown`] ran.
+    /// The approval requests waiting for the front end; closed at the end.
+    approvals: Approvals,
+    /// What ends with the session; `None` once [`Session::end`] ran.
     teardown: tokio::sync::Mutex<Option<Teardown>>,
 }
 
@@ -135,8 +113,9 @@ impl Session {
     /// Starts every actor of a session, waits for MCP discovery when
     /// `options.wait_for_mcp`, and fires SessionStart. Must run inside an actix
     /// `System`. On an error, what was started already is ended.
-    pub async fn start(options: SessionOptions) -> Result<Session, SessionError> {
+    async fn start(options: SessionOptions, outlets: Outlets) -> Result<Session, SessionError> {
         let mut teardown = Teardown::default();
+        let approvals = outlets.approvals.clone();
         let Built {
             session_id,
             model_name,
@@ -152,7 +131,7 @@ impl Session {
             source,
             mcp_wait,
             call_progress,
-        } = build(options, &mut teardown)?;
+        } = build(options, outlets, &mut teardown)?;
         if !call_progress {
             scheduler.do_send(CallEvents {
                 call_progress: false,
@@ -183,40 +162,33 @@ impl Session {
             session_id,
             chat,
             scheduler,
+            published_policy: policy.subscribe(),
             policy,
             registry,
             services,
             recorder,
             mcp,
             hooks,
+            approvals,
             teardown: tokio::sync::Mutex::new(Some(teardown)),
         })
     }
 
-    /// The one way down: a running turn is cancelled, SessionEnd fires with `reason`,
-    /// the recorder flushes, the Chat stops; then background shell processes end, the
-    /// MCP servers shut down (processes killed and reaped), the FileSystem pool and
-    /// every arbiter the session started (the Scheduler's and its tools', the
-    /// recorder's, the checkpointer's, the servers') stop, and their threads are waited
-    /// for (at most [`JOIN_WAIT`]). A second call waits for the first and does nothing.
-    pub async fn shutdown(&self, reason: EndReason) {
-        self.end(reason, ProcessAfter::GoesOn).await;
-    }
-
-    /// [`Session::shutdown`] for a caller that ends the process right after (a `-p`
-    /// run): the same down to the MCP servers and the background processes, but the
-    /// session's own threads (the FileSystem pool, the arbiters) are left idle for the
-    /// exit to end instead of being stopped and waited for.
-    pub async fn shutdown_before_exit(&self, reason: EndReason) {
-        self.end(reason, ProcessAfter::Exits).await;
-    }
-
+    /// The one way down: a running turn is cancelled, the approvals still waiting are
+    /// refused, SessionEnd fires with `reason`, the recorder flushes, the Chat stops;
+    /// then background shell processes end, the MCP servers shut down (processes
+    /// killed and reaped), and — unless the process exits right after
+    /// ([`ProcessAfter::Exits`], whose idle threads are left to the exit) — the
+    /// FileSystem pool and every arbiter the session started stop, and their threads
+    /// are waited for (at most [`JOIN_WAIT`]). A second call waits for the first and
+    /// does nothing.
     async fn end(&self, reason: EndReason, after: ProcessAfter) {
         let mut slot = self.teardown.lock().await;
         let Some(teardown) = slot.take() else {
             return;
         };
         self.chat.do_send(CancelTurn);
+        self.approvals.close();
         crate::actors::hooks::session_end(&self.hooks, reason.as_str()).await;
         if let Some(recorder) = &self.recorder {
             let _ = recorder.send(FlushRecords).await;
@@ -227,15 +199,6 @@ impl Session {
             ProcessAfter::Exits => teardown.finish_before_exit().await,
         }
     }
-}
-
-/// What follows a session's end in its process.
-#[derive(Clone, Copy)]
-enum ProcessAfter {
-    /// The process goes on (the REPL's next session, ACP, a benchmark's next run).
-    GoesOn,
-    /// The process exits next.
-    Exits,
 }
 
 /// A session started but for its Chat (which takes SessionStart's context).
@@ -250,7 +213,7 @@ struct Built {
     recorder: Option<Addr<SessionRecorder>>,
     mcp: Option<Arc<crate::mcp::McpHub>>,
     hooks: crate::protocol::hooks::HookClient,
-    events: Recipient<UiEvent>,
+    events: EventSink,
     /// SessionStart's `source`.
     source: &'static str,
     mcp_wait: Option<Duration>,

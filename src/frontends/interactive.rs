@@ -29,7 +29,7 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
     };
     let settings = Arc::new(loaded.settings);
     let request_log = args.log_requests.clone();
-    let options = move |events, approver| SessionOptions {
+    let options = move || SessionOptions {
         workspace: ws,
         settings: settings.clone(),
         model,
@@ -39,8 +39,6 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
         test_tools: crate::platform::test_hooks::enabled(),
         editor_files: None,
         plan: Some(plan),
-        events,
-        approver,
         call_progress: true,
         // The REPL shows the MCP servers' status rather than wait for them.
         wait_for_mcp: false,

@@ -28,7 +28,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::actors::scheduler::{Scheduler, SharedPolicy};
-use crate::actors::session::{EndReason, Session, SessionOptions};
+use crate::actors::session::{EndReason, SessionHandle, SessionOptions};
 use crate::frontends::slash::custom::CustomCommand;
 use crate::frontends::AppError;
 use crate::protocol::content::{FunctionCall, FunctionDeclaration};
@@ -283,21 +283,23 @@ pub fn run(args: ServeArgs, _cwd: &Path) -> Result<i32, AppError> {
     let system = System::new();
     system.block_on(async move {
         let front = Unattended { mode }.start();
-        let session = Session::start(SessionOptions {
-            workspace: ws,
-            settings: Arc::new(settings),
-            model,
-            model_name,
-            approval_mode: mode,
-            request_log: None,
-            test_tools: crate::platform::test_hooks::enabled(),
-            editor_files: None,
-            plan: None,
-            events: front.clone().recipient(),
-            approver: front.recipient(),
-            call_progress: true,
-            wait_for_mcp: false,
-        })
+        let session = SessionHandle::start_with_recipients(
+            SessionOptions {
+                workspace: ws,
+                settings: Arc::new(settings),
+                model,
+                model_name,
+                approval_mode: mode,
+                request_log: None,
+                test_tools: crate::platform::test_hooks::enabled(),
+                editor_files: None,
+                plan: None,
+                call_progress: true,
+                wait_for_mcp: false,
+            },
+            front.clone().recipient(),
+            front.recipient(),
+        )
         .await
         .map_err(|e| AppError::Usage(e.to_string()))?;
         let (commands, problems) = crate::frontends::slash::load_custom(&session.services);

@@ -23,15 +23,14 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use actix::prelude::*;
-use tokio::sync::oneshot;
 
-use crate::actors::session::{EndReason, Session, SessionOptions};
+use crate::actors::session::{EndReason, SessionHandle, SessionOptions};
 use crate::frontends::headless::{
     json_report, stream_result, HeadlessFront, OutputFormat, RunSummary,
 };
 use crate::frontends::options::{OutputFormatArg, RunArgs};
 use crate::platform::workspace::Workspace;
-use crate::protocol::{ApprovalMode, TurnOutcome};
+use crate::protocol::{ApprovalMode, Op, TurnOutcome};
 use crate::providers::select::{process_env, select, ModelChoice};
 use crate::providers::ModelClient;
 use crate::settings::{self, LoadedSettings, Settings};
@@ -285,7 +284,7 @@ pub fn run_turn(
 /// [`run_turn`], recording into (and resuming from) `plan`'s session, with the
 /// `warnings` of the start-up reported as the session's own; with `exit_next` (the
 /// process ends right after, as a `-p` run does) the session ends by
-/// [`Session::shutdown_before_exit`].
+/// [`SessionHandle::shutdown_before_exit`].
 #[allow(clippy::too_many_arguments)]
 pub fn run_turn_with(
     ws: Arc<Workspace>,
@@ -304,13 +303,12 @@ pub fn run_turn_with(
     let model_name_for_report = model_name.clone();
     let test_tools = crate::platform::test_hooks::enabled();
     let system = System::new();
-    let result = system.block_on(async move {
-        let (tx, rx) = oneshot::channel();
-        let front = HeadlessFront::new(format, mode.as_str(), keep_calls, tx).start();
+    system.block_on(async move {
+        let mut front = HeadlessFront::new(format, mode.as_str(), keep_calls);
         for warning in warnings {
-            front.do_send(crate::protocol::UiEvent::Warning(warning));
+            front.on_warning(&warning);
         }
-        let session = Session::start(SessionOptions {
+        let session = SessionHandle::start(SessionOptions {
             workspace: ws,
             settings,
             model,
@@ -320,13 +318,16 @@ pub fn run_turn_with(
             test_tools,
             editor_files: None,
             plan,
-            events: front.clone().recipient(),
-            approver: front.recipient(),
             call_progress: format.shows_call_progress(),
             wait_for_mcp: true,
         })
         .await
         .map_err(|e| AppError::Usage(e.to_string()))?;
+        let ending = Ending {
+            session: &session,
+            exit_next,
+            model: &model_name_for_report,
+        };
         let mut signals = signals::Signals::install();
         let cancel = tokio_util::sync::CancellationToken::new();
         let quiet = format == OutputFormat::Silent;
@@ -335,57 +336,70 @@ pub fn run_turn_with(
             number = signals.first() => {
                 cancel.cancel();
                 signals::kill_started_groups().await;
-                end_session(&session, exit_next).await;
-                let mut summary = empty_summary(&session.session_id, &model_name_for_report, TurnOutcome::Cancelled);
-                summary.interrupted_by = Some(number);
-                return Ok(summary);
+                return Ok(ending.before_turn(TurnOutcome::Cancelled, Some(number)).await);
             }
         };
         match prepared {
-            Ok(prompt::Prepared::Turn(message)) => session.chat.do_send(message),
+            Ok(prompt::Prepared::Turn(op)) => {
+                session.submit(op);
+            }
             Ok(prompt::Prepared::Reply(text)) => {
-                end_session(&session, exit_next).await;
                 headless::print_reply(format, &text);
                 let outcome = TurnOutcome::Completed { response: text.clone() };
-                let mut summary = empty_summary(&session.session_id, &model_name_for_report, outcome);
+                let mut summary = ending.before_turn(outcome, None).await;
                 summary.response = text;
                 return Ok(summary);
             }
             Err(e) => {
-                end_session(&session, exit_next).await;
+                ending.end().await;
                 return Err(AppError::Usage(e));
             }
         }
-        let mut rx = rx;
         let summary = tokio::select! {
-            summary = &mut rx => summary
-                .map_err(|_| AppError::Usage("the session ended without finishing the turn".into())),
+            summary = headless::drive(&session, &mut front) => summary
+                .ok_or_else(|| AppError::Usage("the session ended without finishing the turn".into())),
             number = signals.first() => {
                 tracing::warn!(signal = number, "signalled: cancelling the turn");
                 signals::kill_started_groups().await;
-                session.chat.do_send(crate::protocol::CancelTurn);
-                let mut summary = match tokio::time::timeout(signals::REPORT_GRACE, rx).await {
-                    Ok(Ok(summary)) => summary,
-                    _ => empty_summary(&session.session_id, &model_name_for_report, TurnOutcome::Cancelled),
+                session.submit(Op::Cancel);
+                let drained = tokio::time::timeout(signals::REPORT_GRACE, headless::drive(&session, &mut front));
+                let mut summary = match drained.await {
+                    Ok(Some(summary)) => summary,
+                    _ => empty_summary(session.session_id(), &model_name_for_report, TurnOutcome::Cancelled),
                 };
                 summary.interrupted_by = Some(number);
-                end_session(&session, exit_next).await;
+                ending.end().await;
                 signals::kill_started_groups().await;
                 Ok(summary)
             }
         };
-        end_session(&session, exit_next).await;
+        ending.end().await;
         summary
-    });
-    result
+    })
 }
 
-/// Ends a headless run's session: with `exit_next` (the process ends right after,
+/// How a headless run's session ends: with `exit_next` (the process ends right after,
 /// a `-p` run) its idle threads are left to the exit.
-async fn end_session(session: &Session, exit_next: bool) {
-    match exit_next {
-        true => session.shutdown_before_exit(EndReason::Exit).await,
-        false => session.shutdown(EndReason::Exit).await,
+struct Ending<'a> {
+    session: &'a SessionHandle,
+    exit_next: bool,
+    model: &'a str,
+}
+
+impl Ending<'_> {
+    async fn end(&self) {
+        match self.exit_next {
+            true => self.session.shutdown_before_exit(EndReason::Exit).await,
+            false => self.session.shutdown(EndReason::Exit).await,
+        }
+    }
+
+    /// Ends a run that ended before (or without) its turn, and its summary.
+    async fn before_turn(&self, outcome: TurnOutcome, signal: Option<i32>) -> RunSummary {
+        self.end().await;
+        let mut summary = empty_summary(self.session.session_id(), self.model, outcome);
+        summary.interrupted_by = signal;
+        summary
     }
 }
 

@@ -5,17 +5,17 @@
 
 use tokio_util::sync::CancellationToken;
 
-use crate::actors::session::Session;
+use crate::actors::session::SessionHandle;
 use crate::engine::sanitize::for_terminal;
 use crate::frontends::slash::{self, Expansion, SessionSide};
 use crate::protocol::content::Part;
-use crate::protocol::UserParts;
+use crate::protocol::Op;
 
 /// A prompt ready for the session.
 #[derive(Debug)]
 pub enum Prepared {
     /// Start a turn with this.
-    Turn(UserParts),
+    Turn(Op),
     /// Answer with this text without the model (`/<prompt> help`).
     Reply(String),
 }
@@ -24,7 +24,7 @@ pub enum Prepared {
 /// (notes are logged instead). An error says why nothing can be sent.
 pub async fn prepare(
     typed: String,
-    session: &Session,
+    session: &SessionHandle,
     cancel: CancellationToken,
     quiet: bool,
 ) -> Result<Prepared, String> {
@@ -36,7 +36,7 @@ pub async fn prepare(
     };
     let custom = match slash::split(&typed) {
         Some(_) => {
-            let (custom, problems) = slash::load_custom(&session.services);
+            let (custom, problems) = slash::load_custom(session.services());
             for problem in problems {
                 tell(&format!("custom command not loaded: {problem}"));
             }
@@ -45,9 +45,9 @@ pub async fn prepare(
         None => Vec::new(),
     };
     let side = SessionSide {
-        services: &session.services,
-        policy: &session.policy,
-        mcp: session.mcp.as_ref(),
+        services: session.services(),
+        policy: session.policy(),
+        mcp: session.mcp(),
         cancel: cancel.clone(),
     };
     let model_text = match slash::expand_unattended(&typed, &custom, &side).await? {
@@ -60,9 +60,9 @@ pub async fn prepare(
             text
         }
     };
-    let budget = crate::actors::at_command::char_budget(&session.services);
+    let budget = crate::actors::at_command::char_budget(session.services());
     let expanded =
-        crate::actors::at_command::expand(&model_text, &session.services.fs, cancel, budget).await;
+        crate::actors::at_command::expand(&model_text, session.files(), cancel, budget).await;
     let parts = match expanded {
         Ok(Some(expanded)) => {
             for note in &expanded.notes {
@@ -81,5 +81,5 @@ pub async fn prepare(
             ))
         }
     };
-    Ok(Prepared::Turn(UserParts { text: typed, parts }))
+    Ok(Prepared::Turn(Op::UserTurn { text: typed, parts }))
 }

@@ -66,7 +66,7 @@ pub async fn kill_started_groups() {
 /// SIGHUP, kills every process group Troupe started, shuts the session down (SessionEnd,
 /// background processes, MCP servers and threads ended) and exits with 128 + the
 /// signal's number. Must run inside the actix system.
-pub fn exit_on_term_or_hup(session: std::sync::Arc<crate::actors::session::Session>) {
+pub fn exit_on_term_or_hup(session: std::sync::Arc<crate::actors::session::SessionHandle>) {
     let streams: Vec<(i32, Stream)> = [
         (libc::SIGTERM, SignalKind::terminate()),
         (libc::SIGHUP, SignalKind::hangup()),

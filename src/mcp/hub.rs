@@ -11,6 +11,7 @@ use actix::prelude::*;
 use serde_json::Value;
 
 use super::server::{McpServer, Reload, Shutdown};
+use crate::protocol::EventSink;
 use crate::protocol::UiEvent;
 use crate::settings::mcp::McpServerConfig;
 use crate::tools::ToolRegistry;
@@ -104,7 +105,7 @@ pub struct McpHub {
     /// The servers' arbiters, one each (handed over at [`McpHub::shutdown`]).
     arbiters: Mutex<Vec<Arbiter>>,
     /// Where what the user must be told goes (the front end), if anywhere.
-    warnings: Option<Recipient<UiEvent>>,
+    warnings: Option<EventSink>,
 }
 
 impl McpHub {
@@ -116,7 +117,7 @@ impl McpHub {
         servers: &[McpServerConfig],
         registry: Arc<ToolRegistry>,
         roots: Vec<PathBuf>,
-        warnings: Option<Recipient<UiEvent>>,
+        warnings: Option<EventSink>,
     ) -> Arc<Self> {
         let (changed, _) = tokio::sync::watch::channel(0);
         let hub = Arc::new(Self {

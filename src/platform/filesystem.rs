@@ -322,7 +322,7 @@ impl FsClient {
         self
     }
 
-    /// Adds a workspace root (`/directory add`): see [`crate::protocol::AddWorkspaceRoot`].
+    /// Adds a workspace root (`/directory add`): see [`crate::protocol::Op::AddWorkspaceRoot`].
     pub async fn add_root(
         &self,
         path: String,

@@ -33,7 +33,7 @@ pub mod write_todos;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use actix::{Addr, Recipient};
+use actix::Addr;
 use futures::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -43,6 +43,7 @@ use crate::platform::context_files::ContextFiles;
 use crate::platform::filesystem::FsClient;
 use crate::platform::workspace::Workspace;
 use crate::protocol::content::FunctionDeclaration;
+use crate::protocol::EventSink;
 use crate::protocol::{ConfirmationDetails, ToolKind, ToolOutput, UiEvent};
 use crate::providers::ModelClient;
 use crate::settings::Settings;
@@ -76,7 +77,7 @@ pub struct ToolContext {
     pub services: Arc<Services>,
     pub call_id: String,
     pub cancel: CancellationToken,
-    events: Option<Recipient<UiEvent>>,
+    events: Option<EventSink>,
     /// Set once the call has started a change that cannot be taken back (a write):
     /// a cancellation after that waits for the call and reports what it did.
     committed: Arc<std::sync::atomic::AtomicBool>,
@@ -94,7 +95,7 @@ impl ToolContext {
         services: Arc<Services>,
         call_id: String,
         cancel: CancellationToken,
-        events: Option<Recipient<UiEvent>>,
+        events: Option<EventSink>,
     ) -> Self {
         Self {
             services,

@@ -1,57 +1,26 @@
-//! History rules and compression across several turns of one session: the session's
-//! actors run in this process (there is no multi-turn front end to drive from outside
-//! yet), the model is the real Gemini provider talking to a loopback HTTP server, and
+//! History rules and compression across several turns of one session: the session runs
+//! in this process, driven through its handle, the model is the real Gemini provider talking to a loopback HTTP server, and
 //! what the model was sent is read off the wire.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use actix::prelude::*;
+use actix::System;
 use serde_json::{json, Value};
-use tokio::sync::mpsc;
 
-use troupe::actors::chat::GetHistory;
-use troupe::actors::session::{Session, SessionOptions};
+use troupe::actors::session::{SessionHandle, SessionOptions};
 use troupe::platform::workspace::Workspace;
 use troupe::protocol::content::{Content, Role};
 use troupe::protocol::{
-    ApprovalDecision, ApprovalMode, ApprovalRequest, CancelTurn, CompressHistory,
-    CompressionOutcome, TurnOutcome, UiEvent, UserInput,
+    ApprovalDecision, ApprovalMode, CompressionOutcome, Event, Op, OpReply, TurnOutcome, UiEvent,
 };
 use troupe::providers::select::{select, ModelChoice};
 
 use crate::common::loopback::{Captured, Loopback, Reply};
 use crate::common::Scratch;
 
-/// Forwards every event to the test and approves every call (each request it gets is
-/// passed on as a notice `approval asked: TOOL`).
-struct Collector(mpsc::UnboundedSender<UiEvent>);
-
-impl Actor for Collector {
-    type Context = Context<Self>;
-}
-
-impl Handler<UiEvent> for Collector {
-    type Result = ();
-    fn handle(&mut self, event: UiEvent, _: &mut Self::Context) {
-        let _ = self.0.send(event);
-    }
-}
-
-impl Handler<ApprovalRequest> for Collector {
-    type Result = MessageResult<ApprovalRequest>;
-    fn handle(&mut self, req: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
-        let _ = self.0.send(UiEvent::Notice(format!(
-            "approval asked: {}",
-            req.tool_name
-        )));
-        MessageResult(ApprovalDecision::ProceedOnce)
-    }
-}
-
 struct Harness {
-    session: Session,
-    events: mpsc::UnboundedReceiver<UiEvent>,
+    session: SessionHandle,
     notices: Vec<String>,
 }
 
@@ -79,9 +48,7 @@ impl Harness {
             env: &env,
         };
         let model = select(&settings, &choice).expect("model");
-        let (tx, rx) = mpsc::unbounded_channel();
-        let collector = Collector(tx).start();
-        let session = Session::start(SessionOptions {
+        let session = SessionHandle::start(SessionOptions {
             workspace: Arc::new(Workspace::new(ws, &[]).expect("workspace")),
             model_name: settings.model.name.clone(),
             settings: Arc::new(settings),
@@ -91,8 +58,6 @@ impl Harness {
             test_tools: true,
             editor_files: None,
             plan: None,
-            events: collector.clone().recipient(),
-            approver: collector.recipient(),
             call_progress: true,
             wait_for_mcp: false,
         })
@@ -100,29 +65,55 @@ impl Harness {
         .expect("session");
         Self {
             session,
-            events: rx,
             notices: Vec::new(),
         }
     }
 
     /// Sends a prompt and waits for the turn to end.
     async fn turn(&mut self, text: &str) -> TurnOutcome {
-        self.session.chat.do_send(UserInput { text: text.into() });
+        self.session.submit(user_turn(text));
         self.until_finished().await
     }
 
+    /// Reads events until the turn ends; approves every call asked about (noting each
+    /// request as a notice `approval asked: TOOL`).
     async fn until_finished(&mut self) -> TurnOutcome {
         loop {
-            match self.events.recv().await.expect("event stream") {
-                UiEvent::TurnFinished(outcome) => return outcome,
-                UiEvent::Notice(n) => self.notices.push(n),
+            match self.session.next_event().await.expect("event stream") {
+                Event::Ui(UiEvent::TurnFinished(outcome)) => return outcome,
+                Event::Ui(UiEvent::Notice(n)) => self.notices.push(n),
+                Event::Approval { id, request } => {
+                    self.notices
+                        .push(format!("approval asked: {}", request.tool_name));
+                    self.session.submit(Op::Decide {
+                        id,
+                        decision: ApprovalDecision::ProceedOnce,
+                    });
+                }
                 _ => {}
             }
         }
     }
 
     async fn history(&self) -> Vec<Content> {
-        self.session.chat.send(GetHistory).await.expect("history")
+        match self.session.request(Op::GetHistory).await {
+            Ok(OpReply::History(history)) => history,
+            other => panic!("no history: {other:?}"),
+        }
+    }
+
+    async fn compress(&self, force: bool) -> CompressionOutcome {
+        match self.session.request(Op::Compress { force }).await {
+            Ok(OpReply::Compression(outcome)) => outcome,
+            other => panic!("no compression outcome: {other:?}"),
+        }
+    }
+}
+
+fn user_turn(text: &str) -> Op {
+    Op::UserTurn {
+        text: text.into(),
+        parts: Vec::new(),
     }
 }
 
@@ -265,19 +256,19 @@ fn calls_stay_answered_when_the_follow_up_fails_or_is_cancelled() {
         assert!(history[2].has_function_response());
 
         // A turn cancelled while a tool runs: every call still gets its answer.
-        h.session.chat.do_send(UserInput { text: "sleep".into() });
+        h.session.submit(user_turn("sleep"));
         loop {
-            match h.events.recv().await.expect("event") {
-                UiEvent::ToolCallStatus { name, status, .. }
+            match h.session.next_event().await.expect("event") {
+                Event::Ui(UiEvent::ToolCallStatus { name, status, .. })
                     if name == "test_sleep" && status == troupe::protocol::CallStatus::Executing =>
                 {
                     break
                 }
-                UiEvent::TurnFinished(o) => panic!("turn ended early: {o:?}"),
+                Event::Ui(UiEvent::TurnFinished(o)) => panic!("turn ended early: {o:?}"),
                 _ => {}
             }
         }
-        h.session.chat.do_send(CancelTurn);
+        h.session.submit(Op::Cancel);
         assert_eq!(h.until_finished().await, TurnOutcome::Cancelled);
         assert_eq!(h.turn("go on").await, TurnOutcome::Completed { response: "all good".into() });
     });
@@ -351,19 +342,19 @@ fn history_is_compressed_past_the_threshold_and_bad_summaries_are_discarded() {
         let compressed = h.history().await;
         assert_eq!(compressed.len(), 4);
 
-        let outcome = h.session.chat.send(CompressHistory { force: true }).await.expect("send");
+        let outcome = h.compress(true).await;
         assert_eq!(
             outcome,
             CompressionOutcome::Failed { reason: "the model returned an empty summary; the history is unchanged".into() }
         );
-        let outcome = h.session.chat.send(CompressHistory { force: true }).await.expect("send");
+        let outcome = h.compress(true).await;
         assert!(
             matches!(&outcome, CompressionOutcome::Failed { reason } if reason.starts_with("the summary would grow the history from ")),
             "{outcome:?}"
         );
         assert_eq!(h.history().await, compressed);
         // Not forced and below the threshold: nothing to do, no model call.
-        let outcome = h.session.chat.send(CompressHistory { force: false }).await.expect("send");
+        let outcome = h.compress(false).await;
         assert!(matches!(outcome, CompressionOutcome::Noop { .. }), "{outcome:?}");
     });
     let requests = server.requests();

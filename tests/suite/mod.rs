@@ -12,6 +12,7 @@ mod edit;
 mod faults;
 mod fidelity;
 mod gemini_wire;
+mod handle;
 mod headless_prompts;
 mod history_rules;
 mod honest_display;

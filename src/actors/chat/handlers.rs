@@ -7,7 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Chat, GetHistory, SetHistory, StopChat};
 use crate::protocol::{
-    CancelTurn, CompressHistory, CompressionOutcome, Memory, MemoryReport, SeedHistory,
+    CancelTurn, CompressHistory, CompressionOutcome, Memory, MemoryReport, OpError, SeedHistory,
     SessionEvent, TurnOutcome,
 };
 
@@ -50,22 +50,35 @@ impl Handler<crate::protocol::SetModelName> for Chat {
 }
 
 impl Handler<SetHistory> for Chat {
-    type Result = ();
+    type Result = Result<(), OpError>;
 
-    fn handle(&mut self, msg: SetHistory, _: &mut Self::Context) {
-        if self.turn.is_none() {
-            self.set_history(msg.0);
-            self.record(SessionEvent::Replaced(self.history.clone()));
-        }
+    fn handle(&mut self, msg: SetHistory, _: &mut Self::Context) -> Self::Result {
+        self.idle("set_history")?;
+        self.set_history(msg.0);
+        self.record(SessionEvent::Replaced(self.history.clone()));
+        Ok(())
     }
 }
 
 impl Handler<SeedHistory> for Chat {
-    type Result = ();
+    type Result = Result<(), OpError>;
 
-    fn handle(&mut self, msg: SeedHistory, _: &mut Self::Context) {
-        if self.turn.is_none() {
-            self.set_history(msg.0);
+    fn handle(&mut self, msg: SeedHistory, _: &mut Self::Context) -> Self::Result {
+        self.idle("seed_history")?;
+        self.set_history(msg.0);
+        Ok(())
+    }
+}
+
+impl Chat {
+    /// `Ok` when no turn runs, so the history may change; else why `op` is refused.
+    fn idle(&self, op: &'static str) -> Result<(), OpError> {
+        match self.turn.is_some() {
+            true => Err(OpError::Busy {
+                op,
+                why: "a turn is running; wait for it to end or cancel it first",
+            }),
+            false => Ok(()),
         }
     }
 }

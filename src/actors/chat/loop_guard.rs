@@ -41,15 +41,16 @@ impl Chat {
             },
         };
         ctx.spawn(
-            approver
-                .send(request)
+            async move { approver.ask(request).await }
                 .into_actor(self)
                 .map(move |decision, act, ctx| {
                     let go_on = matches!(
                         decision,
-                        Ok(ApprovalDecision::ProceedOnce
-                            | ApprovalDecision::ProceedAlways
-                            | ApprovalDecision::ProceedAlwaysAndSave)
+                        Some(
+                            ApprovalDecision::ProceedOnce
+                                | ApprovalDecision::ProceedAlways
+                                | ApprovalDecision::ProceedAlwaysAndSave
+                        )
                     );
                     let Some(turn) = act.turn.as_mut() else {
                         return;

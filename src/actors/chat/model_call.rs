@@ -6,7 +6,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use actix::prelude::*;
 use futures::StreamExt;
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
@@ -14,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::engine::history::TurnAssembler;
 use crate::engine::loop_detection::{LoopDetector, LoopKind};
 use crate::engine::model::{ModelEvent, ModelRequest};
+use crate::protocol::EventSink;
 use crate::protocol::{UiEvent, WaitingFor};
 use crate::providers::retry::RetryPolicy;
 use crate::providers::{ModelClient, ModelError, ModelStream};
@@ -49,7 +49,7 @@ pub struct ModelCall {
     pub policy: RetryPolicy,
     /// The request answers function responses (an empty answer is then allowed).
     pub after_function_response: bool,
-    pub events: Recipient<UiEvent>,
+    pub events: EventSink,
     pub cancel: CancellationToken,
     pub request_log: Option<PathBuf>,
     /// Stop the stream when its text starts repeating itself.
@@ -146,7 +146,7 @@ const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 async fn consume(
     mut stream: ModelStream,
     request: &ModelRequest,
-    events: &Recipient<UiEvent>,
+    events: &EventSink,
     cancel: &CancellationToken,
     received: &mut bool,
     loops: &mut Option<LoopDetector>,

@@ -9,34 +9,42 @@ use super::{small_model, Chat, TurnState, INTERRUPTED_NOTE};
 use crate::engine::loop_detection::{FailedCalls, LoopDetector};
 use crate::protocol::content::{Part, Role};
 use crate::protocol::{
-    CompressionOutcome, SessionEvent, TurnOutcome, UiEvent, UserInput, UserParts,
+    CompressionOutcome, OpError, SessionEvent, TurnOutcome, UiEvent, UserInput, UserParts,
 };
 
 impl Handler<UserInput> for Chat {
-    type Result = ();
+    type Result = Result<(), OpError>;
 
-    fn handle(&mut self, msg: UserInput, ctx: &mut Self::Context) {
+    fn handle(&mut self, msg: UserInput, ctx: &mut Self::Context) -> Self::Result {
         let parts = vec![Part::text(msg.text.clone())];
-        self.start_turn(msg.text, parts, ctx);
+        self.start_turn(msg.text, parts, ctx)
     }
 }
 
 impl Handler<UserParts> for Chat {
-    type Result = ();
+    type Result = Result<(), OpError>;
 
-    fn handle(&mut self, msg: UserParts, ctx: &mut Self::Context) {
-        self.start_turn(msg.text, msg.parts, ctx);
+    fn handle(&mut self, msg: UserParts, ctx: &mut Self::Context) -> Self::Result {
+        self.start_turn(msg.text, msg.parts, ctx)
     }
 }
 
 impl Chat {
     /// Starts a turn on a user prompt (`text` for the front ends, `parts` for the model).
-    fn start_turn(&mut self, text: String, parts: Vec<Part>, ctx: &mut Context<Self>) {
+    fn start_turn(
+        &mut self,
+        text: String,
+        parts: Vec<Part>,
+        ctx: &mut Context<Self>,
+    ) -> Result<(), OpError> {
         if self.turn.is_some() || self.compressing {
             self.emit(UiEvent::Notice(
                 "A turn is already running; wait for it or cancel it first.".into(),
             ));
-            return;
+            return Err(OpError::Busy {
+                op: "user_turn",
+                why: "a turn is already running; wait for it or cancel it first",
+            });
         }
         // The first part is the prompt's text as the model (and hooks) get it; the
         // others are added after it when the prompt enters the history.
@@ -104,9 +112,10 @@ impl Chat {
                         Err(e) => act.fail(e),
                     }),
             );
-            return;
+            return Ok(());
         }
         self.compress_then_begin(model_text, cancel, ctx);
+        Ok(())
     }
 
     /// Compresses the history first when it is due, then begins the turn.

@@ -12,6 +12,7 @@ use super::output::{merge, parse, HookOutput, HookVerdict};
 use super::runner::{self, HookEnv, RunResult};
 use crate::protocol::hooks::HookEvent;
 use crate::protocol::hooks::HookInfo;
+use crate::protocol::EventSink;
 use crate::protocol::{ListHooks, RunHooks, SetHookEnabled, UiEvent};
 use crate::settings::hooks::{HookDef, HookOrigin};
 
@@ -19,7 +20,7 @@ use crate::settings::hooks::{HookDef, HookOrigin};
 pub struct Hooks {
     defs: Vec<(Arc<HookDef>, bool)>,
     env: Arc<HookEnv>,
-    events: Recipient<UiEvent>,
+    events: EventSink,
 }
 
 impl Hooks {
@@ -27,7 +28,7 @@ impl Hooks {
         defs: Vec<HookDef>,
         disabled: &HashSet<String>,
         env: HookEnv,
-        events: Recipient<UiEvent>,
+        events: EventSink,
     ) -> Self {
         let defs = defs
             .into_iter()
@@ -143,7 +144,7 @@ fn interpret(
     def: &HookDef,
     event: HookEvent,
     result: RunResult,
-    events: &Recipient<UiEvent>,
+    events: &EventSink,
     failed: &mut Vec<String>,
 ) -> Option<HookOutput> {
     match result {

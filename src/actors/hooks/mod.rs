@@ -21,6 +21,7 @@ pub use crate::protocol::hooks::{
 };
 pub use actor::Hooks;
 
+use crate::protocol::EventSink;
 use crate::protocol::UiEvent;
 use crate::settings::hook_trust as trust;
 use crate::settings::hooks as config;
@@ -32,7 +33,7 @@ pub fn start(
     workspace: &Path,
     session_id: &str,
     settings: &crate::settings::Settings,
-    events: Recipient<UiEvent>,
+    events: EventSink,
 ) -> HookClient {
     let mut loaded = config::load(&config::HookSources::standard(workspace));
     // The merged settings win (a `-c hooks.enabled=false` flag, for instance).

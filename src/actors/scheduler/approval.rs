@@ -3,6 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use tokio::sync::watch;
+
 use tokio_util::sync::CancellationToken;
 
 use super::{CallInfo, Inner};
@@ -10,20 +12,12 @@ use crate::engine::policy::{decide, PolicyDecision};
 use crate::platform::sandbox::SandboxMode;
 use crate::protocol::{
     ApprovalDecision, ApprovalMode, ApprovalRequest, CallStatus, CompletedCall,
-    ConfirmationDetails, ToolErrorKind, ToolKind, UiEvent,
+    ConfirmationDetails, PolicySnapshot, ToolErrorKind, ToolKind, UiEvent,
 };
 use crate::tools::registry::{Invocation, ToolHandle};
 use crate::tools::PolicyHint;
 
-/// Something the user allowed for the rest of the session (or saved).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AllowRule {
-    pub tool: String,
-    /// A file, a command prefix, …; `None` allows the whole tool.
-    pub key: Option<String>,
-    /// `session` or the file it was saved to.
-    pub origin: String,
-}
+pub use crate::protocol::AllowRule;
 
 /// The approval state shared by the Scheduler and the front ends.
 #[derive(Debug, Default)]
@@ -35,28 +29,91 @@ pub struct PolicyState {
 impl PolicyState {
     /// Whether an allow rule covers a call of `tool` with these approval keys.
     pub fn allows(&self, tool: &str, keys: &[String]) -> bool {
-        self.rules.iter().any(|r| {
-            let named = match r.tool.strip_suffix('*') {
-                // `mcp_<server>_*`: every tool of one MCP server.
-                Some(prefix) => tool.starts_with(prefix),
-                None => r.tool == tool,
-            };
-            named
-                && match &r.key {
-                    None => true,
-                    Some(k) => {
-                        !keys.is_empty()
-                            && keys
-                                .iter()
-                                .all(|key| crate::engine::policy::key_covers(tool, k, key))
-                    }
-                }
-        })
+        crate::engine::policy::rules_allow(&self.rules, tool, keys)
+    }
+
+    fn snapshot(&self) -> PolicySnapshot {
+        PolicySnapshot {
+            mode: self.mode,
+            rules: self.rules.clone(),
+        }
     }
 }
 
-/// Shared handle on the approval state.
-pub type SharedPolicy = Arc<Mutex<PolicyState>>;
+/// The approval state, shared by the Scheduler's calls; every change is published
+/// to the session's handle ([`PolicyCell::subscribe`]), which front ends read.
+pub type SharedPolicy = Arc<PolicyCell>;
+
+/// The approval state behind its lock, and the snapshot published after each change.
+#[derive(Debug)]
+pub struct PolicyCell {
+    state: Mutex<PolicyState>,
+    published: watch::Sender<PolicySnapshot>,
+}
+
+impl PolicyCell {
+    /// A cell holding `state`.
+    pub fn new(state: PolicyState) -> SharedPolicy {
+        let (published, _) = watch::channel(state.snapshot());
+        Arc::new(Self {
+            state: Mutex::new(state),
+            published,
+        })
+    }
+
+    /// The state, locked; a change made through the guard is published when it drops.
+    /// (A poisoned lock is taken over.)
+    pub fn lock(&self) -> PolicyGuard<'_> {
+        PolicyGuard {
+            state: self.state.lock().unwrap_or_else(|p| p.into_inner()),
+            published: &self.published,
+            changed: false,
+        }
+    }
+
+    /// The state as it stands.
+    pub fn snapshot(&self) -> PolicySnapshot {
+        self.state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .snapshot()
+    }
+
+    /// The published snapshots, the current one first.
+    pub fn subscribe(&self) -> watch::Receiver<PolicySnapshot> {
+        self.published.subscribe()
+    }
+}
+
+/// The locked approval state ([`PolicyCell::lock`]).
+pub struct PolicyGuard<'a> {
+    state: std::sync::MutexGuard<'a, PolicyState>,
+    published: &'a watch::Sender<PolicySnapshot>,
+    changed: bool,
+}
+
+impl std::ops::Deref for PolicyGuard<'_> {
+    type Target = PolicyState;
+
+    fn deref(&self) -> &PolicyState {
+        &self.state
+    }
+}
+
+impl std::ops::DerefMut for PolicyGuard<'_> {
+    fn deref_mut(&mut self) -> &mut PolicyState {
+        self.changed = true;
+        &mut self.state
+    }
+}
+
+impl Drop for PolicyGuard<'_> {
+    fn drop(&mut self) {
+        if self.changed {
+            self.published.send_replace(self.state.snapshot());
+        }
+    }
+}
 
 /// What approval came to for one call.
 pub(super) enum Approval {
@@ -173,12 +230,12 @@ impl Inner {
     ) -> Result<Box<dyn Invocation>, Approval> {
         let protected = invocation.policy_hint() == Some(PolicyHint::Protected);
         let hint = invocation.policy_hint().map(|h| h == PolicyHint::Allow);
-        let (mode, allowed) = match self.policy.lock() {
-            Ok(state) => (
+        let (mode, allowed) = {
+            let state = self.policy.lock();
+            (
                 state.mode,
                 !protected && state.allows(tool.name(), invocation.approval_keys()),
-            ),
-            Err(_) => (ApprovalMode::Default, false),
+            )
         };
         let own = invocation.decide(mode);
         let by_hint = own.is_none() && mode != ApprovalMode::Yolo && hint == Some(true);
@@ -255,7 +312,7 @@ impl Inner {
         };
         self.notify_permission(&request).await;
         tokio::select! {
-            d = { self.events.flush(); self.approver.send(request) } => Some(d.unwrap_or(ApprovalDecision::Cancel { feedback: None })),
+            d = { self.events.flush(); self.approver.ask(request) } => Some(d.unwrap_or(ApprovalDecision::Cancel { feedback: None })),
             _ = cancel.cancelled() => None,
         }
     }
@@ -285,7 +342,8 @@ impl Inner {
 
     /// "Allow every tool of this MCP server for the session".
     fn allow_server(&self, server_rule: Option<String>) {
-        if let (Some(rule), Ok(mut state)) = (server_rule, self.policy.lock()) {
+        if let Some(rule) = server_rule {
+            let mut state = self.policy.lock();
             let rule = AllowRule {
                 tool: rule,
                 key: None,
@@ -328,9 +386,7 @@ impl Inner {
     }
 
     fn remember(&self, tool: &dyn ToolHandle, keys: &[String], origin: &str) {
-        let Ok(mut state) = self.policy.lock() else {
-            return;
-        };
+        let mut state = self.policy.lock();
         if tool.kind() == ToolKind::Edit && state.mode == ApprovalMode::Default {
             state.mode = ApprovalMode::AutoEdit;
             self.emit(UiEvent::Notice("Edits will be applied without asking for the rest of this session (approval mode auto_edit).".into()));

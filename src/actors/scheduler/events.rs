@@ -13,8 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use actix::Recipient;
-
+use crate::protocol::EventSink;
 use crate::protocol::UiEvent;
 
 /// The least time between two bursts sent to another thread while a batch runs.
@@ -55,7 +54,7 @@ impl WakePacer {
 
 /// Events on their way to the front end.
 pub(super) struct EventQueue {
-    recipient: Recipient<UiEvent>,
+    recipient: EventSink,
     pending: Mutex<Vec<UiEvent>>,
     pacer: WakePacer,
     flush_scheduled: AtomicBool,
@@ -64,7 +63,7 @@ pub(super) struct EventQueue {
 }
 
 impl EventQueue {
-    pub(super) fn new(recipient: Recipient<UiEvent>) -> Arc<Self> {
+    pub(super) fn new(recipient: EventSink) -> Arc<Self> {
         Arc::new(Self {
             recipient,
             pending: Mutex::new(Vec::new()),
@@ -83,7 +82,7 @@ impl EventQueue {
         self.call_progress.store(wanted, Ordering::Relaxed);
     }
 
-    pub(super) fn recipient(&self) -> &Recipient<UiEvent> {
+    pub(super) fn recipient(&self) -> &EventSink {
         &self.recipient
     }
 

@@ -13,9 +13,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::engine::responses::error_parts;
 use crate::protocol::content::{CallArgs, FunctionCall};
+use crate::protocol::EventSink;
 use crate::protocol::{
-    ApprovalRequest, CallEvents, CallStatus, CallTimeline, CompletedCall, Schedule, ToolError,
-    ToolErrorKind, UiEvent,
+    AllowRule, CallEvents, CallStatus, CallTimeline, CompletedCall, GetPolicy, RevokeAllowRule,
+    Schedule, SetPolicyMode, ToolError, ToolErrorKind, UiEvent,
 };
 use crate::tools::registry::{Invocation, ToolHandle};
 use crate::tools::{Services, ToolRegistry};
@@ -29,7 +30,7 @@ mod hooks;
 mod run;
 
 use approval::Approval;
-pub use approval::{AllowRule, PolicyState, SharedPolicy};
+pub use approval::{PolicyCell, PolicyGuard, PolicyState, SharedPolicy};
 use conflicts::ConflictTracker;
 use events::EventQueue;
 use run::{Approved, Execution};
@@ -42,7 +43,7 @@ pub struct Scheduler {
 struct Inner {
     registry: Arc<ToolRegistry>,
     services: Arc<Services>,
-    approver: Recipient<ApprovalRequest>,
+    approver: crate::actors::approvals::Approvals,
     events: Arc<EventQueue>,
     policy: SharedPolicy,
     /// At most this many calls of a batch run at once; the rest wait their turn, in order.
@@ -53,8 +54,8 @@ impl Scheduler {
     pub fn new(
         registry: Arc<ToolRegistry>,
         services: Arc<Services>,
-        approver: Recipient<ApprovalRequest>,
-        events: Recipient<UiEvent>,
+        approver: crate::actors::approvals::Approvals,
+        events: EventSink,
         policy: SharedPolicy,
     ) -> Self {
         let window = services.settings.tools.max_in_flight.max(1);
@@ -84,6 +85,32 @@ impl Handler<CallEvents> for Scheduler {
 
     fn handle(&mut self, msg: CallEvents, _: &mut Self::Context) {
         self.inner.events.set_call_progress(msg.call_progress);
+    }
+}
+
+impl Handler<SetPolicyMode> for Scheduler {
+    type Result = ();
+
+    fn handle(&mut self, msg: SetPolicyMode, _: &mut Self::Context) {
+        self.inner.policy.lock().mode = msg.0;
+    }
+}
+
+impl Handler<GetPolicy> for Scheduler {
+    type Result = MessageResult<GetPolicy>;
+
+    fn handle(&mut self, _: GetPolicy, _: &mut Self::Context) -> Self::Result {
+        MessageResult(self.inner.policy.snapshot())
+    }
+}
+
+impl Handler<RevokeAllowRule> for Scheduler {
+    type Result = Option<AllowRule>;
+
+    fn handle(&mut self, msg: RevokeAllowRule, _: &mut Self::Context) -> Self::Result {
+        let mut state = self.inner.policy.lock();
+        let n = msg.0;
+        (n >= 1 && n <= state.rules.len()).then(|| state.rules.remove(n - 1))
     }
 }
 

@@ -1,80 +1,88 @@
-//! How a session's actors are started and wired: the FileSystem pool, the Corrector,
-//! the tools, the Scheduler, the MCP servers and the Chat's configuration.
+//! How a session's actors are started and wired, one phase at a time: the session's
+//! records (file, recorder, checkpoints), the FileSystem pool and the services the
+//! tools share, the tool registry, the MCP servers, the Scheduler and the Chat's
+//! configuration.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix::prelude::*;
 
 use super::teardown::Teardown;
 use super::{new_session_id, saved_allow_rules, setup, Built, SessionError, SessionOptions};
+use crate::actors::approvals::Approvals;
 use crate::actors::chat::{ChatConfig, ChatMemory, ChatTuning};
 use crate::actors::checkpointer::Checkpointer;
 use crate::actors::recorder::{RecorderSetup, SessionRecorder};
-use crate::actors::scheduler::{PolicyState, Scheduler, SharedPolicy};
+use crate::actors::scheduler::{PolicyCell, PolicyState, Scheduler};
+use crate::engine::prompt::SystemPrompt;
 use crate::platform::context_files::ContextFiles;
-use crate::platform::filesystem::{FileSystem, FsClient};
+use crate::platform::filesystem::{Confined, FileSystem, FsClient};
 use crate::platform::sessions::checkpoint::Checkpoints;
-use crate::protocol::MemoryReport;
+use crate::protocol::content::{Content, FunctionDeclaration};
+use crate::protocol::{EventSink, MemoryReport};
 use crate::tools::corrector::{Corrector, CorrectorConfig};
-use crate::tools::registry::register_builtin;
-use crate::tools::registry::ToolArbiters;
+use crate::tools::registry::{register_builtin, ToolArbiters};
 use crate::tools::shell::background::BackgroundProcesses;
 use crate::tools::{Services, ToolRegistry};
 
+/// Where a session's actors tell the front end things, and ask it.
+pub(super) struct Outlets {
+    pub(super) events: EventSink,
+    pub(super) approvals: Approvals,
+}
+
+/// The threads a start has made so far, and the lazily started background arbiter.
+struct Threads<'a> {
+    teardown: &'a mut Teardown,
+    /// The SessionRecorder and the Corrector share one thread, started (once) only
+    /// when one of them is: each arbiter costs a thread, a runtime and a hand-shake
+    /// with the starting thread at every start.
+    background: Option<ArbiterHandle>,
+}
+
+impl<'a> Threads<'a> {
+    fn new(teardown: &'a mut Teardown) -> Self {
+        Self {
+            teardown,
+            background: None,
+        }
+    }
+
+    fn background(&mut self) -> Result<ArbiterHandle, SessionError> {
+        if let Some(handle) = &self.background {
+            return Ok(handle.clone());
+        }
+        let handle = self.teardown.arbiter()?;
+        self.background = Some(handle.clone());
+        Ok(handle)
+    }
+}
+
 /// Starts the session's actors, every thread of them held by `teardown`.
 pub(super) fn build(
-    options: SessionOptions,
+    mut options: SessionOptions,
+    outlets: Outlets,
     teardown: &mut Teardown,
 ) -> Result<Built, SessionError> {
-    let mut options = options;
     if options.model_name.trim().is_empty() {
         // Callers that did not resolve a default (tests, benchmarks): Gemini's.
         options.model_name = crate::providers::DEFAULT_GEMINI_MODEL.to_string();
     }
-    let events = options.events.clone();
-    let settings = options.settings.clone();
-    let source = match &options.plan {
-        Some(plan) if plan.existing => "resume",
-        _ => "startup",
+    let events = outlets.events;
+    // SessionStart's `source`.
+    let source = match options.plan.as_ref().is_some_and(|plan| plan.existing) {
+        true => "resume",
+        false => "startup",
     };
-    let confined = crate::platform::filesystem::Confined::new(options.workspace.clone())
+    let confined = Confined::new(options.workspace.clone())
         .map(Arc::new)
         .map_err(SessionError::Workspace)?;
-    let mut background = None;
-    let (session_id, history, recorder, checkpoints) = match options.plan.take() {
-        None => (new_session_id(), Vec::new(), None, None),
-        Some(plan) => {
-            let checkpoints = settings.general.checkpointing.then(|| {
-                Checkpoints::new(
-                    &crate::settings::troupe_home(),
-                    &plan.store.slug,
-                    options.workspace.primary(),
-                    &plan.store.project_dir,
-                )
-            });
-            let recorder = match settings.sessions.record {
-                false => None,
-                true => Some(SessionRecorder::start_on(
-                    &background_arbiter(&mut background, teardown)?,
-                    RecorderSetup {
-                        file: plan.file,
-                        session_id: plan.session_id.clone(),
-                        project_hash: plan.store.project_hash.clone(),
-                        model: options.model_name.clone(),
-                        existing: plan.existing,
-                        repairs: plan.repairs,
-                        lock: Some(plan.lock),
-                        warnings: Some(events.clone()),
-                    },
-                )),
-            };
-            (plan.session_id, plan.history, recorder, checkpoints)
-        }
-    };
-    let checkpointer = match checkpoints {
+    let mut threads = Threads::new(teardown);
+    let mut records = records(&mut options, &events, &mut threads)?;
+    let checkpointer = match records.checkpoints.take() {
         Some(c) => Some(Checkpointer::start_on(
-            &teardown.arbiter()?,
+            &threads.teardown.arbiter()?,
             c,
             events.clone(),
         )),
@@ -82,10 +90,156 @@ pub(super) fn build(
     };
     let hooks = crate::actors::hooks::start(
         options.workspace.primary(),
-        &session_id,
-        &settings,
+        &records.session_id,
+        &options.settings,
         events.clone(),
     );
+    let fs = file_system(&options, confined, threads.teardown);
+    let services = services(
+        &options,
+        fs,
+        &records.session_id,
+        hooks.clone(),
+        &mut threads,
+    )?;
+    let scheduler_arbiter = threads.teardown.arbiter()?;
+    let registry = Arc::new(registry(&options, &scheduler_arbiter, threads.teardown)?);
+    // The last step that may fail: the MCP servers start after it.
+    let (tools, prompt) = offered(&options, &registry)?;
+    let servers = &options.settings.mcp_servers;
+    let mcp = (!servers.is_empty()).then(|| {
+        let roots = options.workspace.roots().to_vec();
+        crate::mcp::McpHub::start(servers, registry.clone(), roots, Some(events.clone()))
+    });
+    if let Some(hub) = &mcp {
+        threads.teardown.mcp(hub.clone());
+    }
+    let policy = PolicyCell::new(PolicyState {
+        mode: options.approval_mode,
+        rules: saved_allow_rules(&options.settings),
+    });
+    let scheduler = {
+        let (reg, svc, ev, pol) = (
+            registry.clone(),
+            services.clone(),
+            events.clone(),
+            policy.clone(),
+        );
+        let approver = outlets.approvals.clone();
+        Scheduler::start_in_arbiter(&scheduler_arbiter, move |_| {
+            Scheduler::new(reg, svc, approver, ev, pol)
+        })
+    };
+    let chat = chat_config(ChatParts {
+        options: &mut options,
+        services: &services,
+        prompt,
+        tools,
+        history: records.history,
+        recorder: records.recorder.clone(),
+        checkpointer,
+        approvals: outlets.approvals,
+        mcp: mcp.clone(),
+    });
+    Ok(Built {
+        session_id: records.session_id,
+        model_name: options.model_name,
+        chat,
+        scheduler,
+        policy,
+        registry,
+        services,
+        recorder: records.recorder,
+        mcp,
+        hooks,
+        events,
+        source,
+        mcp_wait: options
+            .wait_for_mcp
+            .then(|| Duration::from_millis(options.settings.mcp.startup_wait_ms)),
+        call_progress: options.call_progress,
+    })
+}
+
+/// The tools' declarations as the model is offered them, and the system prompt that
+/// describes them.
+fn offered(
+    options: &SessionOptions,
+    registry: &ToolRegistry,
+) -> Result<(Vec<FunctionDeclaration>, SystemPrompt), SessionError> {
+    let mut tools = registry.declarations();
+    if options.settings.tools.compact_declarations {
+        tools = tools
+            .iter()
+            .map(crate::engine::compact_tools::compact)
+            .collect();
+    }
+    let prompt = setup::system_prompt(&options.settings, &options.workspace, &tools)?;
+    Ok((tools, prompt))
+}
+
+/// What a session records into: its id, the history it resumes, its recorder and
+/// its checkpoints (none without a session plan).
+struct Records {
+    session_id: String,
+    history: Vec<Content>,
+    recorder: Option<Addr<SessionRecorder>>,
+    checkpoints: Option<Checkpoints>,
+}
+
+fn records(
+    options: &mut SessionOptions,
+    events: &EventSink,
+    threads: &mut Threads<'_>,
+) -> Result<Records, SessionError> {
+    let settings = options.settings.clone();
+    let Some(plan) = options.plan.take() else {
+        return Ok(Records {
+            session_id: new_session_id(),
+            history: Vec::new(),
+            recorder: None,
+            checkpoints: None,
+        });
+    };
+    let checkpoints = settings.general.checkpointing.then(|| {
+        Checkpoints::new(
+            &crate::settings::troupe_home(),
+            &plan.store.slug,
+            options.workspace.primary(),
+            &plan.store.project_dir,
+        )
+    });
+    let recorder = match settings.sessions.record {
+        false => None,
+        true => Some(SessionRecorder::start_on(
+            &threads.background()?,
+            RecorderSetup {
+                file: plan.file,
+                session_id: plan.session_id.clone(),
+                project_hash: plan.store.project_hash.clone(),
+                model: options.model_name.clone(),
+                existing: plan.existing,
+                repairs: plan.repairs,
+                lock: Some(plan.lock),
+                warnings: Some(events.clone()),
+            },
+        )),
+    };
+    Ok(Records {
+        session_id: plan.session_id,
+        history: plan.history,
+        recorder,
+        checkpoints,
+    })
+}
+
+/// The FileSystem pool beneath the workspace's root descriptors, and the sweep of
+/// the temps an earlier process left.
+fn file_system(
+    options: &SessionOptions,
+    confined: Arc<Confined>,
+    teardown: &mut Teardown,
+) -> FsClient {
     let writers = options
         .workspace
         .temp_dir()
@@ -98,9 +252,21 @@ pub(super) fn build(
         setup::process_start(),
         writers,
     ));
-    let mailbox = FileSystem::start_confined(confined, settings.tools.fs_threads);
+    let mailbox = FileSystem::start_confined(confined, options.settings.tools.fs_threads);
     teardown.fs(mailbox.clone());
-    let fs = FsClient::new(mailbox).with_editor(options.editor_files.clone());
+    FsClient::new(mailbox).with_editor(options.editor_files.clone())
+}
+
+/// What every tool call of the session shares: the files, the settings, the model,
+/// the Corrector, the background processes, the context files, the hooks.
+fn services(
+    options: &SessionOptions,
+    fs: FsClient,
+    session_id: &str,
+    hooks: crate::protocol::hooks::HookClient,
+    threads: &mut Threads<'_>,
+) -> Result<Arc<Services>, SessionError> {
+    let settings = &options.settings;
     let corrector = match settings.edit.correction {
         false => None,
         true => {
@@ -110,7 +276,7 @@ pub(super) fn build(
                 fs.clone(),
                 settings.edit.clone(),
             );
-            let arbiter = background_arbiter(&mut background, teardown)?;
+            let arbiter = threads.background()?;
             Some(Corrector::start_in_arbiter(&arbiter, move |_| {
                 Corrector::new(
                     model,
@@ -126,14 +292,14 @@ pub(super) fn build(
         }
     };
     let processes = Arc::new(BackgroundProcesses::new());
-    teardown.processes(processes.clone());
-    let services = Arc::new(Services {
+    threads.teardown.processes(processes.clone());
+    Ok(Arc::new(Services {
         workspace: options.workspace.clone(),
         fs,
         settings: settings.clone(),
         model: options.model.clone(),
         model_name: options.model_name.clone(),
-        session_id: session_id.clone(),
+        session_id: session_id.to_string(),
         corrector,
         processes,
         // Under the project temp directory when there is one, so that a saved output
@@ -145,12 +311,22 @@ pub(super) fn build(
             .unwrap_or_else(|| crate::settings::troupe_home().join("tmp"))
             .join(format!("session-{session_id}")),
         context: Arc::new(ContextFiles::new(setup::context_config(
-            &settings,
+            settings,
             &options.workspace,
         ))),
-        hooks: hooks.clone(),
-    });
-    let scheduler_arbiter = teardown.arbiter()?;
+        hooks,
+    }))
+}
+
+/// The tools of the session: the built-in ones (and the test tools when asked),
+/// narrowed by `tools.core` and `tools.exclude`, each on the Scheduler's arbiter or
+/// tool arbiters of their own.
+fn registry(
+    options: &SessionOptions,
+    scheduler_arbiter: &ArbiterHandle,
+    teardown: &mut Teardown,
+) -> Result<ToolRegistry, SessionError> {
+    let settings = &options.settings;
     let tool_arbiters = match settings.tools.tool_threads {
         // On the Scheduler's arbiter: handing a call to its tool and the tool's answer
         // back stay on one thread.
@@ -188,66 +364,62 @@ pub(super) fn build(
     registry.retain(|name| {
         (core.is_empty() || core.iter().any(|c| c == name)) && !exclude.iter().any(|e| e == name)
     });
-    let registry = Arc::new(registry);
-    let mut tools = registry.declarations();
-    if settings.tools.compact_declarations {
-        tools = tools
-            .iter()
-            .map(crate::engine::compact_tools::compact)
-            .collect();
-    }
-    // The last step that may fail: the MCP servers start after it.
-    let prompt = setup::system_prompt(&settings, &options.workspace, &tools)?;
-    let mcp = (!settings.mcp_servers.is_empty()).then(|| {
-        crate::mcp::McpHub::start(
-            &settings.mcp_servers,
-            registry.clone(),
-            options.workspace.roots().to_vec(),
-            Some(events.clone()),
-        )
-    });
-    if let Some(hub) = &mcp {
-        teardown.mcp(hub.clone());
-    }
-    let policy: SharedPolicy = Arc::new(Mutex::new(PolicyState {
-        mode: options.approval_mode,
-        rules: saved_allow_rules(&settings),
-    }));
-    let (reg, svc, ev, pol, approver) = (
-        registry.clone(),
-        services.clone(),
-        events.clone(),
-        policy.clone(),
-        options.approver.clone(),
-    );
-    let scheduler = Scheduler::start_in_arbiter(&scheduler_arbiter, move |_| {
-        Scheduler::new(reg, svc, approver, ev, pol)
-    });
-    let tuning = ChatTuning::new(&settings, options.model.provider(), &options.model_name);
+    Ok(registry)
+}
+
+/// What the Chat's configuration is made of.
+struct ChatParts<'a> {
+    options: &'a mut SessionOptions,
+    services: &'a Arc<Services>,
+    prompt: SystemPrompt,
+    tools: Vec<FunctionDeclaration>,
+    history: Vec<Content>,
+    recorder: Option<Addr<SessionRecorder>>,
+    checkpointer: Option<Addr<Checkpointer>>,
+    approvals: Approvals,
+    mcp: Option<Arc<crate::mcp::McpHub>>,
+}
+
+/// The Chat's configuration: the model, the system prompt with the context files,
+/// the tools offered, the history resumed, and where its turns are recorded.
+fn chat_config(parts: ChatParts<'_>) -> ChatConfig {
+    let ChatParts {
+        options,
+        services,
+        prompt,
+        tools,
+        history,
+        recorder,
+        checkpointer,
+        approvals,
+        mcp,
+    } = parts;
+    let settings = &options.settings;
+    let tuning = ChatTuning::new(settings, options.model.provider(), &options.model_name);
     let loaded = services.context.load();
     let report = MemoryReport {
         files: loaded.paths(),
         text: loaded.text(),
     };
-    let chat = ChatConfig {
-        model: options.model,
+    ChatConfig {
+        model: options.model.clone(),
         model_name: options.model_name.clone(),
         system_prompt: Some(prompt.render(&report.text)),
         tools: Arc::new(tools),
         max_turns: settings.model.max_turns,
-        request_log: options.request_log,
+        request_log: options.request_log.take(),
         tuning,
         memory: Some(ChatMemory {
             prompt,
             context: services.context.clone(),
             report,
         }),
-        recorder: recorder.clone().map(Addr::recipient),
+        recorder: recorder.map(Addr::recipient),
         history,
         checkpointer: checkpointer.map(Addr::recipient),
-        approver: Some(options.approver),
-        mcp: mcp.clone(),
-        hooks: hooks.clone(),
+        approver: Some(approvals),
+        mcp,
+        hooks: services.hooks.clone(),
         session_context: None,
         workspace_files: None,
         undo: settings
@@ -257,39 +429,5 @@ pub(super) fn build(
                 fs: services.fs.clone(),
                 workspace: services.workspace.clone(),
             }),
-    };
-    Ok(Built {
-        session_id,
-        model_name: options.model_name,
-        chat,
-        scheduler,
-        policy,
-        registry,
-        services,
-        recorder,
-        mcp,
-        hooks,
-        events,
-        source,
-        mcp_wait: options
-            .wait_for_mcp
-            .then(|| Duration::from_millis(settings.mcp.startup_wait_ms)),
-        call_progress: options.call_progress,
-    })
-}
-
-/// The arbiter of the session's actors that stay off the turn's path: the
-/// SessionRecorder and the Corrector share one thread, started (once) only when one of
-/// them is. Each arbiter costs a thread, a runtime and a hand-shake with the starting
-/// thread at every start.
-fn background_arbiter(
-    slot: &mut Option<ArbiterHandle>,
-    teardown: &mut Teardown,
-) -> Result<ArbiterHandle, SessionError> {
-    if let Some(handle) = slot {
-        return Ok(handle.clone());
     }
-    let handle = teardown.arbiter()?;
-    *slot = Some(handle.clone());
-    Ok(handle)
 }

@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 
 use super::SessionError;
-use crate::actors::scheduler::AllowRule;
 use crate::engine::prompt::{self, SystemPrompt};
 use crate::engine::text::iso8601;
 use crate::platform::context_files::{git_root, ContextConfig};
 use crate::platform::workspace::Workspace;
+use crate::protocol::AllowRule;
 use crate::settings::Settings;
 
 /// The "Always allow" rules of `approval.allowed`, with origin `saved`.

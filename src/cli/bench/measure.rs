@@ -10,16 +10,15 @@ use std::time::{Duration, Instant};
 use actix::prelude::*;
 use serde::Serialize;
 use serde_json::json;
-use tokio::sync::oneshot;
 
 use super::workload::{BenchWorkspace, Workload};
 use super::BenchError;
-use crate::actors::session::{EndReason, Session, SessionOptions};
+use crate::actors::session::{EndReason, SessionHandle, SessionOptions};
 use crate::frontends::headless::{
-    thread_cpu_time, CallRecord, HeadlessFront, OutputFormat, RunSummary,
+    self, thread_cpu_time, CallRecord, HeadlessFront, OutputFormat, RunSummary,
 };
 use crate::platform::workspace::Workspace;
-use crate::protocol::{ApprovalMode, UserInput};
+use crate::protocol::{ApprovalMode, Op};
 use crate::providers::scripted::ScriptedModel;
 use crate::settings;
 
@@ -263,14 +262,11 @@ fn run_turn(
     let test_tools = request_log.is_none();
     let system = System::new();
     system.block_on(async move {
-        let (tx, rx) = oneshot::channel();
-        let front = HeadlessFront::new(OutputFormat::Silent, "yolo", true, tx)
-            .with_progress(done)
-            .start();
+        let mut front = HeadlessFront::new(OutputFormat::Silent, "yolo", true).with_progress(done);
         let model_name = settings.model.name.clone();
         // MCP servers' tools (--mcp) are discovered in the background: the start waits
         // for them.
-        let session = Session::start(SessionOptions {
+        let session = SessionHandle::start(SessionOptions {
             workspace,
             settings: Arc::new(settings),
             model: Arc::new(model),
@@ -281,19 +277,18 @@ fn run_turn(
             test_tools,
             editor_files: None,
             plan,
-            events: front.clone().recipient(),
-            approver: front.recipient(),
             call_progress: false,
             wait_for_mcp: true,
         })
         .await
         .map_err(|e| BenchError::Usage(e.to_string()))?;
-        session.chat.do_send(UserInput {
+        session.submit(Op::UserTurn {
             text: "bench".into(),
+            parts: Vec::new(),
         });
-        let summary = rx
-            .await
-            .map_err(|_| BenchError::Usage("the session ended without finishing the turn".into()));
+        let summary = headless::drive(&session, &mut front).await.ok_or_else(|| {
+            BenchError::Usage("the session ended without finishing the turn".into())
+        });
         session.shutdown(EndReason::Exit).await;
         System::current().stop();
         summary

@@ -273,9 +273,7 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
                     return responder
                         .respond_with_error(error(-32602, "unknown session or mode"));
                 };
-                if let Ok(mut policy) = session.session.policy.lock() {
-                    policy.mode = mode;
-                }
+                session.session.policy.lock().mode = mode;
                 responder.respond(typed::<SetSessionModeResponse>(json!({}))?)?;
                 Link { cx }.update(
                     &id,

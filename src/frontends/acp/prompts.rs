@@ -13,15 +13,15 @@ pub async fn expand(session: &AcpSession, typed: &str) -> Result<Option<Expansio
     if slash::split(typed).is_none() {
         return Ok(None);
     }
-    let services = &session.session.services;
+    let services = session.session.services();
     let (custom, problems) = slash::load_custom(services);
     for problem in problems {
         tracing::warn!(%problem, "custom command not loaded");
     }
     let side = SessionSide {
         services,
-        policy: &session.session.policy,
-        mcp: session.session.mcp.as_ref(),
+        policy: session.session.policy(),
+        mcp: session.session.mcp(),
         cancel: CancellationToken::new(),
     };
     slash::expand_unattended(typed, &custom, &side).await

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::front::{self, AcpFront};
 use super::{editor, models, Link, State};
-use crate::actors::session::{EndReason, Session, SessionOptions};
+use crate::actors::session::{EndReason, SessionHandle, SessionOptions};
 use crate::platform::sessions::plan::{open_existing, plan, SessionArgs};
 use crate::platform::workspace::Workspace;
 use crate::protocol::content::Content;
@@ -21,7 +21,7 @@ use crate::settings::mcp::{McpServerConfig, Scope, ServerEntry};
 
 /// One ACP session: the Troupe session, its front, and what the connection tracks.
 pub struct AcpSession {
-    pub session: Session,
+    pub session: Arc<SessionHandle>,
     pub front: Addr<AcpFront>,
     /// The models `session/set_model` may choose (`None`: the provider could not say).
     pub models: Option<Vec<String>>,
@@ -213,29 +213,27 @@ pub(super) async fn start(
     let front = AcpFront::new(id.clone(), Arc::new(link), root, user_config_label()).start();
     // The client's servers' tools are there for the first prompt (wait_for_mcp); the
     // SessionStart hook's context goes before it.
-    let session = Session::start(SessionOptions {
-        workspace,
-        settings: settings.clone(),
-        model,
-        model_name: model_name.clone(),
-        approval_mode: mode,
-        request_log: state.args.log_requests.clone(),
-        test_tools: crate::platform::test_hooks::enabled(),
-        editor_files: editor,
-        plan: Some(plan),
-        events: front.clone().recipient(),
-        approver: front.clone().recipient(),
-        call_progress: true,
-        wait_for_mcp: true,
-    })
+    let session = SessionHandle::start_with_recipients(
+        SessionOptions {
+            workspace,
+            settings: settings.clone(),
+            model,
+            model_name: model_name.clone(),
+            approval_mode: mode,
+            request_log: state.args.log_requests.clone(),
+            test_tools: crate::platform::test_hooks::enabled(),
+            editor_files: editor,
+            plan: Some(plan),
+            call_progress: true,
+            wait_for_mcp: true,
+        },
+        front.clone().recipient(),
+        front.clone().recipient(),
+    )
     .await
     .map_err(|e| e.to_string())?;
     front.do_send(front::SetSessionId(id.clone()));
-    let persisted = session
-        .policy
-        .lock()
-        .map(|p| crate::frontends::repl::saved_rules::saved_rule_texts(&p.rules))
-        .unwrap_or_default();
+    let persisted = crate::frontends::repl::saved_rules::saved_rule_texts(&session.policy().rules);
     let models = models::models_json(&model_name, &available);
     if let Ok(mut sessions) = state.sessions.lock() {
         sessions.insert(
@@ -261,14 +259,8 @@ pub(super) async fn start(
 /// Writes the session's "Always allow" rules to the user's config when they changed
 /// (the REPL's store: a new session reads them back as `approval.allowed`).
 pub fn save_always_rules(session: &AcpSession) {
-    let Ok(current) = session
-        .session
-        .policy
-        .lock()
-        .map(|p| crate::frontends::repl::saved_rules::saved_rule_texts(&p.rules))
-    else {
-        return;
-    };
+    let current =
+        crate::frontends::repl::saved_rules::saved_rule_texts(&session.session.policy().rules);
     let Ok(mut persisted) = session.persisted.lock() else {
         return;
     };

@@ -14,15 +14,14 @@ mod report;
 use std::io::IsTerminal;
 use std::time::{Instant, SystemTime};
 
-use actix::prelude::*;
 use serde_json::{json, Value};
-use tokio::sync::oneshot;
 
+use crate::actors::session::SessionHandle;
 use crate::engine::sanitize::{for_terminal, one_line};
 use crate::engine::stats::SessionStats;
 use crate::engine::text::iso8601;
 use crate::protocol::{
-    ApprovalDecision, ApprovalRequest, CallStatus, CompletedCall, UiEvent, WaitingFor,
+    ApprovalDecision, ApprovalRequest, CallStatus, CompletedCall, Event, Op, UiEvent, WaitingFor,
 };
 
 pub use attempt::{AttemptText, RETRY_MARK};
@@ -57,7 +56,9 @@ impl OutputFormat {
 /// How the approval policy's refusals start (the scheduler's and [`HeadlessFront`]'s).
 const DENIED_BY_POLICY: &str = "Tool execution denied by policy.";
 
-/// The headless front-end actor.
+/// The headless front end: renders a session's events ([`HeadlessFront::render`]) and
+/// answers its approval requests by policy ([`HeadlessFront::decide`]); [`drive`] is its
+/// event loop.
 pub struct HeadlessFront {
     format: OutputFormat,
     session_id: String,
@@ -70,7 +71,6 @@ pub struct HeadlessFront {
     turn_started: Option<Instant>,
     /// The process's CPU clock when the turn started.
     turn_cpu_started: Option<std::time::Duration>,
-    done: Option<oneshot::Sender<RunSummary>>,
     mode_name: String,
     /// Length of `response` when the current model request began (a retry drops the
     /// partial text after it).
@@ -99,12 +99,9 @@ pub struct HeadlessFront {
 }
 
 impl HeadlessFront {
-    pub fn new(
-        format: OutputFormat,
-        mode_name: &str,
-        keep_calls: bool,
-        done: oneshot::Sender<RunSummary>,
-    ) -> Self {
+    /// A front printing `format`; `mode_name` is the approval mode its refusals name;
+    /// `keep_calls` keeps each call's record for the summary (`--trace`, the bench).
+    pub fn new(format: OutputFormat, mode_name: &str, keep_calls: bool) -> Self {
         Self {
             format,
             session_id: String::new(),
@@ -116,7 +113,6 @@ impl HeadlessFront {
             started: Instant::now(),
             turn_started: None,
             turn_cpu_started: None,
-            done: Some(done),
             mode_name: mode_name.to_string(),
             request_start: 0,
             line_open: false,
@@ -142,46 +138,18 @@ impl HeadlessFront {
     }
 }
 
-impl Actor for HeadlessFront {
-    type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.set_mailbox_capacity(1 << 20);
-    }
-}
-
 fn now() -> String {
     iso8601(SystemTime::now())
 }
 
-impl Handler<UiEvent> for HeadlessFront {
-    type Result = ();
-
-    fn handle(&mut self, event: UiEvent, _: &mut Self::Context) {
-        self.stats.record(&event);
-        self.estimate.record(&event);
-        if matches!(event, UiEvent::TurnStarted { .. }) && self.turn_started.is_none() {
-            self.turn_started = Some(Instant::now());
-            self.turn_cpu_started = Some(process_cpu_time());
-        }
+impl HeadlessFront {
+    /// Renders one event of the session; the run's summary when the turn ended.
+    pub fn render(&mut self, event: UiEvent) -> Option<RunSummary> {
+        self.observe(&event);
         let stream = self.format == OutputFormat::StreamJson;
-        if matches!(
-            event,
-            UiEvent::ToolCallRequested { .. } | UiEvent::ToolCallCompleted(_)
-        ) {
-            self.called_since_text = true;
-        }
         match &event {
             UiEvent::SessionStarted { session_id, model } => {
-                self.session_id = session_id.clone();
-                self.model = model.clone();
-                if stream {
-                    self.json_line(json!({"type": "init", "timestamp": now(), "session_id": session_id, "model": model}));
-                    self.initialised = true;
-                    for warning in std::mem::take(&mut self.early_warnings) {
-                        self.warning_line(&warning);
-                    }
-                }
+                self.on_session_started(session_id, model)
             }
             UiEvent::Thought(text) if stream => {
                 // Not gemini-cli's (its stream-json drops thoughts): a type of its own, so
@@ -193,75 +161,13 @@ impl Handler<UiEvent> for HeadlessFront {
             UiEvent::TurnStarted { prompt, .. } if stream => {
                 self.json_line(json!({"type": "message", "timestamp": now(), "role": "user", "content": prompt}));
             }
-            UiEvent::TextDelta(text) => {
-                self.response.push_str(text);
-                match self.format {
-                    OutputFormat::Text | OutputFormat::Transcript => {
-                        let shown = self.attempt.delta(text);
-                        self.print_text(&shown);
-                    }
-                    OutputFormat::StreamJson => self.json_line(
-                        json!({"type": "message", "timestamp": now(), "role": "assistant", "content": text, "delta": true}),
-                    ),
-                    _ => {}
-                }
-            }
+            UiEvent::TextDelta(text) => self.on_text(text),
             UiEvent::ToolCallRequested {
                 call_id,
                 name,
                 args,
-            } => match self.format {
-                OutputFormat::Text => self.settle_attempt(),
-                OutputFormat::StreamJson => self
-                    .json_line(json!({"type": "tool_use", "timestamp": now(),
-                    "tool_name": name, "tool_id": call_id, "parameters": &**args})),
-                OutputFormat::Transcript => {
-                    self.settle_attempt();
-                    self.close_line();
-                    let line = format!("● {name}({})", summarize_args(args));
-                    println!("{}", one_line(&line));
-                }
-                _ => {}
-            },
-            UiEvent::ToolCallCompleted(call) => {
-                self.note_unsuccessful(call);
-                match self.format {
-                    OutputFormat::StreamJson => {
-                        let mut ev = json!({"type": "tool_result", "timestamp": now(), "tool_id": call.call_id,
-                            "status": if call.status == CallStatus::Success { "success" } else { "error" }});
-                        if let Some(err) = &call.error {
-                            ev["error"] =
-                                json!({"type": err.kind.as_str(), "message": err.message});
-                        } else {
-                            ev["output"] = Value::String(call.display.clone());
-                        }
-                        self.json_line(ev);
-                    }
-                    OutputFormat::Transcript => {
-                        let mark = match call.status {
-                            CallStatus::Success => "✓",
-                            CallStatus::Cancelled => "⊘",
-                            _ => "✗",
-                        };
-                        let text = match (&call.error, call.display.is_empty()) {
-                            (Some(e), _) => e.message.clone(),
-                            (None, false) => call.display.clone(),
-                            (None, true) => output_summary(call),
-                        };
-                        let first = text.lines().next().unwrap_or("");
-                        let line = format!("  {mark} {}: {first}", call.name);
-                        self.close_line();
-                        println!("{}", one_line(&line));
-                    }
-                    _ => {}
-                }
-                if let Some(counter) = &self.progress {
-                    counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                }
-                if self.keep_calls {
-                    self.calls.push(CallRecord::of(call));
-                }
-            }
+            } => self.on_call_requested(call_id, name, args),
+            UiEvent::ToolCallCompleted(call) => self.on_call_completed(call),
             UiEvent::ModelRequest { .. } => {
                 self.request_start = self.response.len();
                 let held = self.attempt.request();
@@ -279,25 +185,7 @@ impl Handler<UiEvent> for HeadlessFront {
                     "output_tokens": tokens, "elapsed_ms": elapsed}),
                 );
             }
-            UiEvent::Retry { attempt, reason } => {
-                self.response.truncate(self.request_start);
-                self.attempt.retry();
-                if stream {
-                    // Not gemini-cli's: the deltas already printed of the failed attempt
-                    // are void.
-                    self.json_line(
-                        json!({"type": "retry", "timestamp": now(), "attempt": attempt,
-                        "reason": reason, "discard": "attempt"}),
-                    );
-                }
-                // On stderr in every format: stdout stays the format's own.
-                if self.format != OutputFormat::Silent {
-                    eprintln!(
-                        "troupe: retrying model request (attempt {attempt}): {}",
-                        for_terminal(reason)
-                    );
-                }
-            }
+            UiEvent::Retry { attempt, reason } => self.on_retry(*attempt, reason),
             UiEvent::Waiting { what, seconds }
                 if *seconds > 0 && self.format != OutputFormat::Silent =>
             {
@@ -310,73 +198,217 @@ impl Handler<UiEvent> for HeadlessFront {
                     what.describe().to_lowercase()
                 );
             }
-            UiEvent::Warning(message) => {
-                if !matches!(self.format, OutputFormat::Silent) {
-                    eprintln!("troupe: {}", for_terminal(message));
-                }
-                tracing::warn!(%message, "warning");
-                self.warnings.push(message.clone());
-                match (stream, self.initialised) {
-                    (true, true) => self.warning_line(message),
-                    (true, false) => self.early_warnings.push(message.clone()),
-                    _ => {}
-                }
-            }
+            UiEvent::Warning(message) => self.on_warning(message),
             UiEvent::Notice(message) => {
                 if matches!(self.format, OutputFormat::Transcript) {
                     println!("  ℹ {}", for_terminal(message));
                 }
                 tracing::info!(%message, "notice");
             }
-            UiEvent::TurnFinished(outcome) => {
+            UiEvent::TurnFinished(outcome) => return Some(self.summary(outcome.clone())),
+            _ => {}
+        }
+        None
+    }
+
+    /// What every event counts for: the stats, the token estimate, the turn's clocks.
+    fn observe(&mut self, event: &UiEvent) {
+        self.stats.record(event);
+        self.estimate.record(event);
+        if matches!(event, UiEvent::TurnStarted { .. }) && self.turn_started.is_none() {
+            self.turn_started = Some(Instant::now());
+            self.turn_cpu_started = Some(process_cpu_time());
+        }
+        if matches!(
+            event,
+            UiEvent::ToolCallRequested { .. } | UiEvent::ToolCallCompleted(_)
+        ) {
+            self.called_since_text = true;
+        }
+    }
+
+    fn on_session_started(&mut self, session_id: &str, model: &str) {
+        self.session_id = session_id.to_string();
+        self.model = model.to_string();
+        if self.format == OutputFormat::StreamJson {
+            self.json_line(json!({"type": "init", "timestamp": now(), "session_id": session_id, "model": model}));
+            self.initialised = true;
+            for warning in std::mem::take(&mut self.early_warnings) {
+                self.warning_line(&warning);
+            }
+        }
+    }
+
+    fn on_text(&mut self, text: &str) {
+        self.response.push_str(text);
+        match self.format {
+            OutputFormat::Text | OutputFormat::Transcript => {
+                let shown = self.attempt.delta(text);
+                self.print_text(&shown);
+            }
+            OutputFormat::StreamJson => self.json_line(
+                json!({"type": "message", "timestamp": now(), "role": "assistant", "content": text, "delta": true}),
+            ),
+            _ => {}
+        }
+    }
+
+    fn on_call_requested(&mut self, call_id: &str, name: &str, args: &Value) {
+        match self.format {
+            OutputFormat::Text => self.settle_attempt(),
+            OutputFormat::StreamJson => self
+                .json_line(json!({"type": "tool_use", "timestamp": now(),
+                "tool_name": name, "tool_id": call_id, "parameters": args})),
+            OutputFormat::Transcript => {
                 self.settle_attempt();
-                let mut stats = self.stats.settled();
-                let tokens_estimated = self.estimate.apply(&mut stats);
-                if let Some(done) = self.done.take() {
-                    let _ = done.send(RunSummary {
-                        tokens_estimated,
-                        session_id: self.session_id.clone(),
-                        model: self.model.clone(),
-                        outcome: outcome.clone(),
-                        response: std::mem::take(&mut self.response),
-                        stats,
-                        calls: std::mem::take(&mut self.calls),
-                        elapsed: self.started.elapsed(),
-                        turn_elapsed: self.turn_started.map(|t| t.elapsed()).unwrap_or_default(),
-                        turn_cpu: self
-                            .turn_cpu_started
-                            .map(|t| process_cpu_time().saturating_sub(t))
-                            .unwrap_or_default(),
-                        interrupted_by: None,
-                        refused: std::mem::take(&mut self.refused),
-                        warnings: std::mem::take(&mut self.warnings),
-                    });
-                }
+                self.close_line();
+                let line = format!("● {name}({})", summarize_args(args));
+                println!("{}", one_line(&line));
             }
             _ => {}
         }
     }
-}
 
-impl Handler<ApprovalRequest> for HeadlessFront {
-    type Result = MessageResult<ApprovalRequest>;
+    fn on_call_completed(&mut self, call: &CompletedCall) {
+        self.note_unsuccessful(call);
+        match self.format {
+            OutputFormat::StreamJson => {
+                let mut ev = json!({"type": "tool_result", "timestamp": now(), "tool_id": call.call_id,
+                    "status": if call.status == CallStatus::Success { "success" } else { "error" }});
+                if let Some(err) = &call.error {
+                    ev["error"] = json!({"type": err.kind.as_str(), "message": err.message});
+                } else {
+                    ev["output"] = Value::String(call.display.clone());
+                }
+                self.json_line(ev);
+            }
+            OutputFormat::Transcript => {
+                let mark = match call.status {
+                    CallStatus::Success => "✓",
+                    CallStatus::Cancelled => "⊘",
+                    _ => "✗",
+                };
+                let text = match (&call.error, call.display.is_empty()) {
+                    (Some(e), _) => e.message.clone(),
+                    (None, false) => call.display.clone(),
+                    (None, true) => output_summary(call),
+                };
+                let first = text.lines().next().unwrap_or("");
+                let line = format!("  {mark} {}: {first}", call.name);
+                self.close_line();
+                println!("{}", one_line(&line));
+            }
+            _ => {}
+        }
+        if let Some(counter) = &self.progress {
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        if self.keep_calls {
+            self.calls.push(CallRecord::of(call));
+        }
+    }
 
-    fn handle(&mut self, req: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
+    fn on_retry(&mut self, attempt: u32, reason: &str) {
+        self.response.truncate(self.request_start);
+        self.attempt.retry();
+        if self.format == OutputFormat::StreamJson {
+            // Not gemini-cli's: the deltas already printed of the failed attempt are void.
+            self.json_line(
+                json!({"type": "retry", "timestamp": now(), "attempt": attempt,
+                "reason": reason, "discard": "attempt"}),
+            );
+        }
+        // On stderr in every format: stdout stays the format's own.
+        if self.format != OutputFormat::Silent {
+            eprintln!(
+                "troupe: retrying model request (attempt {attempt}): {}",
+                for_terminal(reason)
+            );
+        }
+    }
+
+    /// A warning: on stderr (unless silent), in the log, in the report, and as a
+    /// stream-json line (held until the `init` line is out).
+    pub fn on_warning(&mut self, message: &str) {
+        if !matches!(self.format, OutputFormat::Silent) {
+            eprintln!("troupe: {}", for_terminal(message));
+        }
+        tracing::warn!(%message, "warning");
+        self.warnings.push(message.to_string());
+        match (self.format == OutputFormat::StreamJson, self.initialised) {
+            (true, true) => self.warning_line(message),
+            (true, false) => self.early_warnings.push(message.to_string()),
+            _ => {}
+        }
+    }
+
+    /// The run's summary at the end of its turn.
+    fn summary(&mut self, outcome: crate::protocol::TurnOutcome) -> RunSummary {
+        self.settle_attempt();
+        let mut stats = self.stats.settled();
+        let tokens_estimated = self.estimate.apply(&mut stats);
+        RunSummary {
+            tokens_estimated,
+            session_id: self.session_id.clone(),
+            model: self.model.clone(),
+            outcome,
+            response: std::mem::take(&mut self.response),
+            stats,
+            calls: std::mem::take(&mut self.calls),
+            elapsed: self.started.elapsed(),
+            turn_elapsed: self.turn_started.map(|t| t.elapsed()).unwrap_or_default(),
+            turn_cpu: self
+                .turn_cpu_started
+                .map(|t| process_cpu_time().saturating_sub(t))
+                .unwrap_or_default(),
+            interrupted_by: None,
+            refused: std::mem::take(&mut self.refused),
+            warnings: std::mem::take(&mut self.warnings),
+        }
+    }
+
+    /// The answer to a confirmation: headless cannot ask, so every call that needs one
+    /// is refused, saying which flag or setting would allow it.
+    pub fn decide(&self, req: &ApprovalRequest) -> ApprovalDecision {
         if let crate::protocol::ConfirmationDetails::Mcp { server, tool, .. } = &req.details {
-            return MessageResult(ApprovalDecision::Deny {
+            return ApprovalDecision::Deny {
                 reason: format!(
                     "{DENIED_BY_POLICY} MCP tool \"{tool}\" of server \"{server}\" needs the user's approval, which cannot be given in non-interactive mode (approval mode \"{}\"). Set `trust = true` in [mcp_servers.{server}] to trust this server, or run with --yolo to allow everything.",
                     self.mode_name
                 ),
-            });
+            };
         }
-        MessageResult(ApprovalDecision::Deny {
+        ApprovalDecision::Deny {
             reason: format!(
                 "{DENIED_BY_POLICY} \"{}\" needs the user's approval, which cannot be given in non-interactive mode (approval mode \"{}\"). Run with --approval-mode auto_edit to allow edits, or --yolo to allow everything.",
                 req.tool_name, self.mode_name
             ),
-        })
+        }
     }
+}
+
+/// Renders `handle`'s events on `front` until the turn in flight ends, answering its
+/// approval requests by `front`'s policy; the run's summary, or `None` when the
+/// session's events ended first.
+pub async fn drive(handle: &SessionHandle, front: &mut HeadlessFront) -> Option<RunSummary> {
+    while let Some(event) = handle.next_event().await {
+        match event {
+            Event::Ui(event) => {
+                if let Some(summary) = front.render(event) {
+                    return Some(summary);
+                }
+            }
+            Event::Approval { id, request } => {
+                let decision = front.decide(&request);
+                handle.submit(Op::Decide { id, decision });
+            }
+            Event::OpDone {
+                result: Err(error), ..
+            } => tracing::warn!(%error, "op refused"),
+            Event::OpDone { .. } => {}
+        }
+    }
+    None
 }
 
 /// What a successful call returned, in a few words, when it has no display text.

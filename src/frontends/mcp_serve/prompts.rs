@@ -56,7 +56,7 @@ pub async fn get(
     let line = format!("/{name} {args}");
     let side = SessionSide {
         services,
-        policy,
+        policy: policy.snapshot(),
         mcp: None,
         cancel: CancellationToken::new(),
     };

@@ -134,7 +134,7 @@ fn complete_path(workspace: &std::path::Path, typed: &str) -> Vec<String> {
 impl Hinter for InputHelper {
     type Hint = StatusHint;
     fn hint(&self, _: &str, _: usize, _: &rustyline::Context<'_>) -> Option<StatusHint> {
-        let mode = self.policy.lock().map(|s| s.mode).unwrap_or_default();
+        let mode = self.policy.lock().mode;
         status_hint(&self.status, mode)
     }
 }
@@ -182,12 +182,10 @@ struct ModeChord {
 
 impl ConditionalEventHandler for ModeChord {
     fn handle(&self, _: &Event, _: RepeatCount, _: bool, _: &EventContext) -> Option<Cmd> {
-        let mode = match self.policy.lock() {
-            Ok(mut state) => {
-                state.mode = (self.next)(state.mode);
-                state.mode
-            }
-            Err(_) => return Some(Cmd::Noop),
+        let mode = {
+            let mut state = self.policy.lock();
+            state.mode = (self.next)(state.mode);
+            state.mode
         };
         let _ = self
             .notices

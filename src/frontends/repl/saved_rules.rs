@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use toml_edit::{Array, DocumentMut, Item, Table};
 
-use crate::actors::scheduler::AllowRule;
 use crate::actors::session::SAVED_ORIGIN;
 use crate::engine::policy::format_rule;
+use crate::protocol::AllowRule;
 
 /// Why the rules could not be saved.
 #[derive(Debug, thiserror::Error)]

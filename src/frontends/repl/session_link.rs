@@ -49,13 +49,11 @@ pub struct SessionLink {
 
 impl SessionLink {
     pub fn mode(&self) -> ApprovalMode {
-        self.policy.lock().map(|s| s.mode).unwrap_or_default()
+        self.policy.lock().mode
     }
 
     pub fn set_mode(&self, mode: ApprovalMode) {
-        if let Ok(mut state) = self.policy.lock() {
-            state.mode = mode;
-        }
+        self.policy.lock().mode = mode;
     }
 
     /// The config path with the home directory shown as `~`.
@@ -70,7 +68,7 @@ impl SessionLink {
     /// Removes allow rule `n` (1-based); saved rules are removed from the config too.
     pub fn revoke(&self, n: usize) -> Option<Result<String, SaveError>> {
         let removed = {
-            let mut state = self.policy.lock().ok()?;
+            let mut state = self.policy.lock();
             if n == 0 || n > state.rules.len() {
                 return None;
             }
@@ -85,7 +83,7 @@ impl SessionLink {
 
     /// Writes the saved rules to the user's config when they changed.
     pub fn sync_saved(&self) -> Option<Result<(), SaveError>> {
-        let current = saved_rule_texts(&self.policy.lock().ok()?.rules);
+        let current = saved_rule_texts(&self.policy.lock().rules);
         let mut persisted = self.persisted.lock().ok()?;
         if *persisted == current {
             return None;

@@ -31,7 +31,7 @@ pub use crate::frontends::slash::shell::ShellDecision;
 /// [`crate::frontends::slash::shell::decision`]), so a `!` line gets no more than the
 /// model would.
 pub fn decision(link: &SessionLink, command: &str) -> ShellDecision {
-    crate::frontends::slash::shell::decision(&link.policy, &link.services, command)
+    crate::frontends::slash::shell::decision(&link.policy.snapshot(), &link.services, command)
 }
 
 /// gemini-cli's `MAX_OUTPUT_LENGTH` for the history entry.

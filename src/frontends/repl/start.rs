@@ -10,9 +10,8 @@ use crossbeam_channel::Receiver;
 
 use super::bridge::{FrontMsg, ReplBridge, SharedStats};
 use super::{session_commands, SessionLink, ToolInfo};
-use crate::actors::session::{EndReason, Session, SessionOptions};
+use crate::actors::session::{EndReason, SessionHandle, SessionOptions};
 use crate::engine::stats::SessionStats;
-use crate::protocol::{ApprovalRequest, UiEvent};
 
 /// How the REPL thread ends the session that runs on the actor thread.
 pub(super) struct Ending {
@@ -41,9 +40,7 @@ type Started = (SessionLink, Receiver<FrontMsg>);
 /// Starts the actix system and the session on a thread of their own. `options` builds
 /// the session's options around the REPL's recipients of events and approvals.
 pub fn start_actors(
-    options: impl FnOnce(Recipient<UiEvent>, Recipient<ApprovalRequest>) -> SessionOptions
-        + Send
-        + 'static,
+    options: impl FnOnce() -> SessionOptions + Send + 'static,
     user_config: PathBuf,
 ) -> Result<Started, String> {
     let (events_tx, events_rx) = crossbeam_channel::unbounded();
@@ -59,13 +56,19 @@ pub fn start_actors(
             let system = System::new();
             let started = system.block_on(async move {
                 let bridge = ReplBridge::new(events_tx, bridge_stats).start();
-                let options = options(bridge.clone().recipient(), bridge.recipient());
+                let options = options();
                 let mut sessions =
                     session_commands::SessionParts::new(options.plan.as_ref(), &options);
                 let workspace = options.workspace.primary().to_path_buf();
                 let model = options.model_name.clone();
                 let initial_saved = options.settings.approval.allowed.clone();
-                let session = Arc::new(Session::start(options).await.map_err(|e| e.to_string())?);
+                let session = SessionHandle::start_with_recipients(
+                    options,
+                    bridge.clone().recipient(),
+                    bridge.recipient(),
+                )
+                .await
+                .map_err(|e| e.to_string())?;
                 let tools = session
                     .registry
                     .tools()

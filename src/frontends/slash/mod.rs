@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::actors::scheduler::SharedPolicy;
 use crate::engine::policy::PolicyDecision;
 use crate::mcp::prompts::{help, parse_arguments, PromptCommand};
 use crate::mcp::McpHub;
+use crate::protocol::PolicySnapshot;
 use crate::tools::Services;
 
 use self::custom::{CustomCommand, Injection};
@@ -63,7 +63,8 @@ pub enum Expansion {
 /// What an unattended expansion uses of the running session.
 pub struct SessionSide<'a> {
     pub services: &'a Services,
-    pub policy: &'a SharedPolicy,
+    /// The approval policy as it stands.
+    pub policy: PolicySnapshot,
     pub mcp: Option<&'a Arc<McpHub>>,
     /// Ends a running `!{…}` command (a signal, a cancelled prompt).
     pub cancel: CancellationToken,
@@ -122,7 +123,7 @@ async fn fill(
                 text.push_str(&content);
             }
             Injection::Shell(script) => {
-                let decided = shell::decision(side.policy, side.services, &script);
+                let decided = shell::decision(&side.policy, side.services, &script);
                 let refused = |why: String| {
                     format!(
                         "/{}: the shell command `{}` was not run: {why}",
@@ -134,7 +135,7 @@ async fn fill(
                     PolicyDecision::Allow => {}
                     PolicyDecision::Deny(reason) => return Err(refused(reason)),
                     PolicyDecision::Ask => {
-                        let mode = side.policy.lock().map(|p| p.mode).unwrap_or_default();
+                        let mode = side.policy.mode;
                         return Err(refused(format!(
                             "it needs the user's approval, which cannot be given here (approval mode \"{}\"). Exiting due to a confirmation prompt requested by the command. Run it with --yolo, allow it (`approval.allowed`), or use the command in an interactive session.",
                             mode.as_str()

@@ -5,13 +5,12 @@
 
 use tokio_util::sync::CancellationToken;
 
-use crate::actors::scheduler::SharedPolicy;
 use crate::engine::policy::{decide, PolicyDecision};
 use crate::engine::shell_syntax;
 use crate::platform::child_env::ChildEnvPolicy;
 use crate::platform::sandbox::denial::{self, Why};
 use crate::platform::sandbox::{session, SandboxMode};
-use crate::protocol::ToolKind;
+use crate::protocol::{PolicySnapshot, ToolKind};
 use crate::tools::shell::process::{RunningCommand, ShellSpec, Stop};
 use crate::tools::Services;
 
@@ -28,7 +27,7 @@ pub struct ShellDecision {
 /// syntax-tree read-only verdict (paths inside the workspace; only when the read-only
 /// sandbox is available, which such a command then runs in) and the session's allow
 /// rules keyed as for the model's calls.
-pub fn decision(policy: &SharedPolicy, services: &Services, command: &str) -> ShellDecision {
+pub fn decision(policy: &PolicySnapshot, services: &Services, command: &str) -> ShellDecision {
     let cwd = services.workspace.primary().to_path_buf();
     let hint = (session::read_only_available(&services.settings)
         && matches!(
@@ -36,20 +35,18 @@ pub fn decision(policy: &SharedPolicy, services: &Services, command: &str) -> Sh
             crate::engine::shell_readonly::Verdict::ReadOnly
         ))
     .then_some(true);
-    let ask = ShellDecision {
-        decision: PolicyDecision::Ask,
-        sandbox: None,
-    };
-    let Ok(state) = policy.lock() else {
-        return ask;
-    };
+    let state = policy;
     let decision = decide(state.mode, ToolKind::Execute, hint);
     let unasked = decision == PolicyDecision::Allow
         && state.mode != crate::protocol::ApprovalMode::Yolo
         && hint.is_some();
     match decision {
         PolicyDecision::Ask
-            if state.allows("run_shell_command", &shell_syntax::allow_list_keys(command)) =>
+            if crate::engine::policy::rules_allow(
+                &state.rules,
+                "run_shell_command",
+                &shell_syntax::allow_list_keys(command),
+            ) =>
         {
             ShellDecision {
                 decision: PolicyDecision::Allow,

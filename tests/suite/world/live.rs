@@ -1,6 +1,7 @@
 //! Sessions run in this process through the library, for what a script cannot do: a
-//! model that reacts to a value only known at run time (a PID), and the `Memory`
-//! message a front end sends for `/memory show|refresh`.
+//! model that reacts to a value only known at run time (a PID), and the `Memory` op a
+//! front end submits for `/memory show|refresh`, each driven through the session's
+//! handle.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -8,23 +9,79 @@ use std::sync::{Arc, Mutex};
 use actix::prelude::*;
 use futures::stream;
 use serde_json::{json, Value};
-use tokio::sync::oneshot;
 
-use troupe::actors::chat::GetHistory;
-use troupe::actors::session::{EndReason, Session, SessionOptions};
+use troupe::actors::session::{EndReason, SessionHandle, SessionOptions};
 use troupe::engine::model::{ModelEvent, ModelRequest};
-use troupe::frontends::headless::{HeadlessFront, OutputFormat};
+use troupe::frontends::headless::OutputFormat;
 use troupe::frontends::run_turn;
 use troupe::platform::workspace::Workspace;
 use troupe::protocol::content::{FunctionCall, Part};
 use troupe::protocol::{
-    ApprovalDecision, ApprovalMode, ApprovalRequest, CancelTurn, ConfirmationDetails, Memory,
-    UiEvent, UserInput,
+    ApprovalDecision, ApprovalMode, ApprovalRequest, ConfirmationDetails, Event, Op, OpReply,
+    UiEvent,
 };
 use troupe::providers::{ModelClient, ModelStream};
 use troupe::settings::{load_with, Settings};
 
 use crate::common::Scratch;
+
+/// Starts an in-process session driven through its handle. Must run inside a System.
+async fn start_session(
+    ws: Arc<Workspace>,
+    settings: Arc<Settings>,
+    model: Arc<dyn ModelClient>,
+) -> SessionHandle {
+    SessionHandle::start(SessionOptions {
+        workspace: ws,
+        settings,
+        model,
+        model_name: "test-model".into(),
+        approval_mode: ApprovalMode::Default,
+        request_log: None,
+        test_tools: false,
+        editor_files: None,
+        plan: None,
+        call_progress: true,
+        wait_for_mcp: false,
+    })
+    .await
+    .expect("session")
+}
+
+/// Reads the session's events until its turn ends: each UI event goes to `seen`, each
+/// approval request is answered by `decide`.
+async fn until_turn_ends(
+    session: &SessionHandle,
+    mut decide: impl FnMut(&ApprovalRequest) -> ApprovalDecision,
+    mut seen: impl FnMut(&UiEvent),
+) {
+    while let Some(event) = session.next_event().await {
+        match event {
+            Event::Ui(UiEvent::TurnFinished(_)) => return,
+            Event::Ui(event) => seen(&event),
+            Event::Approval { id, request } => {
+                let decision = decide(&request);
+                session.submit(Op::Decide { id, decision });
+            }
+            Event::OpDone { .. } => {}
+        }
+    }
+    panic!("the session's events ended before its turn");
+}
+
+fn user_turn(text: &str) -> Op {
+    Op::UserTurn {
+        text: text.into(),
+        parts: Vec::new(),
+    }
+}
+
+async fn memory(session: &SessionHandle, refresh: bool) -> troupe::protocol::MemoryReport {
+    match session.request(Op::Memory { refresh }).await {
+        Ok(OpReply::Memory(report)) => report,
+        other => panic!("no memory report: {other:?}"),
+    }
+}
 
 /// Settings for an in-process session whose global context files live in the scratch
 /// home (never the real one).
@@ -215,31 +272,13 @@ fn memory_show_and_refresh_update_the_system_prompt() {
     let recorded = model.clone();
     let file = agents.clone();
     let reports = system.block_on(async move {
-        let (tx, rx) = oneshot::channel();
-        let front = HeadlessFront::new(OutputFormat::Silent, "default", false, tx).start();
-        let session = Session::start(SessionOptions {
-            workspace: ws,
-            settings,
-            model: recorded,
-            model_name: "test-model".into(),
-            approval_mode: ApprovalMode::Default,
-            request_log: None,
-            test_tools: false,
-            editor_files: None,
-            plan: None,
-            events: front.clone().recipient(),
-            approver: front.recipient(),
-            call_progress: true,
-            wait_for_mcp: false,
-        })
-        .await
-        .expect("session");
-        let shown = session.chat.send(Memory { refresh: false }).await.unwrap();
+        let session = start_session(ws, settings, recorded).await;
+        let shown = memory(&session, false).await;
         std::fs::write(&file, "Second version.\n").unwrap();
-        let unchanged = session.chat.send(Memory { refresh: false }).await.unwrap();
-        let refreshed = session.chat.send(Memory { refresh: true }).await.unwrap();
-        session.chat.do_send(UserInput { text: "hi".into() });
-        rx.await.expect("turn");
+        let unchanged = memory(&session, false).await;
+        let refreshed = memory(&session, true).await;
+        session.submit(user_turn("hi"));
+        until_turn_ends(&session, |_| ApprovalDecision::ProceedOnce, |_| {}).await;
         session.shutdown(EndReason::Exit).await;
         (shown, unchanged, refreshed)
     });
@@ -259,33 +298,6 @@ fn memory_show_and_refresh_update_the_system_prompt() {
     assert_eq!(prompts.len(), 1);
     assert!(prompts[0].contains("Second version."), "{}", prompts[0]);
     assert!(!prompts[0].contains("First version."));
-}
-
-/// A front end that forwards every event to the test and approves every call once.
-struct Recorder {
-    events: tokio::sync::mpsc::UnboundedSender<UiEvent>,
-    asked: Arc<Mutex<Vec<ConfirmationDetails>>>,
-}
-
-impl Actor for Recorder {
-    type Context = Context<Self>;
-}
-
-impl Handler<UiEvent> for Recorder {
-    type Result = ();
-
-    fn handle(&mut self, event: UiEvent, _: &mut Self::Context) {
-        let _ = self.events.send(event);
-    }
-}
-
-impl Handler<ApprovalRequest> for Recorder {
-    type Result = MessageResult<ApprovalRequest>;
-
-    fn handle(&mut self, request: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
-        self.asked.lock().unwrap().push(request.details);
-        MessageResult(ApprovalDecision::ProceedOnce)
-    }
 }
 
 /// Runs one shell command, then answers.
@@ -329,48 +341,28 @@ fn live_output_streams_and_cancelling_kills_the_group_keeping_partial_output() {
     let asked_by_front = asked.clone();
     let system = System::new();
     let (chunks, history) = system.block_on(async move {
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-        let front = Recorder {
-            events: tx,
-            asked: asked_by_front,
-        }
-        .start();
-        let session = Session::start(SessionOptions {
-            workspace: ws,
-            settings,
-            model,
-            model_name: "test-model".into(),
-            approval_mode: ApprovalMode::Default,
-            request_log: None,
-            test_tools: false,
-            editor_files: None,
-            plan: None,
-            events: front.clone().recipient(),
-            approver: front.recipient(),
-            call_progress: true,
-            wait_for_mcp: false,
-        })
-        .await
-        .expect("session");
-        session.chat.do_send(UserInput {
-            text: "run it".into(),
-        });
+        let session = start_session(ws, settings, model).await;
+        session.submit(user_turn("run it"));
         let mut chunks = String::new();
         let mut cancelled = false;
-        while let Some(event) = rx.recv().await {
-            match event {
-                UiEvent::ToolOutputChunk { chunk, .. } => {
-                    chunks.push_str(&chunk);
-                    if chunks.contains("partial-line") && !cancelled {
-                        cancelled = true;
-                        session.chat.do_send(CancelTurn);
-                    }
+        let approve = |request: &ApprovalRequest| {
+            asked_by_front.lock().unwrap().push(request.details.clone());
+            ApprovalDecision::ProceedOnce
+        };
+        until_turn_ends(&session, approve, |event| {
+            if let UiEvent::ToolOutputChunk { chunk, .. } = event {
+                chunks.push_str(chunk);
+                if chunks.contains("partial-line") && !cancelled {
+                    cancelled = true;
+                    session.submit(Op::Cancel);
                 }
-                UiEvent::TurnFinished(_) => break,
-                _ => {}
             }
-        }
-        let history = session.chat.send(GetHistory).await.expect("history");
+        })
+        .await;
+        let history = match session.request(Op::GetHistory).await {
+            Ok(OpReply::History(history)) => history,
+            other => panic!("no history: {other:?}"),
+        };
         session.shutdown(EndReason::Exit).await;
         (chunks, history)
     });
@@ -415,41 +407,6 @@ fn live_output_streams_and_cancelling_kills_the_group_keeping_partial_output() {
         .map(str::to_string)
         .collect();
     assert!(left.is_empty(), "cancelled command left {left:?}");
-}
-
-/// Approves the first request "always", later ones once; records what was asked.
-struct AlwaysThenOnce {
-    asked: Arc<Mutex<Vec<String>>>,
-}
-
-impl Actor for AlwaysThenOnce {
-    type Context = Context<Self>;
-}
-
-impl Handler<UiEvent> for AlwaysThenOnce {
-    type Result = ();
-
-    fn handle(&mut self, _: UiEvent, _: &mut Self::Context) {}
-}
-
-impl Handler<ApprovalRequest> for AlwaysThenOnce {
-    type Result = MessageResult<ApprovalRequest>;
-
-    fn handle(&mut self, request: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
-        let mut asked = self.asked.lock().unwrap();
-        let first = asked.is_empty();
-        asked.push(
-            request.args["command"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string(),
-        );
-        MessageResult(if first {
-            ApprovalDecision::ProceedAlways
-        } else {
-            ApprovalDecision::ProceedOnce
-        })
-    }
 }
 
 /// Runs the given commands one model turn each, then answers.
@@ -497,28 +454,20 @@ fn always_allowing_a_command_allows_its_subcommand_only() {
     let front_asked = asked.clone();
     let system = System::new();
     system.block_on(async move {
-        let front = AlwaysThenOnce { asked: front_asked }.start();
-        let (tx, rx) = oneshot::channel();
-        let done = HeadlessFront::new(OutputFormat::Silent, "default", false, tx).start();
-        let session = Session::start(SessionOptions {
-            workspace: ws,
-            settings,
-            model,
-            model_name: "test-model".into(),
-            approval_mode: ApprovalMode::Default,
-            request_log: None,
-            test_tools: false,
-            editor_files: None,
-            plan: None,
-            events: done.recipient(),
-            approver: front.recipient(),
-            call_progress: true,
-            wait_for_mcp: false,
-        })
-        .await
-        .expect("session");
-        session.chat.do_send(UserInput { text: "go".into() });
-        rx.await.expect("turn");
+        let session = start_session(ws, settings, model).await;
+        session.submit(user_turn("go"));
+        // The first request is allowed "always", later ones once.
+        let decide = |request: &ApprovalRequest| {
+            let mut asked = front_asked.lock().unwrap();
+            let first = asked.is_empty();
+            let command = request.args["command"].as_str().unwrap_or_default();
+            asked.push(command.to_string());
+            match first {
+                true => ApprovalDecision::ProceedAlways,
+                false => ApprovalDecision::ProceedOnce,
+            }
+        };
+        until_turn_ends(&session, decide, |_| {}).await;
         session.shutdown(EndReason::Exit).await;
     });
     let asked = asked.lock().unwrap().clone();

@@ -58,7 +58,7 @@ const COMMAND_KEYED_TOOLS: [&str; 1] = ["run_shell_command"];
 ///   `/w/src/a.rs`; never `/w/src2`, `/w/srcx.rs` or `/w/src b`).
 ///
 /// ```
-/// # use troupe::engine::policy::key_covers;
+/// # use troupe_engine::policy::key_covers;
 /// assert!(key_covers("write_file", "/w/src", "/w/src/a.rs"));
 /// assert!(!key_covers("write_file", "/w/src/a", "/w/src/ab"));
 /// assert!(!key_covers("write_file", "/w/notes", "/w/notes secret.txt"));
@@ -104,6 +104,23 @@ pub fn parse_rule(text: &str) -> Option<(String, Option<String>)> {
                 .then(|| (tool.to_string(), Some(key.to_string())))
         }
     }
+}
+
+/// Whether one of `rules` covers a call of `tool` with these approval keys: a rule
+/// names the tool (or, as `mcp_<server>_*`, every tool of one MCP server), and its key,
+/// when it has one, covers every key of the call.
+pub fn rules_allow(rules: &[crate::protocol::AllowRule], tool: &str, keys: &[String]) -> bool {
+    rules.iter().any(|r| {
+        let named = match r.tool.strip_suffix('*') {
+            Some(prefix) => tool.starts_with(prefix),
+            None => r.tool == tool,
+        };
+        named
+            && match &r.key {
+                None => true,
+                Some(k) => !keys.is_empty() && keys.iter().all(|key| key_covers(tool, k, key)),
+            }
+    })
 }
 
 #[cfg(test)]

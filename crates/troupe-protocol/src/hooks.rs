@@ -172,6 +172,28 @@ impl HookClient {
     }
 }
 
+impl HookClient {
+    /// The session's hooks (`/hooks`); none when no hook is configured.
+    pub async fn list(&self) -> Vec<HookInfo> {
+        match &self.addr {
+            Some(addr) => addr.list.send(ListHooks).await.unwrap_or_default(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Enables or disables hook `name` (every hook when `None`); how many changed.
+    pub async fn set_enabled(&self, name: Option<String>, enabled: bool) -> usize {
+        match &self.addr {
+            Some(addr) => addr
+                .set_enabled
+                .send(SetHookEnabled { name, enabled })
+                .await
+                .unwrap_or_default(),
+            None => 0,
+        }
+    }
+}
+
 /// The Hooks actor's mailboxes, as recipients of the protocol's hook messages.
 #[derive(Clone)]
 pub struct HookRecipients {

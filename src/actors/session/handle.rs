@@ -1,0 +1,387 @@
+//! [`SessionHandle`]: the one way to drive a session. Ops go in ([`SessionHandle::submit`],
+//! or [`SessionHandle::request`] for an op whose answer the caller awaits), events come
+//! out ([`SessionHandle::next_event`]). Front ends, the bench and (later) a parent
+//! agent hold a handle and nothing else of the session.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use actix::prelude::*;
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::sync::{oneshot, Mutex};
+use tokio_util::sync::CancellationToken;
+
+use super::build::Outlets;
+use super::{Session, SessionError, SessionOptions};
+use crate::actors::approvals::Approvals;
+use crate::platform::filesystem::FsClient;
+use crate::platform::workspace::Workspace;
+use crate::protocol::{
+    ApprovalMode, CompressHistory, Event, EventSink, GetHistory, GetPolicy, Memory, Op, OpError,
+    OpId, OpReply, PolicySnapshot, RevokeAllowRule, SeedHistory, SetHistory, SetModelName,
+    SetPolicyMode, ToolSummary, UserInput, UserParts,
+};
+use crate::settings::Settings;
+
+/// What an op answers: a result, or why it was not taken.
+pub type OpResult = Result<OpReply, OpError>;
+
+/// A running session, driven by ops and watched through its events.
+///
+/// Cheap to share (`Arc<SessionHandle>`): ops may be submitted from any thread, the
+/// events are read by one reader at a time. Async ops run on the actix arbiter the
+/// session was started on, so that arbiter must not be blocked waiting for them
+/// ([`SessionHandle::request_blocking`] is for threads outside it, such as the REPL's
+/// line editor).
+pub struct SessionHandle {
+    session: Arc<Session>,
+    events: Mutex<UnboundedReceiver<Event>>,
+    sink: EventSink,
+    next_op: AtomicU64,
+    /// The arbiter the session was started on, where async ops run.
+    home: ArbiterHandle,
+    /// Cancelled once the session has ended: the event stream then ends too.
+    ended: CancellationToken,
+}
+
+/// Where an op's answer goes.
+enum Answer {
+    /// On the event stream, as [`Event::OpDone`].
+    Stream(OpId, EventSink),
+    /// To the caller of [`SessionHandle::request`].
+    Caller(oneshot::Sender<OpResult>),
+}
+
+impl Answer {
+    fn send(self, result: OpResult) {
+        match self {
+            Answer::Stream(op, sink) => sink.send_event(Event::OpDone { op, result }),
+            Answer::Caller(tx) => {
+                let _ = tx.send(result);
+            }
+        }
+    }
+}
+
+impl SessionHandle {
+    /// Starts a session (every actor, MCP discovery when asked, SessionStart) and
+    /// returns its handle. Must run inside an actix `System`; the session's async ops
+    /// run on the current arbiter. Its first event is `UiEvent::SessionStarted`.
+    pub async fn start(options: SessionOptions) -> Result<SessionHandle, SessionError> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let sink = EventSink::new(tx);
+        let outlets = Outlets {
+            events: sink.clone(),
+            approvals: Approvals::new(sink.clone()),
+        };
+        let session = Session::start(options, outlets).await?;
+        Ok(SessionHandle {
+            session: Arc::new(session),
+            events: Mutex::new(rx),
+            sink,
+            next_op: AtomicU64::new(1),
+            home: Arbiter::current(),
+            ended: CancellationToken::new(),
+        })
+    }
+
+    /// Submits `op`; its answer comes on the event stream as [`Event::OpDone`] with
+    /// the id returned. Ops are taken in the order they are submitted.
+    pub fn submit(&self, op: Op) -> OpId {
+        let id = OpId(self.next_op.fetch_add(1, Ordering::Relaxed));
+        self.serve(op, Answer::Stream(id, self.sink.clone()));
+        id
+    }
+
+    /// Submits `op` and waits for its answer, which does not go on the event stream.
+    pub async fn request(&self, op: Op) -> OpResult {
+        let name = op.name();
+        let (tx, rx) = oneshot::channel();
+        self.serve(op, Answer::Caller(tx));
+        rx.await.unwrap_or(Err(OpError::Ended { op: name }))
+    }
+
+    /// [`SessionHandle::request`] for a thread outside the session's runtime (the
+    /// REPL's line editor): blocks this thread, never an arbiter. Must not be called
+    /// on the arbiter the session was started on.
+    pub fn request_blocking(&self, op: Op) -> OpResult {
+        let name = op.name();
+        let (tx, rx) = oneshot::channel();
+        self.serve(op, Answer::Caller(tx));
+        rx.blocking_recv()
+            .unwrap_or(Err(OpError::Ended { op: name }))
+    }
+
+    /// The next event; `None` once the session has ended and every event before its
+    /// end was read.
+    pub async fn next_event(&self) -> Option<Event> {
+        let mut events = self.events.lock().await;
+        if let Ok(event) = events.try_recv() {
+            return Some(event);
+        }
+        tokio::select! {
+            biased;
+            event = events.recv() => event,
+            _ = self.ended.cancelled() => events.try_recv().ok(),
+        }
+    }
+
+    /// Ends the session (see [`Op::Shutdown`]) and waits until it has ended.
+    pub async fn shutdown(&self, reason: crate::protocol::EndReason) {
+        let _ = self
+            .request(Op::Shutdown {
+                reason,
+                after: crate::protocol::ProcessAfter::GoesOn,
+            })
+            .await;
+    }
+
+    /// [`SessionHandle::shutdown`] for a caller whose process exits right after (a
+    /// `-p` run): the session's idle threads are left to the exit.
+    pub async fn shutdown_before_exit(&self, reason: crate::protocol::EndReason) {
+        let _ = self
+            .request(Op::Shutdown {
+                reason,
+                after: crate::protocol::ProcessAfter::Exits,
+            })
+            .await;
+    }
+
+    /// The session's id (its file's name, `--resume`'s argument).
+    pub fn session_id(&self) -> &str {
+        &self.session.session_id
+    }
+
+    /// The approval policy as it stands now.
+    pub fn policy(&self) -> PolicySnapshot {
+        self.session.published_policy.borrow().clone()
+    }
+
+    /// The approval mode as it stands now.
+    pub fn approval_mode(&self) -> ApprovalMode {
+        self.session.published_policy.borrow().mode
+    }
+
+    /// The session's settings.
+    pub fn settings(&self) -> &Arc<Settings> {
+        &self.session.services.settings
+    }
+
+    /// The session's workspace and its roots.
+    pub fn workspace(&self) -> &Arc<Workspace> {
+        &self.session.services.workspace
+    }
+
+    /// The session's confined file access (for a front end's `@` references).
+    pub fn files(&self) -> &FsClient {
+        &self.session.services.fs
+    }
+
+    /// The services the session's tools share, for work a front end does on the
+    /// session's behalf (custom commands, `@` references, a `!` line).
+    pub fn services(&self) -> &Arc<crate::tools::Services> {
+        &self.session.services
+    }
+
+    /// The session's MCP servers; `None` when none is configured.
+    pub fn mcp(&self) -> Option<&Arc<crate::mcp::McpHub>> {
+        self.session.mcp.as_ref()
+    }
+
+    /// The tools offered to the model now, as a front end lists them.
+    pub fn tools(&self) -> Vec<ToolSummary> {
+        self.session
+            .registry
+            .tools()
+            .iter()
+            .map(|tool| ToolSummary {
+                name: tool.name().to_string(),
+                kind: format!("{:?}", tool.kind()).to_lowercase(),
+                description: tool.description(),
+            })
+            .collect()
+    }
+
+    /// TRANSITION: starts a session whose events and approval requests are pumped to
+    /// actix recipients, for the front ends not yet turned into event loops.
+    #[doc(hidden)]
+    pub async fn start_with_recipients(
+        options: SessionOptions,
+        events: Recipient<crate::protocol::UiEvent>,
+        approver: Recipient<crate::protocol::ApprovalRequest>,
+    ) -> Result<Arc<SessionHandle>, SessionError> {
+        let handle = Arc::new(Self::start(options).await?);
+        let pump = handle.clone();
+        actix::spawn(async move {
+            while let Some(event) = pump.next_event().await {
+                match event {
+                    Event::Ui(event) => events.do_send(event),
+                    Event::Approval { id, request } => {
+                        let (approver, handle) = (approver.clone(), pump.clone());
+                        actix::spawn(async move {
+                            let decision = approver.send(request).await.unwrap_or(
+                                crate::protocol::ApprovalDecision::Cancel { feedback: None },
+                            );
+                            handle.submit(Op::Decide { id, decision });
+                        });
+                    }
+                    Event::OpDone { .. } => {}
+                }
+            }
+        });
+        Ok(handle)
+    }
+
+    /// Takes `op`, answering it on `answer` (at once, or when its async part is done).
+    fn serve(&self, op: Op, answer: Answer) {
+        let session = &self.session;
+        let name = op.name();
+        let ended = |_| OpError::Ended { op: name };
+        match op {
+            Op::UserTurn { text, parts } if parts.is_empty() => {
+                let taken = session.chat.send(UserInput { text });
+                self.finish(answer, async move {
+                    taken.await.map_err(ended)?.map(|()| OpReply::Done)
+                });
+            }
+            Op::UserTurn { text, parts } => {
+                let taken = session.chat.send(UserParts { text, parts });
+                self.finish(answer, async move {
+                    taken.await.map_err(ended)?.map(|()| OpReply::Done)
+                });
+            }
+            Op::Cancel => {
+                session.chat.do_send(crate::protocol::CancelTurn);
+                answer.send(Ok(OpReply::Done));
+            }
+            Op::Decide { id, decision } => {
+                answer.send(
+                    session
+                        .approvals
+                        .decide(id, decision)
+                        .map(|()| OpReply::Done),
+                );
+            }
+            Op::SetApprovalMode(mode) => {
+                let taken = session.scheduler.send(SetPolicyMode(mode));
+                self.finish(answer, async move {
+                    taken.await.map_err(ended).map(|()| OpReply::Done)
+                });
+            }
+            Op::GetPolicy => {
+                let asked = session.scheduler.send(GetPolicy);
+                self.finish(answer, async move {
+                    asked.await.map_err(ended).map(OpReply::Policy)
+                });
+            }
+            Op::RevokeRule(n) => {
+                let asked = session.scheduler.send(RevokeAllowRule(n));
+                self.finish(answer, async move {
+                    asked
+                        .await
+                        .map_err(ended)?
+                        .map(OpReply::Rule)
+                        .ok_or(OpError::NoSuchRule(n))
+                });
+            }
+            Op::AddWorkspaceRoot { path } => {
+                let fs = session.services.fs.clone();
+                self.finish(answer, async move {
+                    Ok(OpReply::Root(fs.add_root(path).await?))
+                });
+            }
+            Op::SetModel(name) => {
+                session.chat.do_send(SetModelName(name));
+                answer.send(Ok(OpReply::Done));
+            }
+            Op::Compress { force } => {
+                let asked = session.chat.send(CompressHistory { force });
+                self.finish(answer, async move {
+                    asked.await.map_err(ended).map(OpReply::Compression)
+                });
+            }
+            Op::Memory { refresh } => {
+                let asked = session.chat.send(Memory { refresh });
+                self.finish(answer, async move {
+                    asked.await.map_err(ended).map(OpReply::Memory)
+                });
+            }
+            Op::GetHistory => {
+                let asked = session.chat.send(GetHistory);
+                self.finish(answer, async move {
+                    asked.await.map_err(ended).map(OpReply::History)
+                });
+            }
+            Op::SetHistory(history) => {
+                let taken = session.chat.send(SetHistory(history));
+                self.finish(answer, async move {
+                    taken.await.map_err(ended)?.map(|()| OpReply::Done)
+                });
+            }
+            Op::SeedHistory(history) => {
+                let taken = session.chat.send(SeedHistory(history));
+                self.finish(answer, async move {
+                    taken.await.map_err(ended)?.map(|()| OpReply::Done)
+                });
+            }
+            Op::ListTools => answer.send(Ok(OpReply::Tools(self.tools()))),
+            Op::ListHooks => {
+                let hooks = session.hooks.clone();
+                self.finish(
+                    answer,
+                    async move { Ok(OpReply::Hooks(hooks.list().await)) },
+                );
+            }
+            Op::SetHookEnabled { name, enabled } => {
+                let hooks = session.hooks.clone();
+                self.finish(answer, async move {
+                    Ok(OpReply::Count(hooks.set_enabled(name, enabled).await))
+                });
+            }
+            Op::RunCalls { calls, cancel } => {
+                let (answers, mut answered) = tokio::sync::mpsc::unbounded_channel();
+                let count = calls.len();
+                let batch = session.scheduler.send(crate::protocol::Schedule {
+                    turn: 0,
+                    calls,
+                    cancel,
+                    answers,
+                });
+                self.finish(answer, async move {
+                    batch.await.map_err(ended)?;
+                    let mut done = Vec::with_capacity(count);
+                    while let Some(call) = answered.recv().await {
+                        done.push(call);
+                    }
+                    Ok(OpReply::Calls(done))
+                });
+            }
+            Op::Shutdown { reason, after } => {
+                let (session, ended) = (self.session.clone(), self.ended.clone());
+                self.home.spawn(async move {
+                    session.end(reason, after).await;
+                    answer.send(Ok(OpReply::Done));
+                    ended.cancel();
+                });
+            }
+        }
+    }
+
+    /// Answers on `answer` once `work` is done, on the session's arbiter.
+    fn finish(
+        &self,
+        answer: Answer,
+        work: impl std::future::Future<Output = OpResult> + Send + 'static,
+    ) {
+        self.home.spawn(async move { answer.send(work.await) });
+    }
+}
+
+/// TRANSITION: the session's parts, for the front ends not yet driven by ops alone.
+impl std::ops::Deref for SessionHandle {
+    type Target = Session;
+
+    fn deref(&self) -> &Session {
+        &self.session
+    }
+}
