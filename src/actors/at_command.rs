@@ -95,6 +95,25 @@ fn expand_in(
 ) -> Result<Option<Expanded>, String> {
     let pieces = at_refs::parse(query);
     let mut notes = Vec::new();
+    let resolved = resolve_references(ws, &pieces, cancel, &mut notes);
+    if resolved.is_empty() {
+        return Ok((!notes.is_empty()).then(|| Expanded {
+            parts: vec![Part::text(query)],
+            notes,
+            warnings: Vec::new(),
+        }));
+    }
+    read_references(ws, &pieces, &resolved, cancel, max_chars, notes).map(Some)
+}
+
+/// The `@` references of the prompt that resolve to something to read, in prompt
+/// order; what does not resolve (nothing matches, ignored) is told in `notes`.
+fn resolve_references(
+    ws: &crate::platform::filesystem::Confined,
+    pieces: &[PromptPiece],
+    cancel: &CancellationToken,
+    notes: &mut Vec<String>,
+) -> Vec<Resolved> {
     let mut resolved: Vec<Resolved> = Vec::new();
     let mut git_rules = IgnoreRules::new(FilterOptions {
         respect_git_ignore: true,
@@ -161,28 +180,44 @@ fn expand_in(
             }
         }
     }
+    notes.extend(ignored_note(&git_ignored, &own_ignored, &both_ignored));
+    resolved
+}
+
+/// The note naming the references the ignore files left out (`None`: none).
+fn ignored_note(
+    git_ignored: &[String],
+    own_ignored: &[String],
+    both_ignored: &[String],
+) -> Option<String> {
     let ignored = git_ignored.len() + own_ignored.len() + both_ignored.len();
-    if ignored > 0 {
-        let mut lines = vec![format!("Ignored {ignored} files:")];
-        for (what, list) in [
-            ("Git-ignored", &git_ignored),
-            ("Troupe-ignored", &own_ignored),
-            ("Ignored by both", &both_ignored),
-        ] {
-            if !list.is_empty() {
-                lines.push(format!("{what}: {}", list.join(", ")));
-            }
+    if ignored == 0 {
+        return None;
+    }
+    let mut lines = vec![format!("Ignored {ignored} files:")];
+    for (what, list) in [
+        ("Git-ignored", git_ignored),
+        ("Troupe-ignored", own_ignored),
+        ("Ignored by both", both_ignored),
+    ] {
+        if !list.is_empty() {
+            lines.push(format!("{what}: {}", list.join(", ")));
         }
-        notes.push(lines.join("\n"));
     }
-    if resolved.is_empty() {
-        return Ok((!notes.is_empty()).then(|| Expanded {
-            parts: vec![Part::text(query)],
-            notes,
-            warnings: Vec::new(),
-        }));
-    }
-    let mut parts = vec![Part::text(initial_query(&pieces, &resolved))];
+    Some(lines.join("\n"))
+}
+
+/// Reads the resolved references and builds the prompt: the text, then the content
+/// block (each file cut to its share of `max_chars`), the media, and the notes.
+fn read_references(
+    ws: &crate::platform::filesystem::Confined,
+    pieces: &[PromptPiece],
+    resolved: &[Resolved],
+    cancel: &CancellationToken,
+    max_chars: usize,
+    mut notes: Vec<String>,
+) -> Result<Expanded, String> {
+    let mut parts = vec![Part::text(initial_query(pieces, resolved))];
     let include: Vec<String> = resolved.iter().map(|r| r.spec.clone()).collect();
     let gathered = gather_for_references(ws, include, cancel)?;
     parts.push(Part::text(format!("\n{REFERENCE_CONTENT_START}")));
@@ -218,15 +253,15 @@ fn expand_in(
     if media > 0 {
         read.push_str(&format!(" and {media} media file(s)"));
     }
-    notes.insert(0, format!("{read} for {}.", labels(&resolved)));
+    notes.insert(0, format!("{read} for {}.", labels(resolved)));
     for skipped in gathered.skipped() {
         notes.push(format!("Skipped {skipped}"));
     }
-    Ok(Some(Expanded {
+    Ok(Expanded {
         parts,
         notes,
         warnings,
-    }))
+    })
 }
 
 /// The first file (recently changed first, then by name) whose path matches

@@ -20,6 +20,7 @@ mod sections;
 pub mod trust;
 
 pub use describe::{env_fallback, PROVIDER_ENV_FALLBACKS};
+use mcp::McpServerConfig;
 pub use merge::leaf_keys;
 use merge::{lookup, merge_layer, parse_scalar, set_path};
 use sections::check_values;
@@ -164,6 +165,44 @@ pub fn load_with(
     for key in leaf_keys(&defaults) {
         origins.insert(key, "default".to_string());
     }
+    let (mut mcp_servers, layer_files) =
+        merge_files(user_file, project_file, &defaults, &mut table, &mut origins)?;
+    merge_env(env, &defaults, &mut table, &mut origins)?;
+    merge_flags(overrides, &defaults, &mut table, &mut origins)?;
+    let mut settings: Settings =
+        Value::Table(table.clone())
+            .try_into()
+            .map_err(|e: toml::de::Error| SettingsError::Parse {
+                origin: "merged settings".into(),
+                message: e.to_string(),
+            })?;
+    check_values(&settings, &origins)?;
+    settings.trusted = true;
+    for server in &mut mcp_servers {
+        server.env_pass = settings.environment.pass.clone();
+    }
+    settings.mcp_servers = mcp_servers;
+    let mut loaded = LoadedSettings {
+        settings,
+        table,
+        origins,
+        trusted: true,
+        skipped_project_file: None,
+        layer_files,
+    };
+    crate::settings::mcp::gate_project_servers(&mut loaded);
+    Ok(loaded)
+}
+
+/// The user and project files merged in, weakest first: the MCP servers they
+/// declare (taken out of the tables) and the files applied, with what each is.
+fn merge_files(
+    user_file: &Path,
+    project_file: &Path,
+    defaults: &Table,
+    table: &mut Table,
+    origins: &mut BTreeMap<String, Origin>,
+) -> Result<(Vec<McpServerConfig>, Vec<LayerFile>), SettingsError> {
     let mut mcp_servers = Vec::new();
     let mut layer_files = Vec::new();
     for (file, scope) in [
@@ -192,22 +231,38 @@ pub fn load_with(
                 message: e.to_string(),
             })?;
         crate::settings::mcp::take_servers(&mut layer, scope, &source, &mut mcp_servers)?;
-        merge_layer(&defaults, &mut table, &layer, "", &source, &mut origins)?;
+        merge_layer(defaults, table, &layer, "", &source, origins)?;
     }
-    for key in leaf_keys(&defaults) {
+    Ok((mcp_servers, layer_files))
+}
+
+/// A settings file applied, as its origin reads, with what it is (`user file`, …).
+type LayerFile = (Origin, &'static str);
+
+/// `TROUPE_<KEY>` environment variables merged in (one for every key of the defaults).
+fn merge_env(
+    env: &[(String, String)],
+    defaults: &Table,
+    table: &mut Table,
+    origins: &mut BTreeMap<String, Origin>,
+) -> Result<(), SettingsError> {
+    for key in leaf_keys(defaults) {
         let var = format!("TROUPE_{}", key.replace('.', "_").to_ascii_uppercase());
         if let Some((_, raw)) = env.iter().find(|(k, _)| *k == var) {
             let source = format!("environment variable {var}");
-            set_path(
-                &defaults,
-                &mut table,
-                &key,
-                parse_scalar(raw),
-                &source,
-                &mut origins,
-            )?;
+            set_path(defaults, table, &key, parse_scalar(raw), &source, origins)?;
         }
     }
+    Ok(())
+}
+
+/// `-c key.path=value` flags merged in, in order.
+fn merge_flags(
+    overrides: &[String],
+    defaults: &Table,
+    table: &mut Table,
+    origins: &mut BTreeMap<String, Origin>,
+) -> Result<(), SettingsError> {
     for flag in overrides {
         let source = format!("flag -c {flag}");
         let (key, raw) = flag.split_once('=').ok_or_else(|| SettingsError::Parse {
@@ -215,38 +270,16 @@ pub fn load_with(
             message: "expected key.path=value".into(),
         })?;
         set_path(
-            &defaults,
-            &mut table,
+            defaults,
+            table,
             key.trim(),
             parse_scalar(raw.trim()),
             &source,
-            &mut origins,
+            origins,
         )
         .map_err(|e| without_value(e, key.trim()))?;
     }
-    let mut settings: Settings =
-        Value::Table(table.clone())
-            .try_into()
-            .map_err(|e: toml::de::Error| SettingsError::Parse {
-                origin: "merged settings".into(),
-                message: e.to_string(),
-            })?;
-    check_values(&settings, &origins)?;
-    settings.trusted = true;
-    for server in &mut mcp_servers {
-        server.env_pass = settings.environment.pass.clone();
-    }
-    settings.mcp_servers = mcp_servers;
-    let mut loaded = LoadedSettings {
-        settings,
-        table,
-        origins,
-        trusted: true,
-        skipped_project_file: None,
-        layer_files,
-    };
-    crate::settings::mcp::gate_project_servers(&mut loaded);
-    Ok(loaded)
+    Ok(())
 }
 
 /// A `-c` error that names the flag without its value (a mistyped key must not print

@@ -278,6 +278,23 @@ pub(super) fn check_values(
         origin: origins.get(key).cloned().unwrap_or_default(),
         message,
     };
+    check_approval(s, &bad)?;
+    check_model(s, &bad)?;
+    check_edit_context_and_tools(s, &bad)?;
+    if !["error", "warn", "info", "debug", "trace"].contains(&s.log.level.as_str()) {
+        return Err(bad(
+            "log.level",
+            format!("`{}` is not a log level", s.log.level),
+        ));
+    }
+    Ok(())
+}
+
+/// `approval.*`: the mode and the allow rules.
+fn check_approval(
+    s: &Settings,
+    bad: &impl Fn(&str, String) -> SettingsError,
+) -> Result<(), SettingsError> {
     if crate::protocol::ApprovalMode::parse(&s.approval.mode).is_none() {
         return Err(bad(
             "approval.mode",
@@ -298,6 +315,14 @@ pub(super) fn check_values(
             format!("`{bad_rule}` is not `tool` or `tool(key)`"),
         ));
     }
+    Ok(())
+}
+
+/// `model.*`: the provider, the prompt style and the compression settings.
+fn check_model(
+    s: &Settings,
+    bad: &impl Fn(&str, String) -> SettingsError,
+) -> Result<(), SettingsError> {
     if !["auto", "gemini", "openai", "scripted"].contains(&s.model.provider.as_str()) {
         return Err(bad(
             "model.provider",
@@ -335,6 +360,14 @@ pub(super) fn check_values(
     for entry in &c.token_limits {
         parse_token_limit(entry).map_err(|m| bad("model.compression.token_limits", m))?;
     }
+    Ok(())
+}
+
+/// `edit.*`, `context.*` and `tools.*`: caches, context files, actors and threads.
+fn check_edit_context_and_tools(
+    s: &Settings,
+    bad: &impl Fn(&str, String) -> SettingsError,
+) -> Result<(), SettingsError> {
     if s.edit.correction_cache_entries == 0 {
         return Err(bad(
             "edit.correction_cache_entries",
@@ -363,12 +396,6 @@ pub(super) fn check_values(
     }
     if s.tools.fs_threads == 0 {
         return Err(bad("tools.fs_threads", "must be at least 1".into()));
-    }
-    if !["error", "warn", "info", "debug", "trace"].contains(&s.log.level.as_str()) {
-        return Err(bad(
-            "log.level",
-            format!("`{}` is not a log level", s.log.level),
-        ));
     }
     Ok(())
 }

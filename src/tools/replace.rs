@@ -136,35 +136,7 @@ async fn compute(p: &Params, ctx: &ToolContext) -> Result<Computed, ToolOutput> 
 
 /// Reads the file and computes the edit, asking the Corrector when the strings miss.
 async fn compute_plan(p: &Params, ctx: &ToolContext) -> Result<Computed, ToolOutput> {
-    let services = &ctx.services;
-    let requested = requested_path(p, ctx).await?;
-    let (path, snapshot) = match file_edit::read_existing(services, requested).await {
-        Ok(Existing::Text { path, snapshot }) => (path, Some(snapshot)),
-        Ok(Existing::Missing { path }) => (path, None),
-        Err(ReadFailure::Fs(crate::platform::filesystem::FsError::Path(e))) => {
-            return Err(ToolOutput::error(
-                ToolErrorKind::PathNotInWorkspace,
-                e.to_string(),
-                "Error: Path not in workspace.",
-            ))
-        }
-        Err(ReadFailure::Fs(e)) => {
-            let msg = e.to_string();
-            return Err(ToolOutput::error(
-                ToolErrorKind::EditPreparationFailure,
-                msg.clone(),
-                format!("Error preparing edit: {msg}"),
-            ));
-        }
-        Err(ReadFailure::NotText(path, why)) => {
-            let msg = format!("{}: {why}", path.display());
-            return Err(ToolOutput::error(
-                ToolErrorKind::EditPreparationFailure,
-                msg.clone(),
-                format!("Error preparing edit: {msg}"),
-            ));
-        }
-    };
+    let (path, snapshot) = read_target(p, ctx).await?;
     let want = p.want();
     let request = EditRequest {
         file_path: &p.file_path,
@@ -189,7 +161,59 @@ async fn compute_plan(p: &Params, ctx: &ToolContext) -> Result<Computed, ToolOut
         }
         Err(e) => e,
     };
-    let (Some(corrector), Some(current)) = (&services.corrector, &snapshot) else {
+    let snapshot = snapshot.as_ref();
+    corrected_plan(p, ctx, path, snapshot, request, &resolved, error).await
+}
+
+/// The file the edit is for and its content (`None`: it does not exist yet).
+async fn read_target(
+    p: &Params,
+    ctx: &ToolContext,
+) -> Result<(PathBuf, Option<FileSnapshot>), ToolOutput> {
+    let services = &ctx.services;
+    let requested = requested_path(p, ctx).await?;
+    match file_edit::read_existing(services, requested).await {
+        Ok(Existing::Text { path, snapshot }) => Ok((path, Some(snapshot))),
+        Ok(Existing::Missing { path }) => Ok((path, None)),
+        Err(ReadFailure::Fs(crate::platform::filesystem::FsError::Path(e))) => {
+            Err(ToolOutput::error(
+                ToolErrorKind::PathNotInWorkspace,
+                e.to_string(),
+                "Error: Path not in workspace.",
+            ))
+        }
+        Err(ReadFailure::Fs(e)) => {
+            let msg = e.to_string();
+            Err(ToolOutput::error(
+                ToolErrorKind::EditPreparationFailure,
+                msg.clone(),
+                format!("Error preparing edit: {msg}"),
+            ))
+        }
+        Err(ReadFailure::NotText(path, why)) => {
+            let msg = format!("{}: {why}", path.display());
+            Err(ToolOutput::error(
+                ToolErrorKind::EditPreparationFailure,
+                msg.clone(),
+                format!("Error preparing edit: {msg}"),
+            ))
+        }
+    }
+}
+
+/// The edit as the Corrector repairs its missed strings, or the miss's error (marked
+/// with what the correction came to) when it cannot be corrected.
+async fn corrected_plan(
+    p: &Params,
+    ctx: &ToolContext,
+    path: PathBuf,
+    snapshot: Option<&FileSnapshot>,
+    request: EditRequest<'_>,
+    resolved: &str,
+    error: EditError,
+) -> Result<Computed, ToolOutput> {
+    let services = &ctx.services;
+    let (Some(corrector), Some(current)) = (&services.corrector, snapshot) else {
         return Err(error_output(error, None));
     };
     if !error.is_correctable() || is_json_like(&path) {
@@ -205,7 +229,7 @@ async fn compute_plan(p: &Params, ctx: &ToolContext) -> Result<Computed, ToolOut
             old_string: p.old_string.clone(),
             new_string: p.new_string.clone(),
             instruction: p.instruction.clone(),
-            want,
+            want: request.want,
             error: error.raw.clone(),
             cancel: ctx.cancel.clone(),
         })
@@ -223,7 +247,7 @@ async fn compute_plan(p: &Params, ctx: &ToolContext) -> Result<Computed, ToolOut
                 new_string: &new_string,
                 ..request
             };
-            match edit::compute_edit(Some(&latest.text), &fixed, &resolved) {
+            match edit::compute_edit(Some(&latest.text), &fixed, resolved) {
                 Ok(plan) => Ok(Computed {
                     path,
                     snapshot: Some(latest),

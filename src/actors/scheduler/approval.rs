@@ -151,98 +151,44 @@ impl Inner {
             if let Some(settling) = invocation.settle_hint() {
                 settling.await;
             }
-            let protected = invocation.policy_hint() == Some(PolicyHint::Protected);
-            let hint = invocation.policy_hint().map(|h| h == PolicyHint::Allow);
-            let (mode, allowed) = {
-                let state = self.policy.lock();
-                (
-                    state.mode,
-                    !protected
-                        && state.allows(
-                            tool.name(),
-                            tool.facts().allow_key,
-                            invocation.approval_keys(),
-                        ),
+            invocation = match self.decide_by_policy(tool, invocation, call, force_ask, prepared) {
+                Ok(to_ask) => to_ask,
+                Err(decided) => return decided,
+            };
+            // A hook asked to confirm: the call's own confirmation, or else a plain one.
+            let forced = force_ask.then(|| modified.as_ref().unwrap_or(call.args.as_ref()));
+            let details = match self
+                .confirmation(
+                    tool,
+                    invocation.as_ref(),
+                    call,
+                    cancel,
+                    forced,
+                    &mut prepared,
                 )
-            };
-            let own = invocation.decide(mode);
-            let by_hint = own.is_none() && mode != ApprovalMode::Yolo && hint == Some(true);
-            let decision = own.unwrap_or_else(|| decide(mode, tool.kind(), hint));
-            match decision {
-                PolicyDecision::Allow if !force_ask => {
-                    // Only the tool's read-only hint let it run unasked: it runs under
-                    // the read-only sandbox (the hint is given only when one exists).
-                    let sandbox = by_hint.then_some(SandboxMode::ReadOnly);
-                    return Approval::Run(invocation, None, prepared, sandbox);
-                }
-                PolicyDecision::Allow => {}
-                PolicyDecision::Deny(reason) => {
-                    return Approval::Refused(self.failed(
-                        call,
-                        ToolErrorKind::PolicyViolation,
-                        format!("Tool execution denied by policy. {reason}"),
-                    ))
-                }
-                PolicyDecision::Ask if allowed && !force_ask => {
-                    return Approval::Run(invocation, None, prepared, None)
-                }
-                PolicyDecision::Ask => {}
-            }
-            let ctx = self.context(&call.id, cancel.clone());
-            let preparing = std::time::Instant::now();
-            // A panic while building the confirmation fails this call only.
-            let details = confirmation_guarded(invocation.as_ref(), &ctx).await;
-            prepared += preparing.elapsed();
-            let details = match details {
+                .await
+            {
                 Ok(Some(details)) => details,
-                Ok(None) if force_ask => super::hooks::forced_details(
-                    tool.name(),
-                    modified.as_ref().unwrap_or(call.args.as_ref()),
-                ),
                 Ok(None) => return Approval::Run(invocation, None, prepared, None),
-                Err(message) => {
-                    return Approval::Refused(self.failed(
-                        call,
-                        ToolErrorKind::UnhandledException,
-                        format!("Internal error while building the confirmation: the tool panicked ({message})"),
-                    ))
-                }
+                Err(refused) => return Approval::Refused(refused),
             };
-            self.status(call, CallStatus::AwaitingApproval);
-            call.timeline.awaiting_approval = Some(std::time::Instant::now());
-            let args = modified.as_ref().unwrap_or(call.args.as_ref());
             let bound = approved_hash(&details);
             let server_rule = match &details {
                 ConfirmationDetails::Mcp { server_rule, .. } => Some(server_rule.clone()),
                 _ => None,
             };
-            let request = ApprovalRequest {
-                call_id: call.id.clone(),
-                tool_name: tool.name().to_string(),
-                args: args.clone(),
-                details,
-            };
-            self.notify_permission(&request).await;
-            let decision = tokio::select! {
-                d = { self.events.flush(); self.approver.ask(request) } => d.unwrap_or(ApprovalDecision::Cancel { feedback: None }),
-                _ = cancel.cancelled() => return Approval::Refused(self.cancelled(call, "Operation cancelled by user")),
+            let Some(decision) = self
+                .ask_user(tool, call, details, modified.as_ref(), cancel)
+                .await
+            else {
+                return Approval::Refused(self.cancelled(call, "Operation cancelled by user"));
             };
             match decision {
                 ApprovalDecision::ProceedOnce => {
                     return Approval::Run(invocation, bound, prepared, None)
                 }
                 ApprovalDecision::ProceedAlwaysServer => {
-                    if let Some(rule) = server_rule {
-                        let mut state = self.policy.lock();
-                        let rule = AllowRule {
-                            tool: rule,
-                            key: None,
-                            origin: "session".into(),
-                        };
-                        if !state.rules.contains(&rule) {
-                            state.rules.push(rule);
-                        }
-                    }
+                    self.allow_server(server_rule);
                     return Approval::Run(invocation, bound, prepared, None);
                 }
                 ApprovalDecision::ProceedAlways | ApprovalDecision::ProceedAlwaysAndSave => {
@@ -255,22 +201,10 @@ impl Inner {
                     return Approval::Run(invocation, bound, prepared, None);
                 }
                 ApprovalDecision::Modify { edited_content } => {
-                    let args = modified.as_ref().unwrap_or(call.args.as_ref());
-                    let Some(new_args) = tool.modified_args(args, &edited_content) else {
-                        continue;
-                    };
-                    match tool.prepare(&new_args, &self.services) {
-                        Ok(inv) => {
-                            invocation = inv;
-                            modified = Some(new_args);
-                        }
-                        Err(msg) => {
-                            return Approval::Refused(self.failed(
-                                call,
-                                ToolErrorKind::InvalidToolParams,
-                                msg,
-                            ))
-                        }
+                    match self.modify(tool, call, &edited_content, &mut modified) {
+                        Ok(Some(edited)) => invocation = edited,
+                        Ok(None) => {}
+                        Err(refused) => return Approval::Refused(refused),
                     }
                 }
                 ApprovalDecision::Deny { reason } => {
@@ -281,14 +215,152 @@ impl Inner {
                     ))
                 }
                 ApprovalDecision::Cancel { feedback } => {
-                    let reason = match feedback {
-                        Some(f) if !f.trim().is_empty() => {
-                            format!("User denied execution. The user said: {}", f.trim())
-                        }
-                        _ => "User denied execution.".to_string(),
-                    };
+                    let reason = user_denied_reason(feedback);
                     return Approval::UserCancelled(self.cancelled(call, &reason));
                 }
+            }
+        }
+    }
+
+    /// The policy's verdict on the call (its mode, its allow rules, the tool's own
+    /// decision and hint): decided (`Err`: run or refused), or the invocation back
+    /// when the user must be asked.
+    fn decide_by_policy(
+        &self,
+        tool: &Arc<dyn ToolHandle>,
+        invocation: Box<dyn Invocation>,
+        call: &CallInfo,
+        force_ask: bool,
+        prepared: std::time::Duration,
+    ) -> Result<Box<dyn Invocation>, Approval> {
+        let protected = invocation.policy_hint() == Some(PolicyHint::Protected);
+        let hint = invocation.policy_hint().map(|h| h == PolicyHint::Allow);
+        let (mode, allowed) = {
+            let state = self.policy.lock();
+            (
+                state.mode,
+                !protected
+                    && state.allows(
+                        tool.name(),
+                        tool.facts().allow_key,
+                        invocation.approval_keys(),
+                    ),
+            )
+        };
+        let own = invocation.decide(mode);
+        let by_hint = own.is_none() && mode != ApprovalMode::Yolo && hint == Some(true);
+        let decision = own.unwrap_or_else(|| decide(mode, tool.kind(), hint));
+        match decision {
+            PolicyDecision::Allow if !force_ask => {
+                // Only the tool's read-only hint let it run unasked: it runs under
+                // the read-only sandbox (the hint is given only when one exists).
+                let sandbox = by_hint.then_some(SandboxMode::ReadOnly);
+                Err(Approval::Run(invocation, None, prepared, sandbox))
+            }
+            PolicyDecision::Allow => Ok(invocation),
+            PolicyDecision::Deny(reason) => Err(Approval::Refused(self.failed(
+                call,
+                ToolErrorKind::PolicyViolation,
+                format!("Tool execution denied by policy. {reason}"),
+            ))),
+            PolicyDecision::Ask if allowed && !force_ask => {
+                Err(Approval::Run(invocation, None, prepared, None))
+            }
+            PolicyDecision::Ask => Ok(invocation),
+        }
+    }
+
+    /// The confirmation to show (`None`: the tool has none, so the call runs), its
+    /// preparation time added to `prepared`; `forced` (the arguments) when a hook
+    /// asked to confirm, so a call with no confirmation of its own gets a plain one.
+    /// A panic while building it fails the call (`Err`).
+    async fn confirmation(
+        &self,
+        tool: &Arc<dyn ToolHandle>,
+        invocation: &dyn Invocation,
+        call: &CallInfo,
+        cancel: &CancellationToken,
+        forced: Option<&serde_json::Value>,
+        prepared: &mut std::time::Duration,
+    ) -> Result<Option<ConfirmationDetails>, Arc<CompletedCall>> {
+        let ctx = self.context(&call.id, cancel.clone());
+        let preparing = std::time::Instant::now();
+        // A panic while building the confirmation fails this call only.
+        let details = confirmation_guarded(invocation, &ctx).await;
+        *prepared += preparing.elapsed();
+        match details {
+            Ok(Some(details)) => Ok(Some(details)),
+            Ok(None) => Ok(forced.map(|args| super::hooks::forced_details(tool.name(), args))),
+            Err(message) => Err(self.failed(
+                call,
+                ToolErrorKind::UnhandledException,
+                format!(
+                    "Internal error while building the confirmation: the tool panicked ({message})"
+                ),
+            )),
+        }
+    }
+
+    /// Shows the confirmation and waits for the user's answer (`None`: the call was
+    /// cancelled meanwhile; an approver that is gone cancels).
+    async fn ask_user(
+        &self,
+        tool: &Arc<dyn ToolHandle>,
+        call: &mut CallInfo,
+        details: ConfirmationDetails,
+        modified: Option<&serde_json::Value>,
+        cancel: &CancellationToken,
+    ) -> Option<ApprovalDecision> {
+        self.status(call, CallStatus::AwaitingApproval);
+        call.timeline.awaiting_approval = Some(std::time::Instant::now());
+        let args = modified.unwrap_or(call.args.as_ref());
+        let request = ApprovalRequest {
+            call_id: call.id.clone(),
+            tool_name: tool.name().to_string(),
+            args: args.clone(),
+            details,
+        };
+        self.notify_permission(&request).await;
+        tokio::select! {
+            d = { self.events.flush(); self.approver.ask(request) } => Some(d.unwrap_or(ApprovalDecision::Cancel { feedback: None })),
+            _ = cancel.cancelled() => None,
+        }
+    }
+
+    /// The user edited the proposed change: the call as edited (`Ok(None)`: the edit
+    /// changes nothing, the same confirmation is asked again), its arguments kept in
+    /// `modified`; `Err` when the edited arguments are invalid.
+    fn modify(
+        &self,
+        tool: &Arc<dyn ToolHandle>,
+        call: &CallInfo,
+        edited_content: &str,
+        modified: &mut Option<serde_json::Value>,
+    ) -> Result<Option<Box<dyn Invocation>>, Arc<CompletedCall>> {
+        let args = modified.as_ref().unwrap_or(call.args.as_ref());
+        let Some(new_args) = tool.modified_args(args, edited_content) else {
+            return Ok(None);
+        };
+        match tool.prepare(&new_args, &self.services) {
+            Ok(inv) => {
+                *modified = Some(new_args);
+                Ok(Some(inv))
+            }
+            Err(msg) => Err(self.failed(call, ToolErrorKind::InvalidToolParams, msg)),
+        }
+    }
+
+    /// "Allow every tool of this MCP server for the session".
+    fn allow_server(&self, server_rule: Option<String>) {
+        if let Some(rule) = server_rule {
+            let mut state = self.policy.lock();
+            let rule = AllowRule {
+                tool: rule,
+                key: None,
+                origin: "session".into(),
+            };
+            if !state.rules.contains(&rule) {
+                state.rules.push(rule);
             }
         }
     }
@@ -349,6 +421,17 @@ impl Inner {
                 state.rules.push(rule);
             }
         }
+    }
+}
+
+/// The reason a call the user denied is cancelled with (and what they said, if
+/// anything).
+fn user_denied_reason(feedback: Option<String>) -> String {
+    match feedback {
+        Some(f) if !f.trim().is_empty() => {
+            format!("User denied execution. The user said: {}", f.trim())
+        }
+        _ => "User denied execution.".to_string(),
     }
 }
 

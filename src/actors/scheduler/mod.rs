@@ -18,6 +18,7 @@ use crate::protocol::{
     AllowRule, CallEvents, CallStatus, CallTimeline, CompletedCall, GetPolicy, RevokeAllowRule,
     Schedule, SetPolicyMode, ToolError, ToolErrorKind, UiEvent,
 };
+use crate::tools::registry::{Invocation, ToolHandle};
 use crate::tools::{Services, ToolRegistry};
 
 mod approval;
@@ -276,74 +277,33 @@ impl Inner {
         slots: tokio::sync::mpsc::UnboundedSender<Slot>,
         outstanding: Arc<delivery::Outstanding>,
     ) {
-        let mut slots = SlotSink {
-            sink: slots,
-            len: 0,
-            outstanding,
+        let mut batch = BatchDispatch {
+            slots: SlotSink {
+                sink: slots,
+                len: 0,
+                outstanding,
+            },
+            conflicts: ConflictTracker::default(),
+            window: Arc::new(tokio::sync::Semaphore::new(self.window)),
+            started: 0,
         };
-        let mut conflicts = ConflictTracker::default();
         let mut stop_reason: Option<&'static str> = None;
-        let window = Arc::new(tokio::sync::Semaphore::new(self.window));
-        let mut started = 0usize;
-        for shared in calls {
-            let model_call = shared.clone();
-            let mut call = CallInfo {
-                id: shared.id.clone().unwrap_or_default(),
-                name: shared.name.clone(),
-                args: CallArgs::of(shared),
-                timeline: CallTimeline {
-                    validating: Some(Instant::now()),
-                    ..CallTimeline::default()
-                },
-                hook_modified: false,
-            };
-            if self.events.call_progress() {
-                self.emit(UiEvent::ToolCallRequested {
-                    call_id: call.id.clone(),
-                    name: call.name.clone(),
-                    args: call.args.clone(),
-                });
-            }
+        for model_call in calls {
+            let mut call = self.requested(&model_call);
             if let Some(reason) = stop_reason {
-                slots.push(Slot::Done(self.cancelled(&call, reason)));
+                batch.slots.push(Slot::Done(self.cancelled(&call, reason)));
                 continue;
             }
             if cancel.is_cancelled() {
-                slots.push(Slot::Done(self.cancelled(&call, "Operation cancelled")));
+                batch
+                    .slots
+                    .push(Slot::Done(self.cancelled(&call, "Operation cancelled")));
                 continue;
             }
-            let Some(tool) = self.registry.get(&call.name) else {
-                let msg = self.registry.not_found_message(&call.name);
-                slots.push(Slot::Done(self.failed(
-                    &call,
-                    ToolErrorKind::ToolNotRegistered,
-                    msg,
-                )));
-                continue;
-            };
-            // A panic while validating fails this call only.
-            let prepared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                tool.prepare(&call.args, &self.services)
-            }));
-            let invocation = match prepared {
-                Ok(Ok(inv)) => inv,
-                Err(payload) => {
-                    slots.push(Slot::Done(self.failed(
-                        &call,
-                        ToolErrorKind::UnhandledException,
-                        format!(
-                            "Internal error while validating the call: the tool panicked ({})",
-                            panic_text(payload.as_ref())
-                        ),
-                    )));
-                    continue;
-                }
-                Ok(Err(msg)) => {
-                    slots.push(Slot::Done(self.failed(
-                        &call,
-                        ToolErrorKind::InvalidToolParams,
-                        msg,
-                    )));
+            let (tool, invocation) = match self.validate(&call) {
+                Ok(validated) => validated,
+                Err(completed) => {
+                    batch.slots.push(Slot::Done(completed));
                     continue;
                 }
             };
@@ -356,7 +316,7 @@ impl Inner {
                     force_ask,
                 } => (invocation, force_ask),
                 hooks::BeforeTool::Done(completed) => {
-                    slots.push(Slot::Done(completed));
+                    batch.slots.push(Slot::Done(completed));
                     if cancel.is_cancelled() {
                         stop_reason = Some("Agent execution stopped by hook");
                     }
@@ -368,67 +328,145 @@ impl Inner {
                 .await
             {
                 Approval::Run(invocation, original_hash, prepared, sandbox) => {
-                    let touched = invocation.touched();
-                    let (tx, deps) = conflicts.add(
-                        slots.len,
-                        &touched.reads,
-                        &touched.writes,
-                        wait_for_previous(&call.args),
-                    );
-                    // The window: a call starts only when one of the calls in flight
-                    // has finished (closed only if the batch is dropped).
-                    let Ok(permit) = window.clone().acquire_owned().await else {
-                        slots.push(Slot::Done(self.cancelled(&call, "Operation cancelled")));
-                        continue;
+                    let approved = Approved {
+                        invocation,
+                        original_hash,
+                        prepared,
+                        sandbox,
                     };
-                    call.timeline.scheduled = Some(Instant::now());
-                    let running = RunningCall {
-                        call: model_call,
-                        args: call.args.clone(),
-                    };
-                    let run = self.clone().execute(Box::new(Execution {
-                        call,
-                        tool,
-                        approved: Approved {
-                            invocation,
-                            original_hash,
-                            prepared,
-                            sandbox,
-                        },
-                        deps,
-                        cancel: cancel.clone(),
-                        done: tx,
-                    }));
-                    let (answer, answered) = tokio::sync::oneshot::channel();
-                    // A combinator, not an `async` block around `run`: a block would
-                    // keep the captured future and the future it awaits, two copies
-                    // of the call's state for as long as it is in flight.
-                    let task = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(run));
-                    let outstanding = slots.outstanding.clone();
-                    actix::spawn(futures::FutureExt::map(task, move |completed| {
-                        drop(permit);
-                        let _ = answer.send(completed.map_err(|p| panic_text(p.as_ref())));
-                        outstanding.answered_one();
-                    }));
-                    slots.push(Slot::Running(answered, running));
-                    started += 1;
-                    // Tool actors may share this thread (tools.tool_threads = 0): every
-                    // few calls, let them start the calls already sent, so a large batch
-                    // runs while it is dispatched instead of queueing whole first.
-                    if started.is_multiple_of(DISPATCH_BURST) {
-                        tokio::task::yield_now().await;
-                    }
-                    continue;
+                    self.start(&mut batch, call, model_call, tool, approved, &cancel)
+                        .await;
                 }
-                Approval::Refused(completed) => slots.push(Slot::Done(completed)),
+                Approval::Refused(completed) => batch.slots.push(Slot::Done(completed)),
                 Approval::UserCancelled(completed) => {
-                    slots.push(Slot::Done(completed));
+                    batch.slots.push(Slot::Done(completed));
                     stop_reason = Some("User cancelled operation");
                 }
             }
         }
         self.events.flush();
     }
+
+    /// The call as the Scheduler tracks it, validating from now on; the front ends
+    /// hear it was requested.
+    fn requested(&self, model_call: &Arc<FunctionCall>) -> CallInfo {
+        let call = CallInfo {
+            id: model_call.id.clone().unwrap_or_default(),
+            name: model_call.name.clone(),
+            args: CallArgs::of(model_call.clone()),
+            timeline: CallTimeline {
+                validating: Some(Instant::now()),
+                ..CallTimeline::default()
+            },
+            hook_modified: false,
+        };
+        if self.events.call_progress() {
+            self.emit(UiEvent::ToolCallRequested {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                args: call.args.clone(),
+            });
+        }
+        call
+    }
+
+    /// Validation: the call's tool and what it would run, or the call's answer when
+    /// the tool is unknown, the arguments are invalid or the tool panicked on them.
+    fn validate(&self, call: &CallInfo) -> Result<Validated, Arc<CompletedCall>> {
+        let Some(tool) = self.registry.get(&call.name) else {
+            let msg = self.registry.not_found_message(&call.name);
+            return Err(self.failed(call, ToolErrorKind::ToolNotRegistered, msg));
+        };
+        // A panic while validating fails this call only.
+        let prepared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            tool.prepare(&call.args, &self.services)
+        }));
+        match prepared {
+            Ok(Ok(invocation)) => Ok((tool, invocation)),
+            Err(payload) => Err(self.failed(
+                call,
+                ToolErrorKind::UnhandledException,
+                format!(
+                    "Internal error while validating the call: the tool panicked ({})",
+                    panic_text(payload.as_ref())
+                ),
+            )),
+            Ok(Err(msg)) => Err(self.failed(call, ToolErrorKind::InvalidToolParams, msg)),
+        }
+    }
+
+    /// Starts an approved call: registers what it touches, waits for room in the
+    /// window, and spawns its task; its slot goes to the batch's slots.
+    async fn start(
+        self: &Arc<Self>,
+        batch: &mut BatchDispatch,
+        mut call: CallInfo,
+        model_call: Arc<FunctionCall>,
+        tool: Arc<dyn ToolHandle>,
+        approved: Approved,
+        cancel: &CancellationToken,
+    ) {
+        let touched = approved.invocation.touched();
+        let (tx, deps) = batch.conflicts.add(
+            batch.slots.len,
+            &touched.reads,
+            &touched.writes,
+            wait_for_previous(&call.args),
+        );
+        // The window: a call starts only when one of the calls in flight
+        // has finished (closed only if the batch is dropped).
+        let Ok(permit) = batch.window.clone().acquire_owned().await else {
+            batch
+                .slots
+                .push(Slot::Done(self.cancelled(&call, "Operation cancelled")));
+            return;
+        };
+        call.timeline.scheduled = Some(Instant::now());
+        let running = RunningCall {
+            call: model_call,
+            args: call.args.clone(),
+        };
+        let run = self.clone().execute(Box::new(Execution {
+            call,
+            tool,
+            approved,
+            deps,
+            cancel: cancel.clone(),
+            done: tx,
+        }));
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        // A combinator, not an `async` block around `run`: a block would
+        // keep the captured future and the future it awaits, two copies
+        // of the call's state for as long as it is in flight.
+        let task = futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(run));
+        let outstanding = batch.slots.outstanding.clone();
+        actix::spawn(futures::FutureExt::map(task, move |completed| {
+            drop(permit);
+            let _ = answer.send(completed.map_err(|p| panic_text(p.as_ref())));
+            outstanding.answered_one();
+        }));
+        batch.slots.push(Slot::Running(answered, running));
+        batch.started += 1;
+        // Tool actors may share this thread (tools.tool_threads = 0): every
+        // few calls, let them start the calls already sent, so a large batch
+        // runs while it is dispatched instead of queueing whole first.
+        if batch.started.is_multiple_of(DISPATCH_BURST) {
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+/// A validated call: its tool and what it runs.
+type Validated = (Arc<dyn ToolHandle>, Box<dyn Invocation>);
+
+/// What dispatching a batch keeps from one call to the next.
+struct BatchDispatch {
+    slots: SlotSink,
+    conflicts: ConflictTracker,
+    /// The permits of the calls in flight (at most `window`).
+    window: Arc<tokio::sync::Semaphore>,
+    /// Calls started so far.
+    started: usize,
 }
 
 /// Calls the dispatcher starts before it yields to the tasks of its thread.

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::conflicts::DoneSignal;
 use super::{budget, CallInfo, Inner};
 use crate::engine::responses::{cancelled_parts, error_parts, success_parts};
-use crate::protocol::{CallStatus, CompletedCall, ToolError, ToolErrorKind};
+use crate::protocol::{CallStatus, CompletedCall, LlmContent, ToolError, ToolErrorKind};
 use crate::tools::invoke::HostOutcome;
 use crate::tools::registry::{Invocation, ToolHandle};
 use crate::tools::ToolContext;
@@ -123,6 +123,23 @@ impl Inner {
             other => other,
         };
         let _ = done.send(());
+        let hook_modified = call.hook_modified;
+        let completed = self.completed_call(call, tool.as_ref(), outcome, duration);
+        let completed = match hook_modified || self.services.hooks.is_active() {
+            true => Box::pin(self.after_tool(completed, hook_modified, &cancel)).await,
+            false => completed,
+        };
+        self.finish(completed)
+    }
+
+    /// The call's answer from what its tool's actor came back with.
+    fn completed_call(
+        &self,
+        call: CallInfo,
+        tool: &dyn ToolHandle,
+        outcome: HostOutcome,
+        duration: Duration,
+    ) -> CompletedCall {
         let model = self.services.model_name.as_str();
         let (status, parts, display, error, data) = match outcome {
             HostOutcome::Finished(out) => match out.error {
@@ -142,28 +159,7 @@ impl Inner {
                 ),
             },
             HostOutcome::Cancelled(partial) => {
-                let reason = if partial.is_some() {
-                    "User cancelled tool execution."
-                } else {
-                    "Operation cancelled by user"
-                };
-                let parts = cancelled_parts(
-                    &call.name,
-                    &call.id,
-                    partial.as_ref().map(|o| &o.llm_content),
-                    reason,
-                );
-                let message = format!("[Operation Cancelled] {reason}");
-                (
-                    CallStatus::Cancelled,
-                    parts,
-                    reason.to_string(),
-                    Some(ToolError {
-                        message,
-                        kind: ToolErrorKind::Cancelled,
-                    }),
-                    None,
-                )
+                cancelled_outcome(&call, partial.as_ref().map(|o| &o.llm_content))
             }
             HostOutcome::Panicked(msg) => host_failure(
                 &call,
@@ -185,7 +181,7 @@ impl Inner {
                 format!("Tool \"{}\" is unavailable: {msg}", tool.name()),
             ),
         };
-        let completed = CompletedCall {
+        CompletedCall {
             call_id: call.id,
             name: call.name,
             args: call.args,
@@ -196,13 +192,30 @@ impl Inner {
             duration,
             data,
             timeline: call.timeline,
-        };
-        let completed = match call.hook_modified || self.services.hooks.is_active() {
-            true => Box::pin(self.after_tool(completed, call.hook_modified, &cancel)).await,
-            false => completed,
-        };
-        self.finish(completed)
+        }
     }
+}
+
+/// A call cancelled while it ran (with what it had done so far, if anything), as the
+/// parts of its [`CompletedCall`].
+fn cancelled_outcome(call: &CallInfo, partial: Option<&LlmContent>) -> Outcome {
+    let reason = if partial.is_some() {
+        "User cancelled tool execution."
+    } else {
+        "Operation cancelled by user"
+    };
+    let parts = cancelled_parts(&call.name, &call.id, partial, reason);
+    let message = format!("[Operation Cancelled] {reason}");
+    (
+        CallStatus::Cancelled,
+        parts,
+        reason.to_string(),
+        Some(ToolError {
+            message,
+            kind: ToolErrorKind::Cancelled,
+        }),
+        None,
+    )
 }
 
 /// A call the host could not complete (panic, timeout, unreachable actor), as the

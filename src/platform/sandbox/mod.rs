@@ -218,18 +218,7 @@ impl SandboxPolicy {
         };
         let abi = landlock_abi().ok_or(SandboxError::Unavailable)?;
         let block_net = read_only || !self.network;
-        let protection = match (read_only, strategy) {
-            (true, _) => Protection::NotNeeded,
-            (false, ProtectionStrategy::Enumerate) => Protection::Enumeration,
-            (false, _) => match (strategy, child::namespace_support()) {
-                (_, Some(false)) => Protection::MountNamespace,
-                (_, Some(true)) => Protection::UserNamespace,
-                (ProtectionStrategy::MountNamespace, None) => {
-                    return Err(SandboxError::NamespaceUnavailable)
-                }
-                (_, None) => Protection::Enumeration,
-            },
-        };
+        let protection = protection_for(read_only, strategy)?;
 
         let mut deny: Vec<PathBuf> = self
             .deny_read
@@ -239,48 +228,12 @@ impl SandboxPolicy {
         deny.extend(rules::sensitive_devices());
 
         let mut b = RuleBuilder::new(block_net, read_only)?;
-        if read_only {
-            b.grant(Path::new("/"), READ, &deny)?;
-            for dir in SYSTEM_EXEC_DIRS {
-                if let Ok(dir) = Path::new(dir).canonicalize() {
-                    b.grant(&dir, READ | AccessFs::Execute, &deny)?;
-                }
-            }
+        grant_reads(&mut b, read_only, &deny)?;
+        let ro_binds = if read_only {
+            Vec::new()
         } else {
-            b.grant(Path::new("/"), READ | AccessFs::Execute, &deny)?;
-        }
-        for dev in WRITABLE_DEVICES {
-            b.grant(Path::new(dev), DEVICE_RW, &deny)?;
-        }
-
-        let mut ro_binds = Vec::new();
-        if !read_only {
-            let mut write_deny = deny;
-            let mut roots = Vec::new();
-            for root in &self.workspace_roots {
-                let root = root.canonicalize().map_err(|e| path_err(root, e))?;
-                for sub in PROTECTED_SUBDIRS {
-                    let p = root.join(sub);
-                    let exists = p.symlink_metadata().is_ok();
-                    let p = p.canonicalize().unwrap_or(p);
-                    if protection == Protection::Enumeration {
-                        write_deny.push(p);
-                    } else if exists {
-                        ro_binds.push(p);
-                    }
-                }
-                roots.push(root);
-            }
-            let extra = self.writable_roots.iter().cloned();
-            roots.extend(
-                extra
-                    .chain([std::env::temp_dir()])
-                    .filter_map(|p| p.canonicalize().ok()),
-            );
-            for root in &roots {
-                b.grant(root, rules::write_rights(), &write_deny)?;
-            }
-        }
+            self.grant_writes(&mut b, deny, protection)?
+        };
 
         let rule_count = b.rules();
         let ruleset_fd = b.finish()?.ok_or(SandboxError::Unavailable)?;
@@ -308,6 +261,85 @@ impl SandboxPolicy {
             rule_count,
         }))
     }
+
+    /// `workspace-write`: the workspace roots, the extra writable roots and the temp
+    /// dir granted writable (less `deny`); returns the protected subdirectories that
+    /// exist, to be bound read-only, unless `protection` is enumeration (then they
+    /// are left out of the grants).
+    fn grant_writes(
+        &self,
+        b: &mut RuleBuilder,
+        deny: Vec<PathBuf>,
+        protection: Protection,
+    ) -> Result<Vec<PathBuf>, SandboxError> {
+        let mut ro_binds = Vec::new();
+        let mut write_deny = deny;
+        let mut roots = Vec::new();
+        for root in &self.workspace_roots {
+            let root = root.canonicalize().map_err(|e| path_err(root, e))?;
+            for sub in PROTECTED_SUBDIRS {
+                let p = root.join(sub);
+                let exists = p.symlink_metadata().is_ok();
+                let p = p.canonicalize().unwrap_or(p);
+                if protection == Protection::Enumeration {
+                    write_deny.push(p);
+                } else if exists {
+                    ro_binds.push(p);
+                }
+            }
+            roots.push(root);
+        }
+        let extra = self.writable_roots.iter().cloned();
+        roots.extend(
+            extra
+                .chain([std::env::temp_dir()])
+                .filter_map(|p| p.canonicalize().ok()),
+        );
+        for root in &roots {
+            b.grant(root, rules::write_rights(), &write_deny)?;
+        }
+        Ok(ro_binds)
+    }
+}
+
+/// How the protected subdirectories are kept read-only: not at all in `read-only`,
+/// else as `strategy` asks and the kernel allows (namespaces probed once).
+fn protection_for(
+    read_only: bool,
+    strategy: ProtectionStrategy,
+) -> Result<Protection, SandboxError> {
+    Ok(match (read_only, strategy) {
+        (true, _) => Protection::NotNeeded,
+        (false, ProtectionStrategy::Enumerate) => Protection::Enumeration,
+        (false, _) => match (strategy, child::namespace_support()) {
+            (_, Some(false)) => Protection::MountNamespace,
+            (_, Some(true)) => Protection::UserNamespace,
+            (ProtectionStrategy::MountNamespace, None) => {
+                return Err(SandboxError::NamespaceUnavailable)
+            }
+            (_, None) => Protection::Enumeration,
+        },
+    })
+}
+
+/// The read (and execute) grants: everything but `deny` readable, executable only in
+/// the system directories in `read-only` and everywhere otherwise, and the usual
+/// devices writable.
+fn grant_reads(b: &mut RuleBuilder, read_only: bool, deny: &[PathBuf]) -> Result<(), SandboxError> {
+    if read_only {
+        b.grant(Path::new("/"), READ, deny)?;
+        for dir in SYSTEM_EXEC_DIRS {
+            if let Ok(dir) = Path::new(dir).canonicalize() {
+                b.grant(&dir, READ | AccessFs::Execute, deny)?;
+            }
+        }
+    } else {
+        b.grant(Path::new("/"), READ | AccessFs::Execute, deny)?;
+    }
+    for dev in WRITABLE_DEVICES {
+        b.grant(Path::new(dev), DEVICE_RW, deny)?;
+    }
+    Ok(())
 }
 
 /// How [`PROTECTED_SUBDIRS`] are kept read-only in `workspace-write`.

@@ -13,7 +13,7 @@ use crate::platform::filesystem::{Confined, FsError, OpenMode};
 use crate::platform::ignore_rules::IgnoreRules;
 use crate::protocol::content::Part;
 use crate::protocol::LlmContent;
-use crate::tools::file_reader::{process_open_file, LineWindow};
+use crate::tools::file_reader::{process_open_file, LineWindow, Processed};
 use crate::tools::file_walk::{glob_matcher, walk_files};
 
 fn glob_set(patterns: &[String]) -> Result<GlobSet, String> {
@@ -64,83 +64,20 @@ pub(super) fn gather(
     p: &Params,
     cancel: &CancellationToken,
 ) -> Result<Gathered, String> {
-    let mut excludes: Vec<String> = Vec::new();
-    if p.use_default_excludes {
-        excludes.extend(DEFAULT_EXCLUDES.iter().map(|s| s.to_string()));
-    }
-    excludes.extend(p.exclude.iter().cloned());
-    let exclude_set = glob_set(&excludes)?;
-    let options = p.file_filtering_options.unwrap_or_default().resolve();
-    let mut rules = IgnoreRules::new(options);
     let mut skipped: Vec<Skipped> = Vec::new();
-    let mut files: BTreeSet<PathBuf> = BTreeSet::new();
-    let mut ignored = 0usize;
-    for root in &ws.roots() {
-        let matchers = include_matchers(root, &p.include)?;
-        let Some(walked) = walk_files(root, Some(cancel)) else {
-            return Err("the search was cancelled".into());
-        };
-        for file in walked {
-            if !matchers.iter().any(|m| m.is_match(&file.rel)) || exclude_set.is_match(&file.rel) {
-                continue;
-            }
-            if rules.is_ignored(root, &file.path, false) {
-                ignored += 1;
-                continue;
-            }
-            files.insert(file.path);
-        }
-    }
-    if ignored > 0 {
-        skipped.push(Skipped {
-            path: format!("{ignored} file(s)"),
-            reason: "ignored by project ignore files".into(),
-        });
-    }
+    let files = matching_files(ws, p, cancel, &mut skipped)?;
     let mut text = String::new();
     let mut texts: Vec<(PathBuf, String)> = Vec::new();
     let mut media: Vec<Part> = Vec::new();
     let mut read: Vec<String> = Vec::new();
     for path in &files {
-        let rel = ws.display_relative(path);
-        // Opened once, beneath its root: what is checked is what is read.
-        let opened = match ws.open(path, OpenMode::Read) {
-            Ok(opened) => opened,
-            Err(FsError::Path(_)) => {
-                skipped.push(Skipped {
-                    path: path.display().to_string(),
-                    reason: "Security: Path not in workspace".into(),
-                });
-                continue;
-            }
-            Err(e) => {
-                skipped.push(Skipped {
-                    path: rel,
-                    reason: format!("Read error: {e}"),
-                });
+        let (rel, processed) = match read_matching_file(ws, path, &p.include) {
+            Ok(read) => read,
+            Err(skip) => {
+                skipped.push(skip);
                 continue;
             }
         };
-        let head = read_head(&opened.file);
-        let kind = file_kind::detect(path, &head);
-        if kind.is_media() && !explicitly_requested(path, &p.include) {
-            skipped.push(Skipped {
-                path: rel,
-                reason:
-                    "asset file (image/pdf/audio) was not explicitly requested by name or extension"
-                        .into(),
-            });
-            continue;
-        }
-        let processed =
-            process_open_file(&opened.real_path, &rel, LineWindow::Default, opened.file);
-        if let Some(error) = &processed.output.error {
-            skipped.push(Skipped {
-                path: rel,
-                reason: format!("Read error: {}", error.message),
-            });
-            continue;
-        }
         match processed.output.llm_content {
             LlmContent::Text(content) => {
                 let mut block = format!("--- {} ---\n\n", path.display());
@@ -174,6 +111,95 @@ pub(super) fn gather(
         read,
         skipped,
     })
+}
+
+/// The files of every root the include patterns match and the exclude patterns do
+/// not, in path order; those the project's ignore files leave out are counted in
+/// `skipped`.
+fn matching_files(
+    ws: &Confined,
+    p: &Params,
+    cancel: &CancellationToken,
+    skipped: &mut Vec<Skipped>,
+) -> Result<BTreeSet<PathBuf>, String> {
+    let mut excludes: Vec<String> = Vec::new();
+    if p.use_default_excludes {
+        excludes.extend(DEFAULT_EXCLUDES.iter().map(|s| s.to_string()));
+    }
+    excludes.extend(p.exclude.iter().cloned());
+    let exclude_set = glob_set(&excludes)?;
+    let options = p.file_filtering_options.unwrap_or_default().resolve();
+    let mut rules = IgnoreRules::new(options);
+    let mut files: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut ignored = 0usize;
+    for root in &ws.roots() {
+        let matchers = include_matchers(root, &p.include)?;
+        let Some(walked) = walk_files(root, Some(cancel)) else {
+            return Err("the search was cancelled".into());
+        };
+        for file in walked {
+            if !matchers.iter().any(|m| m.is_match(&file.rel)) || exclude_set.is_match(&file.rel) {
+                continue;
+            }
+            if rules.is_ignored(root, &file.path, false) {
+                ignored += 1;
+                continue;
+            }
+            files.insert(file.path);
+        }
+    }
+    if ignored > 0 {
+        skipped.push(Skipped {
+            path: format!("{ignored} file(s)"),
+            reason: "ignored by project ignore files".into(),
+        });
+    }
+    Ok(files)
+}
+
+/// One matching file opened beneath its root and read, with the name it is shown
+/// by; `Err`: why it is skipped (outside the workspace, unreadable, media not asked
+/// for by name).
+fn read_matching_file(
+    ws: &Confined,
+    path: &Path,
+    include: &[String],
+) -> Result<(String, Processed), Skipped> {
+    let rel = ws.display_relative(path);
+    // Opened once, beneath its root: what is checked is what is read.
+    let opened = match ws.open(path, OpenMode::Read) {
+        Ok(opened) => opened,
+        Err(FsError::Path(_)) => {
+            return Err(Skipped {
+                path: path.display().to_string(),
+                reason: "Security: Path not in workspace".into(),
+            });
+        }
+        Err(e) => {
+            return Err(Skipped {
+                path: rel,
+                reason: format!("Read error: {e}"),
+            });
+        }
+    };
+    let head = read_head(&opened.file);
+    let kind = file_kind::detect(path, &head);
+    if kind.is_media() && !explicitly_requested(path, include) {
+        return Err(Skipped {
+            path: rel,
+            reason:
+                "asset file (image/pdf/audio) was not explicitly requested by name or extension"
+                    .into(),
+        });
+    }
+    let processed = process_open_file(&opened.real_path, &rel, LineWindow::Default, opened.file);
+    if let Some(error) = &processed.output.error {
+        return Err(Skipped {
+            path: rel,
+            reason: format!("Read error: {}", error.message),
+        });
+    }
+    Ok((rel, processed))
 }
 
 /// The first 4 KiB, read at offset 0 without moving the file's position.

@@ -201,36 +201,13 @@ async fn run(p: Params, ctx: ToolContext) -> ToolOutput {
         );
     }
     let services = ctx.services.clone();
-    let cwd = match checked_dir(&working_dir(&p, &services), &services).await {
-        Ok(dir) => dir,
+    let (spec, sandbox) = match command_spec(&p, &ctx, &stripped, &services).await {
+        Ok(prepared) => prepared,
         Err(out) => return out,
     };
     let settings = &services.settings.shell;
     let inactivity = (settings.inactivity_timeout_secs > 0)
         .then(|| Duration::from_secs(settings.inactivity_timeout_secs));
-    // A command that runs without the user's approval gets git with every
-    // repository-configured program switched off.
-    let (mut env, env_remove) = match readonly::verdict_settled(&p.command, &cwd, &services).await {
-        Verdict::ReadOnly => readonly::git_hardening(),
-        Verdict::Ask(_) => (Vec::new(), Vec::new()),
-    };
-    if !env.is_empty() {
-        if let Some(guard) = readonly::external_diff_guard(&stripped, &cwd, &env, &services).await {
-            env.push(guard);
-        }
-    }
-    let sandbox = match sandboxing::prepare(&ctx).await {
-        Ok(sandbox) => sandbox,
-        Err(out) => return out,
-    };
-    let spec = ShellSpec {
-        script: shell_script(&stripped),
-        cwd,
-        env,
-        env_remove,
-        env_policy: ChildEnvPolicy::from_settings(&services.settings),
-        sandbox: sandbox.prepared.clone(),
-    };
     let mut running = match RunningCommand::spawn(&spec) {
         Ok(r) => r,
         Err(e) => {
@@ -239,6 +216,85 @@ async fn run(p: Params, ctx: ToolContext) -> ToolOutput {
         }
     };
     let pid = running.pid;
+    let stop = wait_showing_output(&mut running, &p, &ctx, inactivity).await;
+    let output = running.output.text().trim().to_string();
+    let text = match stop {
+        Stop::Deadline => {
+            services.processes.adopt(running, p.command.clone());
+            let llm =
+                format!("Command is running in background. PID: {pid}. Initial output:\n{output}");
+            let display = format!("Command moved to background (PID: {pid}).");
+            return ToolOutput::text(wrap_untrusted(&llm), display)
+                .with_data(json!({"pid": pid, "background": true}));
+        }
+        Stop::Cancelled => {
+            let llm = aborted_text(None, &output);
+            return ToolOutput::text(wrap_untrusted(&llm), "Command cancelled by user.");
+        }
+        Stop::Inactive => {
+            let llm = aborted_text(inactivity, &output);
+            let display = llm.clone();
+            return ToolOutput::text(wrap_untrusted(&llm), display);
+        }
+        Stop::Exited(status) => exited_result(&mut running, status, output, &services).await,
+    };
+    let display = display_text(&text);
+    let llm = wrap_untrusted(&result_text(&text));
+    let mut llm = cap_output(llm, &services, &ctx.call_id).await;
+    // Troupe's own words, after (outside) the command's output.
+    if let Some(note) = sandbox.note(&text.output) {
+        llm.push('\n');
+        llm.push_str(&note);
+        ctx.warn(note);
+    }
+    ToolOutput::text(llm, display).with_data(json!({
+        "exit_code": text.exit_code,
+        "pgid": pid,
+    }))
+}
+
+/// What the command runs as: its script, working directory (checked), environment
+/// (git hardened for a command that runs unasked) and sandbox; an error is the
+/// call's result, the command must not run.
+async fn command_spec(
+    p: &Params,
+    ctx: &ToolContext,
+    stripped: &str,
+    services: &Services,
+) -> Result<(ShellSpec, sandboxing::CommandSandbox), ToolOutput> {
+    let cwd = checked_dir(&working_dir(p, services), services).await?;
+    // A command that runs without the user's approval gets git with every
+    // repository-configured program switched off.
+    let (mut env, env_remove) = match readonly::verdict_settled(&p.command, &cwd, services).await {
+        Verdict::ReadOnly => readonly::git_hardening(),
+        Verdict::Ask(_) => (Vec::new(), Vec::new()),
+    };
+    if !env.is_empty() {
+        if let Some(guard) = readonly::external_diff_guard(stripped, &cwd, &env, services).await {
+            env.push(guard);
+        }
+    }
+    let sandbox = sandboxing::prepare(ctx).await?;
+    let spec = ShellSpec {
+        script: shell_script(stripped),
+        cwd,
+        env,
+        env_remove,
+        env_policy: ChildEnvPolicy::from_settings(&services.settings),
+        sandbox: sandbox.prepared.clone(),
+    };
+    Ok((spec, sandbox))
+}
+
+/// Waits for the command to exit, be cancelled, fall silent or (in the background)
+/// reach its delay, streaming its output live to the front end unless it runs in
+/// the background.
+async fn wait_showing_output(
+    running: &mut RunningCommand,
+    p: &Params,
+    ctx: &ToolContext,
+    inactivity: Option<Duration>,
+) -> Stop {
     let background = p.is_background == Some(true);
     let deadline = background.then(|| {
         let delay = p.delay_ms.unwrap_or(DEFAULT_BACKGROUND_DELAY_MS);
@@ -259,57 +315,34 @@ async fn run(p: Params, ctx: ToolContext) -> ToolOutput {
     if let Some(rest) = shown.finish() {
         ctx.live_output(rest);
     }
-    let output = running.output.text().trim().to_string();
-    let text = match stop {
-        Stop::Deadline => {
-            services.processes.adopt(running, p.command.clone());
-            let llm =
-                format!("Command is running in background. PID: {pid}. Initial output:\n{output}");
-            let display = format!("Command moved to background (PID: {pid}).");
-            return ToolOutput::text(wrap_untrusted(&llm), display)
-                .with_data(json!({"pid": pid, "background": true}));
-        }
-        Stop::Cancelled => {
-            let llm = aborted_text(None, &output);
-            return ToolOutput::text(wrap_untrusted(&llm), "Command cancelled by user.");
-        }
-        Stop::Inactive => {
-            let llm = aborted_text(inactivity, &output);
-            let display = llm.clone();
-            return ToolOutput::text(wrap_untrusted(&llm), display);
-        }
-        Stop::Exited(status) => {
-            use std::os::unix::process::ExitStatusExt;
-            let background_pids = if group_alive(pid) {
-                services.processes.add_leftover(pid);
-                leftover_members(pid).await
-            } else {
-                Vec::new()
-            };
-            running.disarm();
-            ShellResult {
-                output: output.clone(),
-                error: None,
-                exit_code: status.code(),
-                signal: status.signal().map(signal_name),
-                background_pids,
-                pgid: Some(pid),
-            }
-        }
+    stop
+}
+
+/// The result of a command that exited: its status, and the members of its process
+/// group left running (the group is then tracked as a leftover).
+async fn exited_result(
+    running: &mut RunningCommand,
+    status: std::process::ExitStatus,
+    output: String,
+    services: &Services,
+) -> ShellResult {
+    use std::os::unix::process::ExitStatusExt;
+    let pid = running.pid;
+    let background_pids = if group_alive(pid) {
+        services.processes.add_leftover(pid);
+        leftover_members(pid).await
+    } else {
+        Vec::new()
     };
-    let display = display_text(&text);
-    let llm = wrap_untrusted(&result_text(&text));
-    let mut llm = cap_output(llm, &services, &ctx.call_id).await;
-    // Troupe's own words, after (outside) the command's output.
-    if let Some(note) = sandbox.note(&text.output) {
-        llm.push('\n');
-        llm.push_str(&note);
-        ctx.warn(note);
+    running.disarm();
+    ShellResult {
+        output,
+        error: None,
+        exit_code: status.code(),
+        signal: status.signal().map(signal_name),
+        background_pids,
+        pgid: Some(pid),
     }
-    ToolOutput::text(llm, display).with_data(json!({
-        "exit_code": text.exit_code,
-        "pgid": pid,
-    }))
 }
 
 /// The script bash runs: the command, with a space after a trailing backslash so the
