@@ -1,9 +1,5 @@
 //! One integration-test binary (keeps link time down); the suites live in `suite/`.
-
-#[cfg(not(feature = "test-hooks"))]
-compile_error!(
-    "the black-box tests drive Troupe's test hooks: run them with `--features test-hooks` (`bash .ci/test` does)"
-);
+//! It needs `--features test-hooks` (`required-features` in Cargo.toml).
 
 mod common;
 mod suite;

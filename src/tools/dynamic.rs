@@ -76,14 +76,6 @@ impl DynamicTools {
         self.table.read().ok()?.by_name.get(name).cloned()
     }
 
-    /// The tools of one source.
-    pub fn of_source(&self, source: &str) -> Vec<Arc<dyn ToolHandle>> {
-        self.table
-            .read()
-            .map(|t| t.by_source.get(source).cloned().unwrap_or_default())
-            .unwrap_or_default()
-    }
-
     pub fn names(&self) -> Vec<String> {
         self.table
             .read()

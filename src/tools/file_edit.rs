@@ -8,12 +8,14 @@
 //! black-box test waits for `<file>.paused`, changes the file on disk, then creates
 //! `<file>`: the change lands exactly between computing and writing.
 //! `TROUPE_TEST_PAUSE_AFTER_COMMIT=<file>` pauses the same way just after the point of
-//! no return ([`super::ToolContext::commit`]), so a test can cancel a started write.
+//! no return ([`super::ToolContext::commit`]), so a test can cancel a started write;
+//! when the call's cancellation reaches it there, it creates `<file>.cancelled`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
+use tokio_util::sync::CancellationToken;
 
 use super::{Services, Touched};
 use crate::engine::diff::FileDiff;
@@ -30,20 +32,30 @@ pub const PAUSE_AFTER_COMMIT_ENV: &str = "TROUPE_TEST_PAUSE_AFTER_COMMIT";
 
 /// Waits for the test-only flag file, if the hook is on.
 pub async fn pause_before_write() {
-    pause_on(PAUSE_ENV).await;
+    pause_on(PAUSE_ENV, None).await;
 }
 
-/// Waits for the test-only flag file of [`PAUSE_AFTER_COMMIT_ENV`], if the hook is on.
-pub async fn pause_after_commit() {
-    pause_on(PAUSE_AFTER_COMMIT_ENV).await;
+/// Waits for the test-only flag file of [`PAUSE_AFTER_COMMIT_ENV`], if the hook is on,
+/// telling (`<flag>.cancelled`) when `cancel` fires meanwhile.
+pub async fn pause_after_commit(cancel: &CancellationToken) {
+    pause_on(PAUSE_AFTER_COMMIT_ENV, Some(cancel)).await;
 }
 
-async fn pause_on(var: &str) {
+async fn pause_on(var: &str, cancel: Option<&CancellationToken>) {
     let Some(flag) = crate::platform::filesystem::test_pause::arm(var) else {
         return;
     };
     let waited = tokio::time::timeout(PAUSE_LIMIT, async {
+        let mut cancel = cancel;
         while !tokio::fs::try_exists(&flag).await.unwrap_or(false) {
+            if cancel.is_some_and(CancellationToken::is_cancelled) {
+                cancel = None;
+                let mut told = flag.clone().into_os_string();
+                told.push(".cancelled");
+                if let Err(e) = tokio::fs::write(&told, b"").await {
+                    tracing::warn!(error = %e, "cannot create the test cancel marker");
+                }
+            }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     })

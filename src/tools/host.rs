@@ -30,12 +30,10 @@ impl<T: Tool> ToolActor<T> {
     }
 }
 
+// Its mailbox needs no capacity: every `Invoke` arrives by `do_send`, which actix
+// queues whatever the capacity (only `send` and `try_send` wait on it).
 impl<T: Tool> Actor for ToolActor<T> {
     type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.set_mailbox_capacity(1 << 20);
-    }
 }
 
 impl<T: Tool> Handler<Invoke<T>> for ToolActor<T> {

@@ -239,32 +239,6 @@ pub fn path_error(e: PathError) -> ToolOutput {
     }
 }
 
-/// The model-facing error of a failed read.
-pub fn read_error(e: FsError) -> ToolOutput {
-    match e {
-        FsError::Path(p) => ToolOutput::error(
-            ToolErrorKind::PathNotInWorkspace,
-            p.to_string(),
-            "Path not in workspace.",
-        ),
-        FsError::NotFound(p) => ToolOutput::error(
-            ToolErrorKind::FileNotFound,
-            format!("File not found: {}", p.display()),
-            "File not found.",
-        ),
-        FsError::IsDirectory(p) => ToolOutput::error(
-            ToolErrorKind::TargetIsDirectory,
-            format!("Path is a directory, not a file: {}", p.display()),
-            "Path is a directory.",
-        ),
-        other => ToolOutput::error(
-            ToolErrorKind::ReadContentFailure,
-            format!("Error reading file: {other}"),
-            format!("Error reading file: {other}"),
-        ),
-    }
-}
-
 /// A content sniff for binary files (see [`file_kind::looks_binary`]).
 pub fn looks_binary(bytes: &[u8]) -> bool {
     file_kind::looks_binary(bytes)

@@ -427,7 +427,7 @@ async fn write(p: Params, ctx: ToolContext, computed: Computed) -> ToolOutput {
         return ToolOutput::text("Cancelled before writing.", "Cancelled before writing.");
     }
     ctx.commit();
-    file_edit::pause_after_commit().await;
+    file_edit::pause_after_commit(&ctx.cancel).await;
     let written = ctx
         .services
         .fs

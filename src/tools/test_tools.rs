@@ -204,6 +204,10 @@ pub struct TestSleep;
 #[derive(Debug, Clone, Deserialize)]
 pub struct SleepParams {
     pub secs: u64,
+    /// A file the call creates when it starts sleeping, so a test can wait for calls
+    /// that run (not only for calls that were asked for).
+    #[serde(default)]
+    pub started_file: Option<String>,
 }
 
 impl Tool for TestSleep {
@@ -231,10 +235,16 @@ impl Tool for TestSleep {
         "Test only: sleeps.".into()
     }
     fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {"secs": {"type": "integer"}}, "required": ["secs"]})
+        json!({"type": "object", "properties": {"secs": {"type": "integer"},
+            "started_file": {"type": "string"}}, "required": ["secs"]})
     }
     fn execute(&self, p: SleepParams, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
+            if let Some(file) = &p.started_file {
+                if let Err(e) = tokio::fs::write(file, b"").await {
+                    return ToolOutput::error(ToolErrorKind::Unknown, e.to_string(), "no marker");
+                }
+            }
             tokio::select! {
                 _ = tokio::time::sleep(Duration::from_secs(p.secs)) => ToolOutput::text("slept", "slept"),
                 _ = ctx.cancel.cancelled() => ToolOutput::text("woken early", "cancelled"),

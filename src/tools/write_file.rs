@@ -288,7 +288,7 @@ async fn write(modified_by_user: bool, ctx: ToolContext, planned: Planned) -> To
         return ToolOutput::text("Cancelled before writing.", "Cancelled before writing.");
     }
     ctx.commit();
-    file_edit::pause_after_commit().await;
+    file_edit::pause_after_commit(&ctx.cancel).await;
     let outcome = match ctx
         .services
         .fs

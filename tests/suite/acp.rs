@@ -424,17 +424,16 @@ fn a_client_that_disconnects_mid_turn_leaves_nothing_running() {
     ed.wait_update("the command runs", |u| {
         u["params"]["update"]["sessionUpdate"] == "tool_call"
     });
+    // The shell creates the file before it writes its pid: wait for the whole line.
     let deadline = Instant::now() + WAIT;
-    while !pid_file.exists() {
+    let pid: i32 = loop {
+        let written = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        if let Some(pid) = written.strip_suffix('\n').and_then(|p| p.parse().ok()) {
+            break pid;
+        }
         assert!(Instant::now() < deadline, "the command never started");
         std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(100));
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    };
     ed.close();
     // The shell runs in a process group of its own: nothing of it may survive.
     super::hooks::wait_group_gone(pid);

@@ -318,7 +318,12 @@ fn kill_9_during_parallel_writes_leaves_no_torn_file_and_the_next_start_cleans_u
     }
     let left = temps(&ws);
     // The next start removes what the killed run left.
-    std::thread::sleep(Duration::from_millis(20));
+    let left_files: Vec<PathBuf> = std::fs::read_dir(ws.join("w"))
+        .expect("w")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    wait_until_written_before_now(&left_files);
     let proc = s.run(&[turn(vec![text("hi")])], &["-p", "hi"]);
     assert!(proc.status.success(), "stderr: {}", stderr(&proc));
     assert_eq!(
@@ -326,6 +331,26 @@ fn kill_9_during_parallel_writes_leaves_no_torn_file_and_the_next_start_cleans_u
         0,
         "temp files left after the next start ({left} before, {fresh} written)"
     );
+}
+
+/// Waits until the clock is past the modification time of each of `files`: a start
+/// sweeps only the temps written before it started.
+fn wait_until_written_before_now(files: &[PathBuf]) {
+    let latest = files
+        .iter()
+        .filter_map(|f| std::fs::symlink_metadata(f).and_then(|m| m.modified()).ok())
+        .max();
+    let Some(latest) = latest else {
+        return;
+    };
+    let waited = Instant::now();
+    while std::time::SystemTime::now() <= latest {
+        assert!(
+            waited.elapsed() < Duration::from_secs(60),
+            "the clock never passed {latest:?}"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// A pid no process has now.
@@ -354,9 +379,12 @@ fn writers_dir(s: &Scratch) -> PathBuf {
 fn only_a_start_after_a_writer_that_did_not_end_cleanly_sweeps_the_workspace() {
     let s = Scratch::new();
     let dead = gone_pid();
-    let plant = |tag: &str| s.write(&format!("deep/dir/.troupe-write-{dead}-{tag}"), "x");
+    let plant = |tag: &str| {
+        let temp = s.write(&format!("deep/dir/.troupe-write-{dead}-{tag}"), "x");
+        wait_until_written_before_now(std::slice::from_ref(&temp));
+        temp
+    };
     let hi = || {
-        std::thread::sleep(Duration::from_millis(20));
         let proc = s.run(&[turn(vec![text("hi")])], &["-p", "hi"]);
         assert!(proc.status.success(), "stderr: {}", stderr(&proc));
     };

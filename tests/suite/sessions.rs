@@ -359,20 +359,29 @@ fn last_text(contents: &[Value]) -> &str {
 }
 
 /// Starts a headless run whose model asks for `n` slow calls; returns once the batch
-/// is recorded (the calls are running).
+/// is recorded and a call of it runs (it created its started file).
 fn start_slow_batch(s: &Scratch, n: usize) -> std::process::Child {
     s.write("a.txt", "alpha\n");
-    let calls: Vec<Value> = (0..n)
-        .map(|_| call("test_sleep", json!({"secs": 60})))
-        .collect();
-    start_batch(s, calls, "\"toolCalls\"").0
+    let started = s.root().join("sleep-started");
+    let args = json!({"secs": 60, "started_file": started.display().to_string()});
+    let calls: Vec<Value> = (0..n).map(|_| call("test_sleep", args.clone())).collect();
+    let mut child = start_batch(s, calls, "\"toolCalls\"").0;
+    let waited = Instant::now();
+    while !started.exists() {
+        if waited.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("no call of the batch started");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
 }
 
 #[test]
 fn kill_9_during_a_batch_resumes_with_every_call_answered_once() {
     let s = Scratch::new();
     let mut child = start_slow_batch(&s, 100);
-    std::thread::sleep(Duration::from_millis(200));
     child.kill().expect("kill -9");
     let _ = child.wait();
     for round in 1..=2 {

@@ -102,11 +102,8 @@ impl Repl {
             let _ = std::fs::create_dir_all(dir);
         }
         let _ = editor.load_history(&history);
-        let (sigint_tx, sigint) = crossbeam_channel::unbounded();
-        ctrlc::set_handler(move || {
-            let _ = sigint_tx.send(());
-        })
-        .map_err(|e| format!("cannot install the Ctrl+C handler: {e}"))?;
+        let sigint = crate::platform::interrupt::forward_sigint()
+            .map_err(|e| format!("cannot install the Ctrl+C handler: {e}"))?;
         Ok(Self {
             editor,
             link,

@@ -89,14 +89,9 @@ pub struct TurnParts<'a> {
     pub spinner: bool,
 }
 
-/// Runs one prompt to the end of its turn (or until a cancelled turn is given up on).
-#[allow(dead_code)] // for callers that send a plain prompt
-pub fn run_turn(parts: TurnParts<'_>, prompt: String) {
-    let _ = run_turn_with(parts, prompt, None);
-}
-
-/// Like [`run_turn`]; `model_parts` (the prompt with its `@path` content) go to the
-/// model instead of the bare text when given. Returns true when the turn ended because
+/// Runs one prompt to the end of its turn (or until a cancelled turn is given up on);
+/// `model_parts` (the prompt with its `@path` content) go to the model instead of the
+/// bare text when given. Returns true when the turn ended because
 /// the Chat actor (or every actor) stopped.
 pub fn run_turn_with(
     parts: TurnParts<'_>,

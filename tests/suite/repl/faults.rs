@@ -44,8 +44,9 @@ fn a_call_cancelled_after_its_write_started_is_reported_as_written() {
     // The write has started (past its point of no return) and is held there.
     t.wait_until_true("the write to start", || paused.exists());
     t.keys(&["C-c"]);
-    // Let the cancellation reach the Scheduler while the write is held.
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // The cancellation reaches the call while the write is held.
+    let cancelled = s.root().join("release.cancelled");
+    t.wait_until_true("the cancellation to reach the call", || cancelled.exists());
     std::fs::write(&release, "").expect("release");
     t.wait_prompt();
     assert_eq!(s.read("f.txt"), "new\n");
