@@ -17,6 +17,7 @@ use crate::actors::session::{EndReason, SessionHandle, SessionOptions};
 use crate::frontends::headless::{
     self, thread_cpu_time, CallRecord, HeadlessFront, OutputFormat, RunSummary,
 };
+use crate::platform::sessions::plan::SessionPlan;
 use crate::platform::workspace::Workspace;
 use crate::protocol::{ApprovalMode, Op};
 use crate::providers::scripted::ScriptedModel;
@@ -91,26 +92,7 @@ pub fn run_once(
         None => (None, None),
     };
 
-    let overrides = vec![
-        "approval.mode=yolo".to_string(),
-        format!("tools.fs_threads={}", cell.fs_threads),
-        format!("tools.actors_per_tool={}", cell.actors_per_tool),
-        format!("tools.max_in_flight={}", cell.window),
-        format!("tools.tool_threads={}", cell.tool_threads),
-        // Every call runs, identical or not: the bench measures the runtime.
-        "model.loop_detection=false".to_string(),
-    ];
-    // With --mcp, the user's config supplies the server (`[mcp_servers.NAME]`).
-    let user_file = match workload.mcp_tool {
-        Some(_) => settings::troupe_home().join("config.toml"),
-        None => std::path::PathBuf::from("/nonexistent"),
-    };
-    let loaded = settings::load_with(
-        &user_file,
-        std::path::Path::new("/nonexistent"),
-        &[],
-        &overrides,
-    )?;
+    let loaded = bench_settings(workload, cell)?;
     let mcp_floor = workload
         .mcp_target
         .as_ref()
@@ -121,24 +103,7 @@ pub fn run_once(
     let workspace =
         Arc::new(Workspace::new(&ws.root, &[]).map_err(|e| BenchError::Usage(e.to_string()))?);
     // --record-session: the session file goes to a temporary home of the run's own.
-    let session_home = match workload.record_session {
-        true => Some(
-            tempfile::Builder::new()
-                .prefix("troupe-bench-home-")
-                .tempdir()?,
-        ),
-        false => None,
-    };
-    let plan = match &session_home {
-        Some(home) => {
-            let store = crate::platform::sessions::SessionStore::open(home.path(), &ws.root)
-                .map_err(|e| BenchError::Usage(e.to_string()))?;
-            let plan = crate::platform::sessions::plan::plan(store, &Default::default())
-                .map_err(|e| BenchError::Usage(e.message))?;
-            Some(plan)
-        }
-        None => None,
-    };
+    let (_session_home, plan) = recorded_session(workload, ws)?;
     let session_file = plan.as_ref().map(|p| p.file.clone());
     reset_peak_rss();
     let done = Arc::new(AtomicUsize::new(0));
@@ -151,6 +116,68 @@ pub fn run_once(
         .map(|m| m.len())
         .unwrap_or(0);
 
+    let floors = Floors {
+        bare: floor,
+        bare_cpu: floor_cpu,
+        mcp: mcp_floor,
+    };
+    let metrics = metrics(&summary, n, floors, session_file_bytes);
+    Ok((metrics, summary.calls))
+}
+
+/// The settings of a bench run: yolo, the cell's knobs, every call run; with `--mcp`
+/// the user's config supplies the server (`[mcp_servers.NAME]`).
+fn bench_settings(workload: &Workload, cell: Cell) -> Result<settings::LoadedSettings, BenchError> {
+    let overrides = vec![
+        "approval.mode=yolo".to_string(),
+        format!("tools.fs_threads={}", cell.fs_threads),
+        format!("tools.actors_per_tool={}", cell.actors_per_tool),
+        format!("tools.max_in_flight={}", cell.window),
+        format!("tools.tool_threads={}", cell.tool_threads),
+        // Every call runs, identical or not: the bench measures the runtime.
+        "model.loop_detection=false".to_string(),
+    ];
+    let user_file = match workload.mcp_tool {
+        Some(_) => settings::troupe_home().join("config.toml"),
+        None => std::path::PathBuf::from("/nonexistent"),
+    };
+    Ok(settings::load_with(
+        &user_file,
+        std::path::Path::new("/nonexistent"),
+        &[],
+        &overrides,
+    )?)
+}
+
+/// With `--record-session`, a temporary home of the run's own and the session planned
+/// in it; `(None, None)` otherwise.
+fn recorded_session(
+    workload: &Workload,
+    ws: &BenchWorkspace,
+) -> Result<(Option<tempfile::TempDir>, Option<SessionPlan>), BenchError> {
+    if !workload.record_session {
+        return Ok((None, None));
+    }
+    let home = tempfile::Builder::new()
+        .prefix("troupe-bench-home-")
+        .tempdir()?;
+    let store = crate::platform::sessions::SessionStore::open(home.path(), &ws.root)
+        .map_err(|e| BenchError::Usage(e.to_string()))?;
+    let plan = crate::platform::sessions::plan::plan(store, &Default::default())
+        .map_err(|e| BenchError::Usage(e.message))?;
+    Ok((Some(home), Some(plan)))
+}
+
+/// What a run's figures are measured against: the bare loop (wall and CPU) and the
+/// MCP floor.
+struct Floors {
+    bare: Option<Duration>,
+    bare_cpu: Option<Duration>,
+    mcp: Option<super::mcp_floor::Floor>,
+}
+
+/// A run's metrics from its summary and its floors.
+fn metrics(summary: &RunSummary, n: usize, floors: Floors, session_file_bytes: u64) -> Metrics {
     let wall = summary.turn_elapsed;
     let ok = summary.calls.iter().filter(|c| c.ok).count();
     let mut lat: Vec<f64> = summary
@@ -167,10 +194,10 @@ pub fn run_once(
         lat[idx.min(lat.len() - 1)]
     };
     let wall_ms = wall.as_secs_f64() * 1e3;
-    let floor_ms = floor.map(|f| f.as_secs_f64() * 1e3);
-    let floor_cpu_ms = floor_cpu.map(|f| f.as_secs_f64() * 1e3);
+    let floor_ms = floors.bare.map(|f| f.as_secs_f64() * 1e3);
+    let floor_cpu_ms = floors.bare_cpu.map(|f| f.as_secs_f64() * 1e3);
     let turn_cpu_ms = summary.turn_cpu.as_secs_f64() * 1e3;
-    let metrics = Metrics {
+    Metrics {
         succeeded: ok,
         turn_wall_ms: round(wall_ms),
         turn_calls_per_s: round(n as f64 / wall.as_secs_f64().max(1e-9)),
@@ -193,15 +220,16 @@ pub fn run_once(
                 * 1e3,
         ),
         session_file_bytes,
-        mcp_floor_ms: mcp_floor
+        mcp_floor_ms: floors
+            .mcp
             .as_ref()
             .map(|f| round(f.wall.as_secs_f64() * 1e3)),
-        mcp_ratio: mcp_floor
+        mcp_ratio: floors
+            .mcp
             .as_ref()
             .map(|f| round(wall.as_secs_f64() / f.wall.as_secs_f64().max(1e-9))),
-        mcp_transport: mcp_floor.as_ref().map(|f| f.transport),
-    };
-    Ok((metrics, summary.calls))
+        mcp_transport: floors.mcp.as_ref().map(|f| f.transport),
+    }
 }
 
 /// The floor of `--mcp` (`None`, said on stderr, when the server cannot be measured
