@@ -356,6 +356,16 @@ impl SessionHandle {
                     Ok(OpReply::Calls(done))
                 });
             }
+            // ---- mcp serve
+            Op::ListToolDeclarations => {
+                let declarations = session
+                    .registry
+                    .tools()
+                    .iter()
+                    .map(|tool| (tool.declaration(), tool.kind()))
+                    .collect();
+                answer.send(Ok(OpReply::Declarations(declarations)));
+            }
             Op::Shutdown { reason, after } => {
                 let (session, ended) = (self.session.clone(), self.ended.clone());
                 self.home.spawn(async move {
