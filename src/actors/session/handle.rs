@@ -202,6 +202,12 @@ impl SessionHandle {
             .collect()
     }
 
+    /// The facts of the session's tools (how a front end labels and treats their
+    /// calls: ACP's kind of each).
+    pub fn tool_facts(&self) -> Arc<crate::protocol::ToolFactsTable> {
+        self.session.tool_facts()
+    }
+
     /// TRANSITION: starts a session whose events and approval requests are pumped to
     /// actix recipients, for the front ends not yet turned into event loops.
     #[doc(hidden)]

@@ -15,9 +15,10 @@ use tokio::sync::oneshot;
 use super::convert;
 use crate::actors::session::SessionHandle;
 use crate::protocol::{
-    ApprovalDecision, ApprovalRequest, CallStatus, ConfirmationDetails, Event, Op, TurnOutcome,
-    UiEvent,
+    ApprovalDecision, ApprovalRequest, CallStatus, ConfirmationDetails, Event, Op, ToolFactsTable,
+    TurnOutcome, UiEvent,
 };
+use crate::tools::{write_file, write_todos};
 
 /// What the front needs of the connection to the client.
 pub trait ClientLink: Send + Sync {
@@ -98,14 +99,18 @@ pub struct AcpFront {
     pending: HashSet<String>,
     /// Edit confirmations by call, for the diff of the finished call.
     diffs: HashMap<String, Value>,
+    /// The session's tool facts (ACP's kind of each call).
+    facts: Arc<ToolFactsTable>,
 }
 
 impl AcpFront {
+    /// The renderer of session `session_id`, whose calls are labelled by `facts`.
     pub fn new(
         session_id: String,
         link: Arc<dyn ClientLink>,
         root: PathBuf,
         saved_to: String,
+        facts: Arc<ToolFactsTable>,
     ) -> Self {
         Self {
             session_id,
@@ -116,6 +121,7 @@ impl AcpFront {
             announced: HashSet::new(),
             pending: HashSet::new(),
             diffs: HashMap::new(),
+            facts,
         }
     }
 
@@ -149,7 +155,7 @@ impl AcpFront {
             "toolCallId": call_id,
             "status": status,
             "title": convert::tool_title(name, args),
-            "kind": convert::tool_kind(name),
+            "kind": convert::tool_kind(name, &self.facts),
             "locations": convert::locations(args, &self.root),
             "rawInput": args,
         }));
@@ -201,7 +207,7 @@ impl AcpFront {
                     (Some(e), _) => json!([convert::diff(e.file_path, e.original, e.new)]),
                     // An edit too big to carry its texts: the diff it was approved with.
                     (None, Some(diff)) if success => json!([diff]),
-                    _ if success && call.name == "write_file" => {
+                    _ if success && call.name == write_file::NAME => {
                         json!([convert::write_file_diff(&call.args)])
                     }
                     _ => json!([convert::text_content(&call.display)]),
@@ -212,7 +218,7 @@ impl AcpFront {
                     "status": status,
                     "content": content,
                 }));
-                if call.name == "write_todos" && call.status == CallStatus::Success {
+                if call.name == write_todos::NAME && call.status == CallStatus::Success {
                     self.send(json!({
                         "sessionUpdate": "plan",
                         "entries": convert::plan_entries(&call.args),
@@ -260,7 +266,7 @@ impl AcpFront {
                 "toolCallId": msg.call_id,
                 "status": "pending",
                 "title": title,
-                "kind": convert::tool_kind(&msg.tool_name),
+                "kind": convert::tool_kind(&msg.tool_name, &self.facts),
                 "content": content,
                 "locations": convert::locations(&msg.args, &self.root),
                 "rawInput": msg.args,

@@ -43,6 +43,8 @@ pub struct Started {
     pub history: Vec<Content>,
     /// The recorded edits' file diffs by call id (`session/load`), to replay.
     pub edits: std::collections::HashMap<String, Value>,
+    /// The session's tool facts (the replayed calls' ACP kinds).
+    pub tool_facts: Arc<crate::protocol::ToolFactsTable>,
 }
 
 /// The user's config file, where "Always allow" saves rules (as the REPL's).
@@ -163,7 +165,14 @@ pub(super) async fn start(
     .map(Arc::new)
     .map_err(|e| e.to_string())?;
     let turns = Arc::new(TurnEnd::default());
-    let front = AcpFront::new(id.clone(), Arc::new(link), root, user_config_label());
+    let tool_facts = session.tool_facts();
+    let front = AcpFront::new(
+        id.clone(),
+        Arc::new(link),
+        root,
+        user_config_label(),
+        tool_facts.clone(),
+    );
     actix::spawn(front::drive(session.clone(), front, turns.clone()));
     let persisted = crate::frontends::repl::saved_rules::saved_rule_texts(&session.policy().rules);
     let models = models::models_json(&chosen.name, &chosen.available);
@@ -185,6 +194,7 @@ pub(super) async fn start(
         models,
         history: recorded.history,
         edits: recorded.edits,
+        tool_facts,
     })
 }
 
