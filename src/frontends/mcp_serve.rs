@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use actix::prelude::*;
+use actix::System;
 use clap::Args;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, GetPromptRequestParams,
@@ -27,15 +27,11 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::actors::scheduler::{Scheduler, SharedPolicy};
 use crate::actors::session::{EndReason, SessionHandle, SessionOptions};
 use crate::frontends::slash::custom::CustomCommand;
 use crate::frontends::AppError;
 use crate::protocol::content::{FunctionCall, FunctionDeclaration};
-use crate::protocol::{
-    ApprovalDecision, ApprovalMode, ApprovalRequest, Schedule, ToolKind, UiEvent,
-};
-use crate::tools::Services;
+use crate::protocol::{ApprovalDecision, Event, Op, OpReply, ToolKind};
 
 /// `troupe mcp serve` options.
 #[derive(Debug, Clone, Args, Default)]
@@ -51,40 +47,27 @@ pub struct ServeArgs {
     pub overrides: Vec<String>,
 }
 
-/// Answers approvals for a session nobody watches: refused, with what would allow it.
-struct Unattended {
-    mode: ApprovalMode,
-}
-
-impl Actor for Unattended {
-    type Context = Context<Self>;
-}
-
-impl Handler<ApprovalRequest> for Unattended {
-    type Result = MessageResult<ApprovalRequest>;
-
-    fn handle(&mut self, req: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
-        MessageResult(ApprovalDecision::Deny {
-            reason: refusal::refusal(&req, self.mode),
-        })
+/// The session's event loop: nobody watches a served session, so its events are
+/// dropped and every approval request is refused, with what would allow the call
+/// (by the approval policy as it stands). Ends with the session's event stream.
+async fn answer_unattended(handle: Arc<SessionHandle>) {
+    while let Some(event) = handle.next_event().await {
+        if let Event::Approval { id, request } = event {
+            let decision = ApprovalDecision::Deny {
+                reason: refusal::refusal(&request, handle.approval_mode()),
+            };
+            handle.submit(Op::Decide { id, decision });
+        }
     }
 }
 
-impl Handler<UiEvent> for Unattended {
-    type Result = ();
-
-    fn handle(&mut self, _: UiEvent, _: &mut Self::Context) {}
-}
-
-/// The MCP server over a session's Scheduler.
+/// The MCP server over a session, driven through its handle.
 #[derive(Clone)]
 struct ToolServer {
-    scheduler: Addr<Scheduler>,
+    session: Arc<SessionHandle>,
     /// Each tool's declaration and kind.
     tools: Arc<Vec<(FunctionDeclaration, ToolKind)>>,
     next_id: Arc<AtomicU64>,
-    services: Arc<Services>,
-    policy: SharedPolicy,
     /// The workspace's custom commands, offered as prompts.
     commands: Arc<Vec<CustomCommand>>,
 }
@@ -155,7 +138,7 @@ impl ServerHandler for ToolServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let cursor = request.as_ref().and_then(|r| r.cursor.as_deref());
-        resources::list(&self.services, cursor).await
+        resources::list(self.session.services(), cursor).await
     }
 
     async fn read_resource(
@@ -163,7 +146,7 @@ impl ServerHandler for ToolServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        resources::read(&self.services, &request.uri)
+        resources::read(self.session.services(), &request.uri)
             .await
             .map(Into::into)
     }
@@ -183,8 +166,8 @@ impl ServerHandler for ToolServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         prompts::get(
             &self.commands,
-            &self.services,
-            &self.policy,
+            self.session.services(),
+            self.session.policy(),
             &request.name,
             request.arguments.as_ref(),
         )
@@ -213,21 +196,22 @@ impl ServerHandler for ToolServer {
                 _ = watch.cancelled() => {}
             }
         });
-        let (answers, mut answered) = tokio::sync::mpsc::unbounded_channel();
-        self.scheduler
-            .send(Schedule {
-                turn: 0,
+        let answered = self
+            .session
+            .request(Op::RunCalls {
                 calls: vec![Arc::new(call)],
                 cancel,
-                answers,
             })
             .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         drop(guard);
-        let Some(completed) = answered.recv().await else {
+        let OpReply::Calls(completed) = answered else {
             return Err(ErrorData::internal_error("no result", None));
         };
-        Ok(to_result(&completed).into())
+        let Some(completed) = completed.first() else {
+            return Err(ErrorData::internal_error("no result", None));
+        };
+        Ok(to_result(completed).into())
     }
 }
 
@@ -257,6 +241,19 @@ fn to_result(call: &crate::protocol::CompletedCall) -> CallToolResult {
         .unwrap_or_else(|_| CallToolResult::error(vec![]))
 }
 
+/// The session's tools with their declarations and kinds, as the server lists them.
+async fn tool_declarations(
+    session: &SessionHandle,
+) -> Result<Vec<(FunctionDeclaration, ToolKind)>, AppError> {
+    match session.request(Op::ListToolDeclarations).await {
+        Ok(OpReply::Declarations(tools)) => Ok(tools),
+        Ok(other) => Err(AppError::Usage(format!(
+            "mcp serve: the session answered {other:?} for its tools"
+        ))),
+        Err(e) => Err(AppError::Usage(format!("mcp serve: {e}"))),
+    }
+}
+
 /// Runs the server until stdin closes; returns the exit code.
 pub fn run(args: ServeArgs, _cwd: &Path) -> Result<i32, AppError> {
     let run_args = crate::frontends::options::RunArgs {
@@ -282,44 +279,39 @@ pub fn run(args: ServeArgs, _cwd: &Path) -> Result<i32, AppError> {
     let model_name = settings.model.name.clone();
     let system = System::new();
     system.block_on(async move {
-        let front = Unattended { mode }.start();
-        let session = SessionHandle::start_with_recipients(
-            SessionOptions {
-                workspace: ws,
-                settings: Arc::new(settings),
-                model,
-                model_name,
-                approval_mode: mode,
-                request_log: None,
-                test_tools: crate::platform::test_hooks::enabled(),
-                editor_files: None,
-                plan: None,
-                call_progress: true,
-                wait_for_mcp: false,
-            },
-            front.clone().recipient(),
-            front.recipient(),
-        )
+        let session = SessionHandle::start(SessionOptions {
+            workspace: ws,
+            settings: Arc::new(settings),
+            model,
+            model_name,
+            approval_mode: mode,
+            request_log: None,
+            test_tools: crate::platform::test_hooks::enabled(),
+            editor_files: None,
+            plan: None,
+            call_progress: true,
+            wait_for_mcp: false,
+        })
         .await
+        .map(Arc::new)
         .map_err(|e| AppError::Usage(e.to_string()))?;
-        let (commands, problems) = crate::frontends::slash::load_custom(&session.services);
+        actix::spawn(answer_unattended(session.clone()));
+        let (commands, problems) = crate::frontends::slash::load_custom(session.services());
         for problem in problems {
             let problem = crate::engine::sanitize::for_terminal(&problem);
             eprintln!("troupe: custom command not offered as a prompt: {problem}");
         }
+        let tools = match tool_declarations(&session).await {
+            Ok(tools) => tools,
+            Err(e) => {
+                session.shutdown(EndReason::Exit).await;
+                return Err(e);
+            }
+        };
         let server = ToolServer {
-            scheduler: session.scheduler.clone(),
-            tools: Arc::new(
-                session
-                    .registry
-                    .tools()
-                    .iter()
-                    .map(|t| (t.declaration(), t.kind()))
-                    .collect(),
-            ),
+            session: session.clone(),
+            tools: Arc::new(tools),
             next_id: Arc::new(AtomicU64::new(0)),
-            services: session.services.clone(),
-            policy: session.policy.clone(),
             commands: Arc::new(commands),
         };
         let served = match server.serve(rmcp::transport::stdio()).await {

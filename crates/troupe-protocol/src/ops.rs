@@ -14,11 +14,11 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::content::{Content, FunctionCall, Part};
+use crate::content::{Content, FunctionCall, FunctionDeclaration, Part};
 use crate::hooks::HookInfo;
 use crate::{
     AddRootError, AddedRoot, ApprovalDecision, ApprovalMode, ApprovalRequest, CompletedCall,
-    CompressionOutcome, MemoryReport, UiEvent,
+    CompressionOutcome, MemoryReport, ToolKind, UiEvent,
 };
 
 /// The number a session gives an op when it is submitted; its answer carries it.
@@ -150,6 +150,11 @@ pub enum Op {
         calls: Vec<Arc<FunctionCall>>,
         cancel: CancellationToken,
     },
+    // ---- mcp serve
+    /// The tools the model is offered now, each with its full declaration (the
+    /// parameters' JSON schema) and kind ([`OpReply::Declarations`]): what `troupe mcp
+    /// serve` lists.
+    ListToolDeclarations,
     /// Ends the session: a running turn is cancelled, SessionEnd fires with `reason`,
     /// the recorder flushes, everything the session started ends. The event stream
     /// ends after this op's answer.
@@ -180,6 +185,8 @@ impl Op {
             Op::ListHooks => "list_hooks",
             Op::SetHookEnabled { .. } => "set_hook_enabled",
             Op::RunCalls { .. } => "run_calls",
+            // ---- mcp serve
+            Op::ListToolDeclarations => "list_tool_declarations",
             Op::Shutdown { .. } => "shutdown",
         }
     }
@@ -200,6 +207,9 @@ pub enum OpReply {
     Hooks(Vec<HookInfo>),
     Count(usize),
     Calls(Vec<Arc<CompletedCall>>),
+    // ---- mcp serve
+    /// Each tool's declaration and kind ([`Op::ListToolDeclarations`]).
+    Declarations(Vec<(FunctionDeclaration, ToolKind)>),
 }
 
 /// Why an op was not taken.

@@ -202,6 +202,12 @@ impl SessionHandle {
             .collect()
     }
 
+    /// The facts of the session's tools (how a front end labels and treats their
+    /// calls: ACP's kind of each).
+    pub fn tool_facts(&self) -> Arc<crate::protocol::ToolFactsTable> {
+        self.session.tool_facts()
+    }
+
     /// TRANSITION: starts a session whose events and approval requests are pumped to
     /// actix recipients, for the front ends not yet turned into event loops.
     #[doc(hidden)]
@@ -309,6 +315,27 @@ impl SessionHandle {
                     r.and_then(done)
                 })
             }
+            op @ (Op::ListTools
+            | Op::ListHooks
+            | Op::SetHookEnabled { .. }
+            | Op::ListToolDeclarations) => self.serve_listing(op, answer),
+            Op::RunCalls { calls, cancel } => self.run_calls(calls, cancel, answer),
+            Op::Shutdown { reason, after } => {
+                let (session, ended) = (self.session.clone(), self.ended.clone());
+                self.home.spawn(async move {
+                    session.end(reason, after).await;
+                    answer.send(Ok(OpReply::Done));
+                    ended.cancel();
+                });
+            }
+        }
+    }
+
+    /// The ops that list what the session has (tools, declarations, hooks) or switch
+    /// a hook.
+    fn serve_listing(&self, op: Op, answer: Answer) {
+        let session = &self.session;
+        match op {
             Op::ListTools => answer.send(Ok(OpReply::Tools(self.tools()))),
             Op::ListHooks => {
                 let hooks = session.hooks.clone();
@@ -323,15 +350,14 @@ impl SessionHandle {
                     Ok(OpReply::Count(hooks.set_enabled(name, enabled).await))
                 });
             }
-            Op::RunCalls { calls, cancel } => self.run_calls(calls, cancel, answer),
-            Op::Shutdown { reason, after } => {
-                let (session, ended) = (self.session.clone(), self.ended.clone());
-                self.home.spawn(async move {
-                    session.end(reason, after).await;
-                    answer.send(Ok(OpReply::Done));
-                    ended.cancel();
-                });
+            // ---- mcp serve
+            Op::ListToolDeclarations => {
+                let declarations = self.session.registry.tools().iter();
+                let declarations = declarations.map(|t| (t.declaration(), t.kind())).collect();
+                answer.send(Ok(OpReply::Declarations(declarations)));
             }
+            // Never: serve() sends only the ops above here.
+            other => answer.send(Err(OpError::Ended { op: other.name() })),
         }
     }
 

@@ -1,19 +1,21 @@
-//! The ACP front end of one session: an actor beside the REPL and the headless front.
-//! It turns the session's events into `session/update` notifications, approval
-//! requests into `session/request_permission`, and reports how each turn ended.
+//! The ACP front end of one session: an event loop over the session's handle
+//! ([`drive`]) and a renderer ([`AcpFront`]). It turns the session's events into
+//! `session/update` notifications, approval requests into `session/request_permission`
+//! (whose answer goes back as [`Op::Decide`]), and reports how each turn ended
+//! ([`TurnEnd`]).
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use actix::prelude::*;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use super::convert;
+use crate::actors::session::SessionHandle;
 use crate::protocol::{
-    ApprovalDecision, ApprovalRequest, CallStatus, ConfirmationDetails, ToolFactsTable,
+    ApprovalDecision, ApprovalRequest, CallStatus, ConfirmationDetails, Event, Op, ToolFactsTable,
     TurnOutcome, UiEvent,
 };
 use crate::tools::{write_file, write_todos};
@@ -26,38 +28,65 @@ pub trait ClientLink: Send + Sync {
     fn request_permission(&self, params: Value) -> BoxFuture<'static, Result<Value, String>>;
 }
 
-/// Waits for the end of the turn in flight.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct AwaitTurn(pub oneshot::Sender<TurnOutcome>);
+/// Who waits for the end of a session's turn in flight (the `session/prompt` that
+/// started it): the prompt registers before it submits its turn, the event loop
+/// answers at `TurnFinished`. A later registration takes the place of an earlier one,
+/// whose waiter then learns that no answer comes.
+#[derive(Default)]
+pub struct TurnEnd {
+    waiter: Mutex<Option<oneshot::Sender<TurnOutcome>>>,
+}
 
-/// Names the session the front reports for (known once the session has started).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SetSessionId(pub String);
+impl TurnEnd {
+    /// Registers for the end of the next turn to finish.
+    pub fn wait(&self) -> oneshot::Receiver<TurnOutcome> {
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut waiter) = self.waiter.lock() {
+            *waiter = Some(tx);
+        }
+        rx
+    }
 
-impl Handler<SetSessionId> for AcpFront {
-    type Result = ();
-
-    fn handle(&mut self, msg: SetSessionId, _: &mut Self::Context) {
-        self.session_id = msg.0;
+    /// Tells the registered waiter, if any, how the turn ended.
+    fn finished(&self, outcome: TurnOutcome) {
+        let waiter = self.waiter.lock().ok().and_then(|mut w| w.take());
+        if let Some(waiter) = waiter {
+            let _ = waiter.send(outcome);
+        }
     }
 }
 
-/// Gives the front the session's tool facts (how ACP labels each call).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SetToolFacts(pub Arc<ToolFactsTable>);
-
-impl Handler<SetToolFacts> for AcpFront {
-    type Result = ();
-
-    fn handle(&mut self, msg: SetToolFacts, _: &mut Self::Context) {
-        self.facts = msg.0;
+/// The event loop of one ACP session: renders every event of `handle` through
+/// `front`, asks the client about every approval request and answers it with
+/// [`Op::Decide`], and tells `turns` how each turn ended. Ends with the session's
+/// event stream (after its shutdown).
+pub async fn drive(handle: Arc<SessionHandle>, mut front: AcpFront, turns: Arc<TurnEnd>) {
+    while let Some(event) = handle.next_event().await {
+        match event {
+            Event::Ui(event) => {
+                if let Some(outcome) = front.render(event) {
+                    turns.finished(outcome);
+                }
+            }
+            Event::Approval { id, request } => {
+                // Asked off the loop: the session's other events go on meanwhile.
+                let asked = front.ask(&request);
+                let handle = handle.clone();
+                actix::spawn(async move {
+                    let decision = asked.await;
+                    handle.submit(Op::Decide { id, decision });
+                });
+            }
+            Event::OpDone {
+                result: Err(error), ..
+            } => tracing::warn!(%error, "op refused"),
+            Event::OpDone { .. } => {}
+        }
     }
 }
 
-/// The ACP front of one session.
+/// The renderer of one ACP session: what the client has been told of the turn's
+/// calls.
 pub struct AcpFront {
     session_id: String,
     link: Arc<dyn ClientLink>,
@@ -70,17 +99,18 @@ pub struct AcpFront {
     pending: HashSet<String>,
     /// Edit confirmations by call, for the diff of the finished call.
     diffs: HashMap<String, Value>,
-    waiter: Option<oneshot::Sender<TurnOutcome>>,
-    /// The session's tool facts (ACP's kind of each call), once the session started.
+    /// The session's tool facts (ACP's kind of each call).
     facts: Arc<ToolFactsTable>,
 }
 
 impl AcpFront {
+    /// The renderer of session `session_id`, whose calls are labelled by `facts`.
     pub fn new(
         session_id: String,
         link: Arc<dyn ClientLink>,
         root: PathBuf,
         saved_to: String,
+        facts: Arc<ToolFactsTable>,
     ) -> Self {
         Self {
             session_id,
@@ -91,8 +121,7 @@ impl AcpFront {
             announced: HashSet::new(),
             pending: HashSet::new(),
             diffs: HashMap::new(),
-            waiter: None,
-            facts: Arc::default(),
+            facts,
         }
     }
 
@@ -136,22 +165,9 @@ impl AcpFront {
     }
 }
 
-impl Actor for AcpFront {
-    type Context = Context<Self>;
-}
-
-impl Handler<AwaitTurn> for AcpFront {
-    type Result = ();
-
-    fn handle(&mut self, msg: AwaitTurn, _: &mut Self::Context) {
-        self.waiter = Some(msg.0);
-    }
-}
-
-impl Handler<UiEvent> for AcpFront {
-    type Result = ();
-
-    fn handle(&mut self, event: UiEvent, _: &mut Self::Context) {
+impl AcpFront {
+    /// Sends what `event` shows the client; at the end of a turn, how it ended.
+    pub fn render(&mut self, event: UiEvent) -> Option<TurnOutcome> {
         match event {
             UiEvent::TextDelta(text) => self.chunk("agent_message_chunk", text),
             UiEvent::Thought(text) => self.chunk("agent_thought_chunk", text),
@@ -220,19 +236,16 @@ impl Handler<UiEvent> for AcpFront {
                 self.announced.clear();
                 self.pending.clear();
                 self.diffs.clear();
-                if let Some(waiter) = self.waiter.take() {
-                    let _ = waiter.send(outcome);
-                }
+                return Some(outcome);
             }
             _ => {}
         }
+        None
     }
-}
 
-impl Handler<ApprovalRequest> for AcpFront {
-    type Result = ResponseFuture<ApprovalDecision>;
-
-    fn handle(&mut self, msg: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
+    /// Puts approval request `msg` to the client (`session/request_permission`); the
+    /// future answers the client's decision (a failed request cancels the call).
+    pub fn ask(&mut self, msg: &ApprovalRequest) -> BoxFuture<'static, ApprovalDecision> {
         let content = convert::confirmation_content(&msg.details);
         if let ConfirmationDetails::Edit { .. } = &msg.details {
             if let Some(diff) = content.get(0) {

@@ -1,8 +1,8 @@
 //! `troupe --acp`: Troupe as an Agent Client Protocol agent over stdio, for editors
 //! (Zed, JetBrains, Neovim plugins). The JSON-RPC layer and the message types are the
 //! `agent-client-protocol` crate's (protocol v1); this module maps its requests onto
-//! sessions, and each session gets an [`front::AcpFront`] actor beside the REPL and
-//! headless fronts. Only protocol goes to stdout; logs go to the log file, warnings
+//! sessions ([`methods`], one function per method), each driven through its
+//! `SessionHandle` by an event loop and renderer ([`front`]). Only protocol goes to stdout; logs go to the log file, warnings
 //! to stderr.
 
 pub mod auth;
@@ -10,6 +10,7 @@ pub mod convert;
 pub mod editor;
 pub mod front;
 pub mod load;
+mod methods;
 pub mod models;
 pub mod prompts;
 pub mod session;
@@ -18,26 +19,23 @@ pub mod stdio;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use actix::prelude::*;
+use actix::System;
 use agent_client_protocol::v1::schema::{
-    AuthenticateRequest, AuthenticateResponse, CancelNotification, CloseSessionRequest,
-    CloseSessionResponse, InitializeRequest, InitializeResponse, PromptRequest, PromptResponse,
-    RequestPermissionRequest, SessionNotification, SetSessionModeRequest, SetSessionModeResponse,
+    AuthenticateRequest, CancelNotification, CloseSessionRequest, InitializeRequest, PromptRequest,
+    RequestPermissionRequest, SessionNotification, SetSessionModeRequest,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, Client, Error};
 use futures::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
-use tokio::sync::oneshot;
 
 use crate::actors::session::EndReason;
 use crate::frontends::options::RunArgs;
-use crate::frontends::slash::Expansion;
 use crate::frontends::{init_logging, AppError};
-use crate::protocol::{ApprovalMode, CancelTurn, CompressHistory, Memory, SetModelName, UserParts};
-use front::{AwaitTurn, ClientLink};
-use models::{LoadSessionParams, NewSessionParams, RawResponse, SetSessionModelRequest};
+use crate::protocol::Op;
+use front::ClientLink;
+use models::{LoadSessionParams, NewSessionParams, SetSessionModelRequest};
 use session::AcpSession;
 
 /// The modes a session offers (gemini-cli's, in Troupe's names).
@@ -146,234 +144,51 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
     Ok(0)
 }
 
+/// Routes requests of type `$req` to `$method(&state, req, responder, cx)`.
+macro_rules! route {
+    ($builder:expr, $state:expr, $req:ty => $method:path) => {{
+        let state = $state.clone();
+        $builder.on_receive_request(
+            async move |req: $req, responder, cx| $method(&state, req, responder, cx).await,
+            agent_client_protocol::on_receive_request!(),
+        )
+    }};
+}
+
+/// Answers the client until it closes the connection, then ends every open session.
 async fn serve(state: Arc<State>) -> Result<(), Error> {
-    let (s1, s2, s3, s4, s5, s6, s7, s8, s9, s10) = (
-        state.clone(),
-        state.clone(),
-        state.clone(),
-        state.clone(),
-        state.clone(),
-        state.clone(),
-        state.clone(),
-        state.clone(),
-        state.clone(),
-        state.clone(),
-    );
-    let result = Agent
-        .v1()
-        .name("troupe")
-        .on_receive_request(
-            async move |req: InitializeRequest, responder, _cx| {
-                let req = value(&req);
-                let fs = &req["clientCapabilities"]["fs"];
-                if let Ok(mut caps) = s1.client_fs.lock() {
-                    *caps = (
-                        fs["readTextFile"].as_bool() == Some(true),
-                        fs["writeTextFile"].as_bool() == Some(true),
-                    );
-                }
-                responder.respond(typed::<InitializeResponse>(json!({
-                    "protocolVersion": 1,
-                    "agentCapabilities": {
-                        "loadSession": true,
-                        "promptCapabilities": {"image": true, "audio": s1.audio, "embeddedContext": true},
-                        "mcpCapabilities": mcp_capabilities(),
-                        "sessionCapabilities": {"close": {}},
-                    },
-                    "authMethods": auth::methods(),
-                    "agentInfo": {"name": "troupe", "title": "Troupe", "version": env!("CARGO_PKG_VERSION")},
-                }))?)
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: AuthenticateRequest, responder, _cx| {
-                // The request holds the key: it is read here and never logged.
-                match s8.credentials.authenticate(&value(&req)) {
-                    Ok(()) => responder.respond(AuthenticateResponse::default()),
-                    Err(e) => responder.respond_with_error(error(-32602, e.to_string())),
-                }
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: NewSessionParams, responder, cx| {
-                let s = s2.clone();
-                let link = Link { cx: cx.clone() };
-                // Off the dispatch loop: starting waits on the model and MCP servers.
-                cx.spawn(async move {
-                    match session::start(&s, &req.0, link.clone(), None).await {
-                        Ok(started) => {
-                            responder.respond(RawResponse(json!({
-                                "sessionId": started.id,
-                                "modes": modes(started.mode),
-                                "models": started.models,
-                            })))?;
-                            let commands: Vec<Value> = COMMANDS
-                                .iter()
-                                .map(|(n, d)| json!({"name": n, "description": d}))
-                                .collect();
-                            link.update(
-                                &started.id,
-                                json!({"sessionUpdate": "available_commands_update", "availableCommands": commands}),
-                            );
-                            Ok(())
-                        }
-                        Err(message) => responder.respond_with_error(error(-32603, message)),
-                    }
-                })
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: LoadSessionParams, responder, cx| {
-                let id = req.0["sessionId"].as_str().unwrap_or("").to_string();
-                let s = s7.clone();
-                let link = Link { cx: cx.clone() };
-                // Off the dispatch loop: the replay waits on the new session.
-                cx.spawn(async move {
-                    let started = match session::start(&s, &req.0, link.clone(), Some(&id)).await {
-                        Ok(started) => started,
-                        Err(message) => return responder.respond_with_error(error(-32603, message)),
-                    };
-                    for update in load::replay(&started.history, &started.edits, &started.tool_facts) {
-                        link.update(&id, update);
-                    }
-                    responder.respond(RawResponse(json!({
-                        "modes": modes(started.mode),
-                        "models": started.models,
-                    })))
-                })
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: SetSessionModelRequest, responder, _cx| {
-                let Some(session) = s9.session(&req.session_id) else {
-                    return responder.respond_with_error(error(-32602, format!("unknown session {}", req.session_id)));
-                };
-                if let Err(message) = models::check(&req.model_id, &session.models) {
-                    return responder.respond_with_error(error(-32602, message));
-                }
-                let name = req.model_id.trim().to_string();
-                session.session.chat.do_send(SetModelName(name.clone()));
-                if let Ok(mut current) = session.model.lock() {
-                    *current = name;
-                }
-                responder.respond(models::SetSessionModelResponse {})
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: SetSessionModeRequest, responder, cx| {
-                let req = value(&req);
-                let id = req["sessionId"].as_str().unwrap_or("").to_string();
-                let mode = req["modeId"].as_str().and_then(ApprovalMode::parse);
-                let (Some(session), Some(mode)) = (s3.session(&id), mode) else {
-                    return responder
-                        .respond_with_error(error(-32602, "unknown session or mode"));
-                };
-                session.session.policy.lock().mode = mode;
-                responder.respond(typed::<SetSessionModeResponse>(json!({}))?)?;
-                Link { cx }.update(
-                    &id,
-                    json!({"sessionUpdate": "current_mode_update", "currentModeId": mode.as_str()}),
-                );
-                Ok(())
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: PromptRequest, responder, cx| {
-                let req = value(&req);
-                let id = req["sessionId"].as_str().unwrap_or("").to_string();
-                let Some(session) = s4.session(&id) else {
-                    return responder.respond_with_error(error(-32602, format!("unknown session {id}")));
-                };
-                let blocks = req["prompt"].as_array().cloned().unwrap_or_default();
-                let text = convert::prompt_text(&blocks);
-                let audio = matches!(session.session.services.model.provider(), "gemini" | "scripted");
-                let media = match convert::prompt_media(&blocks, audio) {
-                    Ok(media) => media,
-                    Err(message) => return responder.respond_with_error(error(-32602, message)),
-                };
-                let link = Link { cx: cx.clone() };
-                cx.spawn(async move {
-                    if let Some(reply) = slash_command(&session, &text).await {
-                        link.update(&id, json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": reply}}));
-                        return responder.respond(typed::<PromptResponse>(json!({"stopReason": "end_turn"}))?);
-                    }
-                    let chunk = |text: String| json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}});
-                    // A custom command or an MCP prompt goes to the model expanded.
-                    let model_text = match prompts::expand(&session, &text).await {
-                        Ok(None) => text.clone(),
-                        Ok(Some(Expansion::Prompt { text: expanded, notes })) => {
-                            for note in notes {
-                                link.update(&id, chunk(note));
-                            }
-                            expanded
-                        }
-                        Ok(Some(Expansion::Reply(lines))) => {
-                            link.update(&id, chunk(lines.join("\n")));
-                            return responder.respond(typed::<PromptResponse>(json!({"stopReason": "end_turn"}))?);
-                        }
-                        Err(message) => return responder.respond_with_error(error(-32602, message)),
-                    };
-                    let (tx, rx) = oneshot::channel();
-                    let _ = session.front.send(AwaitTurn(tx)).await;
-                    let mut parts = vec![crate::protocol::content::Part::text(model_text)];
-                    parts.extend(media);
-                    session.session.chat.do_send(UserParts { text, parts });
-                    let ended = rx.await;
-                    session::save_always_rules(&session);
-                    match ended {
-                        Ok(outcome) => match convert::stop_reason(&outcome) {
-                            Ok(reason) => responder.respond(typed::<PromptResponse>(json!({"stopReason": reason}))?),
-                            Err(message) => responder.respond_with_error(error(-32603, message)),
-                        },
-                        Err(_) => responder.respond_with_error(error(-32603, "the session stopped")),
-                    }
-                })
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
-        .on_receive_request(
-            async move |req: CloseSessionRequest, responder, cx| {
-                let id = value(&req)["sessionId"].as_str().unwrap_or("").to_string();
-                let Some(session) = s10.remove(&id) else {
-                    return responder.respond_with_error(error(-32602, format!("unknown session {id}")));
-                };
-                // Off the dispatch loop: the shutdown waits on hooks, threads and processes.
-                cx.spawn(async move {
-                    session::close(&session, EndReason::Other).await;
-                    responder.respond(CloseSessionResponse::default())
-                })
-            },
-            agent_client_protocol::on_receive_request!(),
-        )
+    let agent = Agent.v1().name("troupe");
+    let agent = route!(agent, state, InitializeRequest => methods::initialize);
+    let agent = route!(agent, state, AuthenticateRequest => methods::authenticate);
+    let agent = route!(agent, state, NewSessionParams => methods::new_session);
+    let agent = route!(agent, state, LoadSessionParams => methods::load_session);
+    let agent = route!(agent, state, SetSessionModelRequest => methods::set_model);
+    let agent = route!(agent, state, SetSessionModeRequest => methods::set_mode);
+    let agent = route!(agent, state, PromptRequest => methods::prompt);
+    let agent = route!(agent, state, CloseSessionRequest => methods::close_session);
+    let cancels = state.clone();
+    let result = agent
         .on_receive_notification(
-            async move |n: CancelNotification, _cx| {
-                let n = value(&n);
-                if let Some(session) = n["sessionId"].as_str().and_then(|id| s5.session(id)) {
-                    session.session.chat.do_send(CancelTurn);
-                }
-                Ok(())
-            },
+            async move |n: CancelNotification, cx| methods::cancel(&cancels, n, cx).await,
             agent_client_protocol::on_receive_notification!(),
         )
         .connect_to(stdio::transport())
         .await;
-    // The client is gone: cancel every turn, end every open session.
-    let sessions: Vec<Arc<AcpSession>> = s6
+    close_all(&state).await;
+    result
+}
+
+/// The client is gone: cancels every turn, ends every open session.
+async fn close_all(state: &State) {
+    let sessions: Vec<Arc<AcpSession>> = state
         .sessions
         .lock()
         .map(|mut m| m.drain().map(|(_, s)| s).collect())
         .unwrap_or_default();
     for s in &sessions {
-        s.session.chat.do_send(CancelTurn);
+        s.session.submit(Op::Cancel);
     }
     futures::future::join_all(sessions.iter().map(|s| session::close(s, EndReason::Exit))).await;
-    result
 }
 
 /// The `modes` of a session in `current`.
@@ -404,35 +219,5 @@ fn takes_audio(args: &RunArgs, settings: &crate::settings::Settings) -> bool {
                 || !settings.model.gemini.api_key.is_empty()
         }
         _ => false,
-    }
-}
-
-/// `/compress` and `/memory` answered without the model.
-async fn slash_command(session: &AcpSession, text: &str) -> Option<String> {
-    let name = text.trim().strip_prefix('/')?.split_whitespace().next()?;
-    match name {
-        "compress" => {
-            let outcome = session
-                .session
-                .chat
-                .send(CompressHistory { force: true })
-                .await
-                .ok()?;
-            Some(format!("{outcome:?}"))
-        }
-        "memory" => {
-            let report = session
-                .session
-                .chat
-                .send(Memory { refresh: false })
-                .await
-                .ok()?;
-            Some(if report.files.is_empty() {
-                "No context files are loaded.".to_string()
-            } else {
-                format!("Context files:\n{}", report.files.join("\n"))
-            })
-        }
-        _ => None,
     }
 }

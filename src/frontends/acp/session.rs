@@ -7,22 +7,26 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use actix::prelude::*;
 use serde_json::Value;
 
-use super::front::{self, AcpFront};
+use super::front::{self, AcpFront, TurnEnd};
 use super::{editor, models, Link, State};
 use crate::actors::session::{EndReason, SessionHandle, SessionOptions};
-use crate::platform::sessions::plan::{open_existing, plan, SessionArgs};
+use crate::platform::filesystem::editor::SharedEditor;
+use crate::platform::sessions::plan::{open_existing, plan, SessionArgs, SessionPlan};
 use crate::platform::workspace::Workspace;
 use crate::protocol::content::Content;
-use crate::protocol::ApprovalMode;
+use crate::protocol::{ApprovalMode, Op};
+use crate::providers::ModelClient;
 use crate::settings::mcp::{McpServerConfig, Scope, ServerEntry};
+use crate::settings::Settings;
 
-/// One ACP session: the Troupe session, its front, and what the connection tracks.
+/// One ACP session: the Troupe session's handle, who waits for its turn, and what
+/// the connection tracks.
 pub struct AcpSession {
     pub session: Arc<SessionHandle>,
-    pub front: Addr<AcpFront>,
+    /// The end of the turn in flight, told by the session's event loop.
+    pub turns: Arc<TurnEnd>,
     /// The models `session/set_model` may choose (`None`: the provider could not say).
     pub models: Option<Vec<String>>,
     pub model: Mutex<String>,
@@ -134,6 +138,72 @@ pub(super) async fn start(
     link: Link,
     load: Option<&str>,
 ) -> Result<Started, String> {
+    let (workspace, mut settings) = workspace_and_settings(state, req)?;
+    let chosen = choose_model(state, &mut settings).await?;
+    let settings = Arc::new(settings);
+    let recorded = session_plan(&workspace, load)?;
+    let mode = ApprovalMode::parse(&settings.approval.mode).unwrap_or_default();
+    let id = recorded.plan.session_id.clone();
+    let editor = client_editor(state, &link, &id);
+    let root = workspace.primary().to_path_buf();
+    // The client's servers' tools are there for the first prompt (wait_for_mcp); the
+    // SessionStart hook's context goes before it.
+    let session = SessionHandle::start(SessionOptions {
+        workspace,
+        settings,
+        model: chosen.model,
+        model_name: chosen.name.clone(),
+        approval_mode: mode,
+        request_log: state.args.log_requests.clone(),
+        test_tools: crate::platform::test_hooks::enabled(),
+        editor_files: editor,
+        plan: Some(recorded.plan),
+        call_progress: true,
+        wait_for_mcp: true,
+    })
+    .await
+    .map(Arc::new)
+    .map_err(|e| e.to_string())?;
+    let turns = Arc::new(TurnEnd::default());
+    let tool_facts = session.tool_facts();
+    let front = AcpFront::new(
+        id.clone(),
+        Arc::new(link),
+        root,
+        user_config_label(),
+        tool_facts.clone(),
+    );
+    actix::spawn(front::drive(session.clone(), front, turns.clone()));
+    let persisted = crate::frontends::repl::saved_rules::saved_rule_texts(&session.policy().rules);
+    let models = models::models_json(&chosen.name, &chosen.available);
+    if let Ok(mut sessions) = state.sessions.lock() {
+        sessions.insert(
+            id.clone(),
+            Arc::new(AcpSession {
+                session,
+                turns,
+                models: chosen.available,
+                model: Mutex::new(chosen.name),
+                persisted: Mutex::new(persisted),
+            }),
+        );
+    }
+    Ok(Started {
+        id,
+        mode: mode.as_str(),
+        models,
+        history: recorded.history,
+        edits: recorded.edits,
+        tool_facts,
+    })
+}
+
+/// The session's workspace (the request's `cwd` and `--include-directories`) and its
+/// settings, with the client's MCP servers in place of configured ones of their names.
+fn workspace_and_settings(
+    state: &State,
+    req: &Value,
+) -> Result<(Arc<Workspace>, Settings), String> {
     let cwd = PathBuf::from(req["cwd"].as_str().unwrap_or(""));
     if !cwd.is_absolute() {
         return Err(format!(
@@ -161,10 +231,23 @@ pub(super) async fn start(
             .retain(|s| s.name != server.name);
         loaded.settings.mcp_servers.push(server);
     }
+    Ok((workspace, loaded.settings))
+}
+
+/// The session's model, its name and the models it may switch to.
+struct ChosenModel {
+    model: Arc<dyn ModelClient>,
+    name: String,
+    available: Option<Vec<String>>,
+}
+
+/// Picks the model (with the key `authenticate` gave); an unset model name becomes
+/// the provider's default in `settings`.
+async fn choose_model(state: &State, settings: &mut Settings) -> Result<ChosenModel, String> {
     let model = {
         let env = |name: &str| state.credentials.env(name);
         crate::providers::select::select(
-            &loaded.settings,
+            settings,
             &crate::providers::select::ModelChoice {
                 fake_responses: state.args.fake_responses.as_deref(),
                 record_responses: state.args.record_responses.as_deref(),
@@ -173,91 +256,62 @@ pub(super) async fn start(
         )
         .map_err(|e| e.to_string())?
     };
-    if loaded.settings.model.name.trim().is_empty() {
-        loaded.settings.model.name = model.default_model().await.map_err(|e| e.to_string())?;
+    if settings.model.name.trim().is_empty() {
+        settings.model.name = model.default_model().await.map_err(|e| e.to_string())?;
     }
-    let model_name = loaded.settings.model.name.clone();
-    let available = models::available(model.as_ref(), &model_name).await;
-    let settings = Arc::new(loaded.settings);
-    let store = crate::frontends::sessions::store(&workspace).map_err(|e| e.to_string())?;
-    let plan = match load {
-        None => plan(store, &SessionArgs::default()).map_err(|f| f.message)?,
-        Some(id) => {
-            let info = store
-                .list()
-                .into_iter()
-                .find(|s| s.session_id == id)
-                .ok_or_else(|| format!("Invalid session identifier \"{id}\""))?;
-            open_existing(store, info).map_err(|e| e.to_string())?
-        }
+    let name = settings.model.name.clone();
+    let available = models::available(model.as_ref(), &name).await;
+    Ok(ChosenModel {
+        model,
+        name,
+        available,
+    })
+}
+
+/// Where the session is recorded and, for `session/load`, what it recorded.
+struct RecordedSession {
+    plan: SessionPlan,
+    /// The recorded history (`session/load`), to replay.
+    history: Vec<Content>,
+    /// The recorded edits' file diffs by call id (`session/load`), to replay.
+    edits: std::collections::HashMap<String, Value>,
+}
+
+/// A new session in the project's store, or recorded session `load` resumed.
+fn session_plan(workspace: &Workspace, load: Option<&str>) -> Result<RecordedSession, String> {
+    let store = crate::frontends::sessions::store(workspace).map_err(|e| e.to_string())?;
+    let Some(id) = load else {
+        let plan = plan(store, &SessionArgs::default()).map_err(|f| f.message)?;
+        return Ok(RecordedSession {
+            plan,
+            history: Vec::new(),
+            edits: Default::default(),
+        });
     };
-    let (history, edits) = if load.is_some() {
-        (
-            plan.history.clone(),
-            super::load::recorded_edits(&plan.file),
-        )
-    } else {
-        Default::default()
-    };
-    let mode = ApprovalMode::parse(&settings.approval.mode).unwrap_or_default();
+    let info = store
+        .list()
+        .into_iter()
+        .find(|s| s.session_id == id)
+        .ok_or_else(|| format!("Invalid session identifier \"{id}\""))?;
+    let plan = open_existing(store, info).map_err(|e| e.to_string())?;
+    Ok(RecordedSession {
+        history: plan.history.clone(),
+        edits: super::load::recorded_edits(&plan.file),
+        plan,
+    })
+}
+
+/// The client editor's files for session `id`, when the client offers to read or
+/// write them (`fs.readTextFile` / `fs.writeTextFile`).
+fn client_editor(state: &State, link: &Link, id: &str) -> Option<SharedEditor> {
     let (reads, writes) = state.client_fs.lock().map(|c| *c).unwrap_or((false, false));
-    let id = plan.session_id.clone();
-    let id_slot: Arc<Mutex<String>> = Arc::new(Mutex::new(id.clone()));
-    let editor = (reads || writes).then(|| {
+    (reads || writes).then(|| {
         Arc::new(editor::ClientFiles::new(
             link.cx.clone(),
-            id_slot.clone(),
+            Arc::new(Mutex::new(id.to_string())),
             reads,
             writes,
-        )) as crate::platform::filesystem::editor::SharedEditor
-    });
-    let root = workspace.primary().to_path_buf();
-    let front = AcpFront::new(id.clone(), Arc::new(link), root, user_config_label()).start();
-    // The client's servers' tools are there for the first prompt (wait_for_mcp); the
-    // SessionStart hook's context goes before it.
-    let session = SessionHandle::start_with_recipients(
-        SessionOptions {
-            workspace,
-            settings: settings.clone(),
-            model,
-            model_name: model_name.clone(),
-            approval_mode: mode,
-            request_log: state.args.log_requests.clone(),
-            test_tools: crate::platform::test_hooks::enabled(),
-            editor_files: editor,
-            plan: Some(plan),
-            call_progress: true,
-            wait_for_mcp: true,
-        },
-        front.clone().recipient(),
-        front.clone().recipient(),
-    )
-    .await
-    .map_err(|e| e.to_string())?;
-    front.do_send(front::SetSessionId(id.clone()));
-    let tool_facts = session.tool_facts();
-    front.do_send(front::SetToolFacts(tool_facts.clone()));
-    let persisted = crate::frontends::repl::saved_rules::saved_rule_texts(&session.policy().rules);
-    let models = models::models_json(&model_name, &available);
-    if let Ok(mut sessions) = state.sessions.lock() {
-        sessions.insert(
-            id.clone(),
-            Arc::new(AcpSession {
-                session,
-                front,
-                models: available,
-                model: Mutex::new(model_name),
-                persisted: Mutex::new(persisted),
-            }),
-        );
-    }
-    Ok(Started {
-        id,
-        mode: mode.as_str(),
-        models,
-        history,
-        edits,
-        tool_facts,
+        )) as SharedEditor
     })
 }
 
@@ -285,7 +339,7 @@ pub fn save_always_rules(session: &AcpSession) {
 /// turn is cancelled, its "Always allow" rules are saved, and the session shuts down
 /// (SessionEnd with `reason`, its threads and MCP server processes ended).
 pub async fn close(session: &AcpSession, reason: EndReason) {
-    session.session.chat.do_send(crate::protocol::CancelTurn);
+    session.session.submit(Op::Cancel);
     save_always_rules(session);
     session.session.shutdown(reason).await;
 }

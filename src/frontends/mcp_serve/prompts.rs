@@ -10,9 +10,9 @@ use rmcp::ErrorData;
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::actors::scheduler::SharedPolicy;
 use crate::frontends::slash::custom::CustomCommand;
 use crate::frontends::slash::{expand_unattended, Expansion, SessionSide};
+use crate::protocol::PolicySnapshot;
 use crate::tools::Services;
 
 /// The commands as MCP prompts.
@@ -39,7 +39,7 @@ pub fn list(commands: &[CustomCommand]) -> Result<ListPromptsResult, ErrorData> 
 pub async fn get(
     commands: &[CustomCommand],
     services: &Services,
-    policy: &SharedPolicy,
+    policy: PolicySnapshot,
     name: &str,
     arguments: Option<&Map<String, Value>>,
 ) -> Result<GetPromptResult, ErrorData> {
@@ -56,7 +56,7 @@ pub async fn get(
     let line = format!("/{name} {args}");
     let side = SessionSide {
         services,
-        policy: policy.snapshot(),
+        policy,
         mcp: None,
         cancel: CancellationToken::new(),
     };
