@@ -24,7 +24,8 @@ fn dir_or_cwd(dir: Option<&Path>) -> Result<std::path::PathBuf, AppError> {
 /// `troupe trust [DIR]`.
 pub fn trust(dir: Option<&Path>) -> Result<i32, AppError> {
     let dir = dir_or_cwd(dir)?;
-    let real = trust::trust_in(&trust::trust_file(), &dir).map_err(trust_error)?;
+    let real =
+        trust::trust_in(&trust::trust_file(), &dir, &write_trust_file).map_err(trust_error)?;
     println!(
         "Trusted {} (listed in {}).",
         real.display(),
@@ -36,7 +37,8 @@ pub fn trust(dir: Option<&Path>) -> Result<i32, AppError> {
 /// `troupe untrust [DIR]`.
 pub fn untrust(dir: Option<&Path>) -> Result<i32, AppError> {
     let dir = dir_or_cwd(dir)?;
-    let (removed, still) = trust::untrust_in(&trust::trust_file(), &dir).map_err(trust_error)?;
+    let (removed, still) =
+        trust::untrust_in(&trust::trust_file(), &dir, &write_trust_file).map_err(trust_error)?;
     let shown = trust::real_dir(&dir).unwrap_or(dir);
     match (removed, still) {
         (_, Some(by)) => println!(
@@ -110,8 +112,14 @@ pub fn prompt_if_needed(ws: &Workspace, args: &RunArgs) -> Result<(), AppError> 
         _ => None,
     };
     if let Some(dir) = target {
-        let real = trust::trust_in(&trust::trust_file(), &dir).map_err(trust_error)?;
+        let real =
+            trust::trust_in(&trust::trust_file(), &dir, &write_trust_file).map_err(trust_error)?;
         let _ = writeln!(err, "Trusted {}.", real.display());
     }
     Ok(())
+}
+
+/// Writes the trust file through the platform's one atomic writer.
+fn write_trust_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
+    crate::platform::filesystem::owned_file::replace_private(path, bytes).map_err(|e| e.to_string())
 }

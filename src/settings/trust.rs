@@ -81,7 +81,16 @@ pub fn load_trusted(file: &Path) -> Result<TrustedFolders, TrustError> {
     })
 }
 
-fn save_trusted(file: &Path, folders: &TrustedFolders) -> Result<(), TrustError> {
+/// How the trust file is written: the platform's one atomic writer (a private temp
+/// file in the same directory, flushed, renamed over the name), which `settings`, below
+/// `platform`, is handed rather than calls.
+pub type WriteFile<'a> = &'a dyn Fn(&Path, &[u8]) -> Result<(), String>;
+
+fn save_trusted(
+    file: &Path,
+    folders: &TrustedFolders,
+    write: WriteFile<'_>,
+) -> Result<(), TrustError> {
     let err = |e: &dyn std::fmt::Display| TrustError::Write {
         path: file.display().to_string(),
         message: e.to_string(),
@@ -92,10 +101,7 @@ fn save_trusted(file: &Path, folders: &TrustedFolders) -> Result<(), TrustError>
         "# Folders whose project settings Troupe applies (`troupe trust` / `troupe untrust`).\n{}",
         toml::to_string(folders).map_err(|e| err(&e))?
     );
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| err(&e))?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(|e| err(&e))?;
-    tmp.persist(file).map_err(|e| err(&e.error))?;
-    Ok(())
+    write(file, text.as_bytes()).map_err(|e| err(&e))
 }
 
 /// The real path of a directory (`~` expanded).
@@ -135,27 +141,31 @@ pub fn is_trusted(workspace: &Path) -> TrustState {
 }
 
 /// Adds `dir` to the trust file; returns its real path.
-pub fn trust_in(file: &Path, dir: &Path) -> Result<PathBuf, TrustError> {
+pub fn trust_in(file: &Path, dir: &Path, write: WriteFile<'_>) -> Result<PathBuf, TrustError> {
     let real = real_dir(dir)?;
     let mut folders = load_trusted(file)?;
     if !folders.trusted.contains(&real) {
         folders.trusted.push(real.clone());
         folders.trusted.sort();
     }
-    save_trusted(file, &folders)?;
+    save_trusted(file, &folders, write)?;
     Ok(real)
 }
 
 /// Removes `dir` from the trust file; returns whether it was listed, and the folder
 /// above it that still trusts it, if any.
-pub fn untrust_in(file: &Path, dir: &Path) -> Result<(bool, Option<PathBuf>), TrustError> {
+pub fn untrust_in(
+    file: &Path,
+    dir: &Path,
+    write: WriteFile<'_>,
+) -> Result<(bool, Option<PathBuf>), TrustError> {
     let real = real_dir(dir).unwrap_or_else(|_| super::expand_tilde(dir));
     let mut folders = load_trusted(file)?;
     let before = folders.trusted.len();
     folders.trusted.retain(|t| *t != real);
     let removed = folders.trusted.len() != before;
     if removed {
-        save_trusted(file, &folders)?;
+        save_trusted(file, &folders, write)?;
     }
     let still = match trust_state_in(file, &real) {
         TrustState::Trusted { by } => Some(by),
@@ -183,17 +193,21 @@ mod tests {
         let parent = dir.path().join("p");
         let child = parent.join("c");
         std::fs::create_dir_all(&child).unwrap();
+        let write = |path: &Path, bytes: &[u8]| {
+            crate::platform::filesystem::owned_file::replace_private(path, bytes)
+                .map_err(|e| e.to_string())
+        };
         assert_eq!(trust_state_in(&file, &child), TrustState::Untrusted);
-        let real_parent = trust_in(&file, &parent).unwrap();
+        let real_parent = trust_in(&file, &parent, &write).unwrap();
         assert!(trust_state_in(&file, &child).is_trusted());
-        trust_in(&file, &child).unwrap();
-        let (removed, still) = untrust_in(&file, &child).unwrap();
+        trust_in(&file, &child, &write).unwrap();
+        let (removed, still) = untrust_in(&file, &child, &write).unwrap();
         assert!(removed);
         assert_eq!(still, Some(real_parent));
-        untrust_in(&file, &parent).unwrap();
+        untrust_in(&file, &parent, &write).unwrap();
         assert_eq!(trust_state_in(&file, &child), TrustState::Untrusted);
         std::fs::write(&file, "trusted = 3").unwrap();
         assert_eq!(trust_state_in(&file, &child), TrustState::Untrusted);
-        assert!(trust_in(&file, &child).is_err());
+        assert!(trust_in(&file, &child, &write).is_err());
     }
 }
