@@ -202,6 +202,13 @@ impl SessionHandle {
             .collect()
     }
 
+    // ---- REPL
+    /// Whether the session still takes turns: false once its Chat actor has stopped
+    /// (torn down by a panic), or the session has ended.
+    pub fn is_running(&self) -> bool {
+        self.session.chat.connected() && !self.ended.is_cancelled()
+    }
+
     /// TRANSITION: starts a session whose events and approval requests are pumped to
     /// actix recipients, for the front ends not yet turned into event loops.
     #[doc(hidden)]
@@ -356,6 +363,29 @@ impl SessionHandle {
                     Ok(OpReply::Calls(done))
                 });
             }
+            // ---- REPL
+            Op::SwitchSession {
+                file,
+                session_id,
+                existing,
+                repairs,
+                lock,
+            } => match Arc::try_unwrap(lock).or_else(|shared| shared.try_clone()) {
+                Ok(lock) => self.switch_session(
+                    crate::protocol::SwitchSession {
+                        file,
+                        session_id,
+                        existing,
+                        repairs,
+                        lock,
+                    },
+                    answer,
+                ),
+                Err(e) => answer.send(Err(OpError::Unavailable {
+                    op: name,
+                    why: format!("cannot hold the session's lock: {e}"),
+                })),
+            },
             Op::Shutdown { reason, after } => {
                 let (session, ended) = (self.session.clone(), self.ended.clone());
                 self.home.spawn(async move {
@@ -365,6 +395,27 @@ impl SessionHandle {
                 });
             }
         }
+    }
+
+    // ---- REPL
+    /// Points the recorder at another session file ([`Op::SwitchSession`]).
+    fn switch_session(&self, switch: crate::protocol::SwitchSession, answer: Answer) {
+        let Some(recorder) = self.session.recorder.clone() else {
+            answer.send(Err(OpError::Unavailable {
+                op: "switch_session",
+                why: "sessions are not recorded".into(),
+            }));
+            return;
+        };
+        let switched = recorder.send(switch);
+        self.finish(answer, async move {
+            switched
+                .await
+                .map_err(|_| OpError::Ended {
+                    op: "switch_session",
+                })
+                .map(|()| OpReply::Done)
+        });
     }
 
     /// Answers on `answer` once `work` is done, on the session's arbiter.
