@@ -9,6 +9,8 @@
 pub mod actors;
 pub mod cli;
 pub mod engine;
+#[cfg(test)]
+mod engine_tests;
 pub mod frontends;
 pub mod mcp;
 pub mod platform;

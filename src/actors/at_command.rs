@@ -57,10 +57,26 @@ pub async fn expand(
     if !query.contains('@') {
         return Ok(None);
     }
-    let query = query.to_string();
-    fs.run(move |ws| expand_in(ws, &query, &cancel, max_chars))
-        .await
-        .map_err(|e| e.to_string())?
+    let expansion = Expansion {
+        query: query.to_string(),
+        cancel,
+        max_chars,
+    };
+    fs.perform(expansion).await.map_err(|e| e.to_string())?
+}
+
+/// The expansion of one query's `@` references ([`expand_in`]), on the FileSystem pool.
+struct Expansion {
+    query: String,
+    cancel: CancellationToken,
+    max_chars: usize,
+}
+
+impl crate::platform::filesystem::FsWork for Expansion {
+    type Output = Result<Option<Expanded>, String>;
+    fn perform(self, ws: &crate::platform::filesystem::Confined) -> Self::Output {
+        expand_in(ws, &self.query, &self.cancel, self.max_chars)
+    }
 }
 
 /// A reference that resolved: the piece it came from, what is read, how it is named.

@@ -61,7 +61,8 @@ pub struct ChatConfig {
     pub recorder: Option<Recipient<SessionEvent>>,
     /// The history to start from (a resumed session).
     pub history: Vec<Content>,
-    /// Snapshots the workspace before `replace`/`write_file` calls run (checkpointing).
+    /// Snapshots the workspace before edit calls (`replace`, `write_file`) run
+    /// (checkpointing).
     pub checkpointer: Option<Recipient<TakeCheckpoint>>,
     /// Asked whether a turn caught in a loop may go on (the REPL asks the user; the
     /// headless front refuses). None: a loop always ends the turn.
@@ -79,6 +80,9 @@ pub struct ChatConfig {
     pub workspace_files: Option<String>,
     /// How a failed turn's edits are put back (`model.undo_failed_turn`; None: off).
     pub undo: Option<UndoFiles>,
+    /// The facts of the registered tools (which calls run once, which are edits), from
+    /// the registry.
+    pub tool_facts: Arc<crate::protocol::ToolFactsTable>,
 }
 
 /// What undoing a failed turn's edits needs: the one way to write files, and the
@@ -239,7 +243,7 @@ impl Chat {
             turn.cut.apply(&mut request);
             request.require_call = self.config.tuning.first_answer_calls_a_tool && turn.rounds == 0;
             if turn.read_only {
-                small_model::withhold_edit_tools(&mut request);
+                small_model::withhold_edit_tools(&mut request, &self.config.tool_facts);
             }
             if turn.answer_now {
                 small_model::forbid_calls(&mut request);

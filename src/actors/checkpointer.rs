@@ -39,9 +39,9 @@ impl Handler<TakeCheckpoint> for Checkpointer {
     type Result = ();
 
     fn handle(&mut self, msg: TakeCheckpoint, _: &mut Self::Context) {
-        let span = tracing::info_span!("checkpoint", calls = msg.calls.len());
+        let span = tracing::info_span!("checkpoint", calls = msg.edits.len());
         let _enter = span.enter();
-        match self.checkpoints.take(&msg.history, &msg.calls) {
+        match self.checkpoints.take(&msg.history, &msg.edits) {
             Ok(names) => tracing::info!(?names, "checkpoint taken"),
             Err(e) => {
                 tracing::warn!(error = %e, "checkpoint failed");

@@ -110,6 +110,11 @@ pub struct Session {
 }
 
 impl Session {
+    /// The facts of the session's tools (how front ends label and treat their calls).
+    pub fn tool_facts(&self) -> Arc<crate::protocol::ToolFactsTable> {
+        Arc::new(self.registry.facts().clone())
+    }
+
     /// Starts every actor of a session, waits for MCP discovery when
     /// `options.wait_for_mcp`, and fires SessionStart. Must run inside an actix
     /// `System`. On an error, what was started already is ended.
@@ -147,7 +152,7 @@ impl Session {
         if listed > 0 && source == "startup" {
             let listing = services
                 .fs
-                .run(move |ws| crate::tools::workspace_listing::listing(ws, listed))
+                .perform(crate::tools::workspace_listing::WorkspaceListing(listed))
                 .await
                 .ok()
                 .flatten();

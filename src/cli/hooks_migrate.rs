@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::protocol::hooks::HookEvent;
+use crate::tools::{
+    glob, grep, list_directory, read_file, replace, shell, web_fetch, write_file, write_todos,
+};
 
 /// Why a migration could not be done.
 #[derive(Debug, thiserror::Error)]
@@ -39,17 +42,17 @@ const EVENTS: [(&str, &str); 8] = [
 
 /// Claude Code's tool names and Troupe's.
 const TOOLS: [(&str, &str); 11] = [
-    ("MultiEdit", "replace"),
-    ("Edit", "replace"),
-    ("Bash", "run_shell_command"),
-    ("Read", "read_file"),
-    ("Write", "write_file"),
-    ("Glob", "glob"),
-    ("Grep", "grep_search"),
-    ("LS", "list_directory"),
-    ("WebFetch", "web_fetch"),
+    ("MultiEdit", replace::NAME),
+    ("Edit", replace::NAME),
+    ("Bash", shell::NAME),
+    ("Read", read_file::NAME),
+    ("Write", write_file::NAME),
+    ("Glob", glob::NAME),
+    ("Grep", grep::NAME),
+    ("LS", list_directory::NAME),
+    ("WebFetch", web_fetch::NAME),
     ("WebSearch", "google_web_search"),
-    ("TodoWrite", "write_todos"),
+    ("TodoWrite", write_todos::NAME),
 ];
 
 /// Troupe's name for a Claude Code event: its equivalent, or the name itself when it is
@@ -245,11 +248,12 @@ fn write_json(path: &Path, value: &Value) -> Result<(), MigrateError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
     let text = serde_json::to_string_pretty(value).map_err(|e| err(e.to_string()))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| err(e.to_string()))?;
-    std::io::Write::write_all(&mut tmp, format!("{text}\n").as_bytes())
-        .map_err(|e| err(e.to_string()))?;
-    tmp.persist(path).map_err(|e| err(e.to_string()))?;
-    Ok(())
+    use crate::platform::filesystem::owned_file::{replace_private, ReplaceError};
+    replace_private(path, format!("{text}\n").as_bytes()).map_err(|e| match e {
+        // As `tempfile`'s persist error said it.
+        ReplaceError::Rename(e) => err(format!("failed to persist temporary file: {e}")),
+        other => err(other.to_string()),
+    })
 }
 
 #[cfg(test)]

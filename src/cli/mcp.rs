@@ -219,10 +219,8 @@ fn write_doc(path: &Path, doc: &DocumentMut) -> Result<(), McpCliError> {
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(err)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(err)?;
-    std::io::Write::write_all(&mut tmp, doc.to_string().as_bytes()).map_err(err)?;
-    tmp.persist(path).map_err(|e| err(e.error))?;
-    Ok(())
+    crate::platform::filesystem::owned_file::replace_private(path, doc.to_string().as_bytes())
+        .map_err(|e| err(e.into_io()))
 }
 
 fn add(args: AddArgs, cwd: &Path) -> Result<i32, McpCliError> {

@@ -1,31 +1,5 @@
-//! Pure logic: no actors and no side effects beyond what callers pass in.
+//! Pure logic: no actors and no side effects beyond what callers pass in. It lives in
+//! the `troupe-engine` crate (crates/troupe-engine), which depends on `troupe-protocol`
+//! alone; this module re-exports it so that `crate::engine::…` names it everywhere.
 
-pub mod at_refs;
-pub mod call_key;
-pub mod compact_tools;
-pub mod compression;
-pub mod context_budget;
-pub mod definitions;
-pub mod diff;
-pub mod edit;
-pub mod file_kind;
-pub mod hash;
-pub mod history;
-pub mod loop_detection;
-pub mod model;
-pub mod paths;
-pub mod policy;
-pub mod proc_stat;
-pub mod prompt;
-pub mod request_history;
-pub mod responses;
-pub mod result_display;
-pub mod sanitize;
-pub mod schema;
-pub mod secret_names;
-pub mod session_file;
-pub mod shell_readonly;
-pub mod shell_syntax;
-pub mod stats;
-pub mod syntax_check;
-pub mod text;
+pub use troupe_engine::*;

@@ -149,6 +149,29 @@ impl ContextFiles {
         self.discover_from_with(dir, &|p| std::fs::read_to_string(p).ok())
     }
 
+    /// [`ContextFiles::discover_from`] for each of `dirs` in turn, on the FileSystem
+    /// pool: each context file is opened beneath its workspace root (the
+    /// just-in-time tier).
+    pub async fn discover_confined(
+        self: std::sync::Arc<Self>,
+        fs: &crate::platform::filesystem::FsClient,
+        dirs: Vec<PathBuf>,
+    ) -> Vec<ContextFile> {
+        fs.run(move |confined| {
+            let read = |path: &Path| {
+                let bytes = crate::platform::filesystem::read_checked(confined, path).ok()?;
+                String::from_utf8(bytes.bytes).ok()
+            };
+            let mut files = Vec::new();
+            for dir in dirs {
+                files.extend(self.discover_from_with(&dir, &read));
+            }
+            files
+        })
+        .await
+        .unwrap_or_default()
+    }
+
     /// [`ContextFiles::discover_from`] with the files read by `read` (the FileSystem
     /// actor's confined read for the just-in-time tier).
     pub fn discover_from_with(

@@ -7,10 +7,13 @@
 pub mod atomic_write;
 pub mod confined;
 pub mod editor;
+pub mod glob_check;
+pub mod owned_file;
 pub mod path_lookup;
 mod pool;
 pub mod stale_temps;
 pub mod test_pause;
+pub mod walk;
 pub mod writers;
 
 use std::io;
@@ -292,6 +295,21 @@ pub fn write_atomic(
     atomic_write::write_confined(confined, path, bytes, expect)
 }
 
+/// A named piece of file work that runs on a FileSystem thread beneath the workspace
+/// roots' descriptors: its only access to files is the [`Confined`] it is given, whose
+/// every open is made beneath a root ([`Confined::open`], [`Confined::walk_files`]).
+///
+/// Callers outside `platform` reach the pool through [`FsClient`]'s typed methods
+/// (`read`, `stat`, `list_dir`, `write_atomic`, `glob`) or by handing it a value of a
+/// type implementing this ([`FsClient::perform`]): a typed request whose work is
+/// known by its name, never an arbitrary closure.
+pub trait FsWork: Send + 'static {
+    /// What the work answers.
+    type Output: Send + 'static;
+    /// Does the work on a FileSystem thread.
+    fn perform(self, confined: &Confined) -> Self::Output;
+}
+
 /// A cheap handle on the FileSystem actor with async methods.
 #[derive(Clone)]
 pub struct FsClient {
@@ -378,10 +396,18 @@ impl FsClient {
             .await?
     }
 
+    /// Runs the typed request `work` on a FileSystem thread and returns its answer
+    /// (one hand-off there, one back, as for every method here). A request that panics
+    /// is an error for this caller only.
+    pub async fn perform<W: FsWork>(&self, work: W) -> Result<W::Output, FsError> {
+        self.run(move |confined| work.perform(confined)).await
+    }
+
     /// Runs `work` on a FileSystem thread and returns its result. The job goes
     /// straight into the actor's mailbox and answers on its own channel: one hand-off
-    /// there, one back. A job that panics is an error for this caller only.
-    pub async fn run<R: Send + 'static>(
+    /// there, one back. A job that panics is an error for this caller only. Private to
+    /// the platform: everything else names its work ([`FsWork`]).
+    pub(in crate::platform) async fn run<R: Send + 'static>(
         &self,
         work: impl FnOnce(&Confined) -> R + Send + 'static,
     ) -> Result<R, FsError> {

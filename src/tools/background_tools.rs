@@ -33,6 +33,11 @@ impl Tool for ListBackgroundProcesses {
         ToolKind::Read
     }
 
+    /// Reads processes, not files: ACP shows it as other.
+    fn acp_kind(&self) -> ToolKind {
+        ToolKind::Other
+    }
+
     fn description(&self) -> String {
         "Lists the background shell processes started in this session, running or \
          finished, with their PIDs and exit status."
@@ -95,6 +100,11 @@ impl Tool for ReadBackgroundOutput {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Read
+    }
+
+    /// Reads processes, not files: ACP shows it as other.
+    fn acp_kind(&self) -> ToolKind {
+        ToolKind::Other
     }
 
     fn description(&self) -> String {

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::file_walk::{glob_matcher, literal_or_glob, walk_files};
 use super::{Services, Tool, ToolContext};
 use crate::engine::text::locale_cmp;
-use crate::platform::filesystem::{stat_confined, Confined, FsError, OpenMode};
+use crate::platform::filesystem::{stat_confined, Confined, FsError, FsWork, OpenMode};
 use crate::platform::ignore_rules::{FilterOptions, IgnoreRules};
 use crate::protocol::{ToolErrorKind, ToolKind, ToolOutput};
 
@@ -39,11 +39,14 @@ const RECENT: Duration = Duration::from_secs(24 * 3600);
 /// uncapped listing of 200,000 files was 7 MB sent to the model).
 pub const MAX_LISTED: usize = 2000;
 
+/// The name the model calls.
+pub const NAME: &str = "glob";
+
 impl Tool for Glob {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "glob"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {
@@ -52,6 +55,10 @@ impl Tool for Glob {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Search
+    }
+
+    fn answer_depends_on_files_only(&self) -> bool {
+        true
     }
 
     fn description(&self) -> String {
@@ -90,9 +97,26 @@ impl Tool for Glob {
     fn execute(&self, p: Params, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
             let cancel = ctx.cancel.clone();
-            let result = ctx.services.fs.run(move |ws| search(ws, &p, &cancel)).await;
+            let result = ctx
+                .services
+                .fs
+                .perform(GlobSearch { params: p, cancel })
+                .await;
             result.unwrap_or_else(|e| unexpected(&e.to_string()))
         })
+    }
+}
+
+/// One `glob` call's search, on the FileSystem pool beneath the workspace roots.
+struct GlobSearch {
+    params: Params,
+    cancel: CancellationToken,
+}
+
+impl FsWork for GlobSearch {
+    type Output = ToolOutput;
+    fn perform(self, ws: &Confined) -> ToolOutput {
+        search(ws, &self.params, &self.cancel)
     }
 }
 

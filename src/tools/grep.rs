@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::{Services, Tool, ToolContext};
-use crate::platform::filesystem::{read_checked, Confined, FsError, OpenMode};
+use crate::platform::filesystem::{read_checked, Confined, FsError, FsWork, OpenMode};
 use crate::platform::ignore_rules::{FilterOptions, IgnoreRules};
 use crate::protocol::{ToolErrorKind, ToolKind, ToolOutput};
 use format::{add_auto_context, format_results, GrepReport};
@@ -62,11 +62,14 @@ pub struct Params {
     pub no_ignore: bool,
 }
 
+/// The name the model calls.
+pub const NAME: &str = "grep_search";
+
 impl Tool for GrepSearch {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "grep_search"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {
@@ -75,6 +78,10 @@ impl Tool for GrepSearch {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Search
+    }
+
+    fn answer_depends_on_files_only(&self) -> bool {
+        true
     }
 
     fn description(&self) -> String {
@@ -141,7 +148,7 @@ impl Tool for GrepSearch {
     fn execute(&self, p: Params, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
             let cancel = ctx.cancel.clone();
-            let result = ctx.services.fs.run(move |ws| run(ws, &p, &cancel)).await;
+            let result = ctx.services.fs.perform(Grep { params: p, cancel }).await;
             result.unwrap_or_else(|e| grep_error(&e.to_string()))
         })
     }
@@ -177,53 +184,26 @@ fn grep_error(message: &str) -> ToolOutput {
     )
 }
 
+/// One `grep_search` call, run on the FileSystem pool beneath the workspace roots.
+struct Grep {
+    params: Params,
+    cancel: CancellationToken,
+}
+
+impl FsWork for Grep {
+    type Output = ToolOutput;
+    fn perform(self, ws: &Confined) -> ToolOutput {
+        run(ws, &self.params, &self.cancel)
+    }
+}
+
 /// Resolves and checks the search path, searches, adds auto-context and formats.
 pub fn run(ws: &Confined, p: &Params, cancel: &CancellationToken) -> ToolOutput {
     let shown = p.dir_path.clone().unwrap_or_else(|| ".".to_string());
-    // The search path is opened beneath its root: outside paths are refused first.
-    let (base, meta) = match ws.open(&ws.resolve(&shown), OpenMode::Handle) {
-        Ok(opened) => {
-            let meta = opened.file.metadata();
-            (opened.real_path, meta)
-        }
-        Err(FsError::Path(e)) => {
-            return ToolOutput::error(
-                ToolErrorKind::PathNotInWorkspace,
-                e.to_string(),
-                "Error: Path not in workspace.",
-            )
-        }
-        Err(FsError::NotFound(_)) | Err(FsError::NotDirectory(_)) => {
-            let base = ws.absolute(&ws.resolve(&shown));
-            let msg = format!("Path does not exist: {}", base.display());
-            return ToolOutput::error(
-                ToolErrorKind::FileNotFound,
-                msg,
-                "Error: Path does not exist.",
-            );
-        }
-        Err(e) => {
-            return ToolOutput::text(
-                format!("Failed to access path stats for {shown}: {e}"),
-                "Error: Failed to access path.",
-            )
-        }
+    let base = match search_base(ws, &shown) {
+        Ok(base) => base,
+        Err(out) => return *out,
     };
-    match meta {
-        Ok(meta) if meta.is_dir() || meta.is_file() => {}
-        Ok(_) => {
-            return ToolOutput::text(
-                format!("Path is not a valid directory or file: {}", base.display()),
-                "Error: Path is not a valid directory or file.",
-            )
-        }
-        Err(e) => {
-            return ToolOutput::text(
-                format!("Failed to access path stats for {}: {e}", base.display()),
-                "Error: Failed to access path.",
-            )
-        }
-    }
     let exclude = match p
         .exclude_pattern
         .as_deref()
@@ -250,8 +230,7 @@ pub fn run(ws: &Confined, p: &Params, cancel: &CancellationToken) -> ToolOutput 
         threads: 4,
         timeout: Some(SEARCH_TIMEOUT),
     };
-    let open = |path: &Path| ws.open(path, OpenMode::Read).ok().map(|o| o.file);
-    let mut hits = match search::search(&request, &open, Some(cancel)) {
+    let mut hits = match search::search_confined(ws, &request, Some(cancel)) {
         Ok(hits) => hits,
         Err(SearchError::Cancelled) => return grep_error("the search was cancelled"),
         Err(e) => return grep_error(&e.to_string()),
@@ -279,4 +258,49 @@ pub fn run(ws: &Confined, p: &Params, cancel: &CancellationToken) -> ToolOutput 
     format_results(&report, &hits, |path: &Path| {
         search::display_path(&base, path)
     })
+}
+
+/// The real path of the directory or file to search (`shown` as the model gave it),
+/// opened beneath its root: a path outside, missing or of another kind is the
+/// model-facing error.
+fn search_base(ws: &Confined, shown: &str) -> Result<std::path::PathBuf, Box<ToolOutput>> {
+    let (base, meta) = match ws.open(&ws.resolve(shown), OpenMode::Handle) {
+        Ok(opened) => {
+            let meta = opened.file.metadata();
+            (opened.real_path, meta)
+        }
+        Err(FsError::Path(e)) => {
+            return Err(Box::new(ToolOutput::error(
+                ToolErrorKind::PathNotInWorkspace,
+                e.to_string(),
+                "Error: Path not in workspace.",
+            )))
+        }
+        Err(FsError::NotFound(_)) | Err(FsError::NotDirectory(_)) => {
+            let base = ws.absolute(&ws.resolve(shown));
+            let msg = format!("Path does not exist: {}", base.display());
+            return Err(Box::new(ToolOutput::error(
+                ToolErrorKind::FileNotFound,
+                msg,
+                "Error: Path does not exist.",
+            )));
+        }
+        Err(e) => {
+            return Err(Box::new(ToolOutput::text(
+                format!("Failed to access path stats for {shown}: {e}"),
+                "Error: Failed to access path.",
+            )))
+        }
+    };
+    match meta {
+        Ok(meta) if meta.is_dir() || meta.is_file() => Ok(base),
+        Ok(_) => Err(Box::new(ToolOutput::text(
+            format!("Path is not a valid directory or file: {}", base.display()),
+            "Error: Path is not a valid directory or file.",
+        ))),
+        Err(e) => Err(Box::new(ToolOutput::text(
+            format!("Failed to access path stats for {}: {e}", base.display()),
+            "Error: Failed to access path.",
+        ))),
+    }
 }

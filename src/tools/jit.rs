@@ -60,23 +60,12 @@ pub async fn with_jit_context(
     if claimed.is_empty() {
         return HostOutcome::Finished(output);
     }
-    let context = services.context.clone();
     // On the FileSystem pool: each context file is opened beneath its root.
     let found = services
-        .fs
-        .run(move |confined| {
-            let read = |path: &std::path::Path| {
-                let bytes = crate::platform::filesystem::read_checked(confined, path).ok()?;
-                String::from_utf8(bytes.bytes).ok()
-            };
-            let mut files = Vec::new();
-            for dir in claimed {
-                files.extend(context.discover_from_with(&dir, &read));
-            }
-            files
-        })
-        .await
-        .unwrap_or_default();
+        .context
+        .clone()
+        .discover_confined(&services.fs, claimed)
+        .await;
     if found.is_empty() {
         return HostOutcome::Finished(output);
     }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::Services;
 use crate::engine::definitions::{removed_definitions, uses_word};
 use crate::engine::syntax_check::Grammar;
-use crate::platform::filesystem::{Confined, OpenMode};
+use crate::platform::filesystem::{Confined, FsWork, OpenMode};
 use crate::platform::ignore_rules::{pruned_walk, FilterOptions, IgnoreRules};
 use crate::protocol::{ToolErrorKind, ToolOutput};
 
@@ -35,26 +35,12 @@ pub async fn refuse_removed_definition(
     if !services.settings.edit.keep_used_definitions || Grammar::for_path(path).is_none() {
         return Ok(());
     }
-    let (owned_path, before, after) = (path.to_path_buf(), before.to_string(), after.to_string());
-    let found = services
-        .fs
-        .run(move |ws| {
-            let removed = removed_definitions(&owned_path, &before, &after);
-            if removed.is_empty() {
-                return None;
-            }
-            let in_file: Vec<String> = removed
-                .iter()
-                .filter(|n| uses_word(&after, n))
-                .cloned()
-                .collect();
-            let (name, users) = match in_file.first() {
-                Some(name) => (name.clone(), vec![owned_path.clone()]),
-                None => used_elsewhere(ws, &owned_path, &removed)?,
-            };
-            Some((name, users))
-        })
-        .await;
+    let still_used = StillUsed {
+        path: path.to_path_buf(),
+        before: before.to_string(),
+        after: after.to_string(),
+    };
+    let found = services.fs.perform(still_used).await;
     let Ok(Some((name, users))) = found else {
         return Ok(());
     };
@@ -73,6 +59,34 @@ pub async fn refuse_removed_definition(
     );
     let display = format!("Refused: the edit would remove `{name}`, which is still used.");
     Err(ToolOutput::error(kind, raw, display))
+}
+
+/// Which definition an edit of `path` from `before` to `after` removes that is still
+/// used, and where; looked up on the FileSystem pool beneath the workspace roots.
+struct StillUsed {
+    path: PathBuf,
+    before: String,
+    after: String,
+}
+
+impl FsWork for StillUsed {
+    type Output = Option<(String, Vec<PathBuf>)>;
+    fn perform(self, ws: &Confined) -> Self::Output {
+        let removed = removed_definitions(&self.path, &self.before, &self.after);
+        if removed.is_empty() {
+            return None;
+        }
+        let in_file: Vec<String> = removed
+            .iter()
+            .filter(|n| uses_word(&self.after, n))
+            .cloned()
+            .collect();
+        let (name, users) = match in_file.first() {
+            Some(name) => (name.clone(), vec![self.path.clone()]),
+            None => used_elsewhere(ws, &self.path, &removed)?,
+        };
+        Some((name, users))
+    }
 }
 
 /// The first of `names` that another file of the workspace uses, with the files that

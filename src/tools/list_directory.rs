@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::{FileFilteringOptions, Services, Tool, ToolContext, Touched};
 use crate::engine::text::locale_cmp;
-use crate::platform::filesystem::{list_confined, stat_confined, Confined, FsError};
+use crate::platform::filesystem::{list_confined, stat_confined, Confined, FsError, FsWork};
 use crate::platform::ignore_rules::{FilterOptions, IgnoreRules};
 use crate::protocol::{ToolErrorKind, ToolKind, ToolOutput};
 
@@ -24,11 +24,14 @@ pub struct Params {
     pub file_filtering_options: Option<FileFilteringOptions>,
 }
 
+/// The name the model calls.
+pub const NAME: &str = "list_directory";
+
 impl Tool for ListDirectory {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "list_directory"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {
@@ -37,6 +40,10 @@ impl Tool for ListDirectory {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Search
+    }
+
+    fn answer_depends_on_files_only(&self) -> bool {
+        true
     }
 
     fn description(&self) -> String {
@@ -81,11 +88,12 @@ impl Tool for ListDirectory {
             let dir = ctx.services.workspace.resolve(&p.dir_path);
             let options = p.file_filtering_options.unwrap_or_default().resolve();
             let ignore = p.ignore.clone();
-            let result = ctx
-                .services
-                .fs
-                .run(move |ws| list(ws, &dir, &ignore, options))
-                .await;
+            let listing = Listing {
+                dir,
+                ignore,
+                options,
+            };
+            let result = ctx.services.fs.perform(listing).await;
             result.unwrap_or_else(|e| {
                 ToolOutput::error(
                     ToolErrorKind::LsExecutionError,
@@ -94,6 +102,20 @@ impl Tool for ListDirectory {
                 )
             })
         })
+    }
+}
+
+/// One `list_directory` call, on the FileSystem pool beneath the workspace roots.
+struct Listing {
+    dir: std::path::PathBuf,
+    ignore: Vec<String>,
+    options: FilterOptions,
+}
+
+impl FsWork for Listing {
+    type Output = ToolOutput;
+    fn perform(self, ws: &Confined) -> ToolOutput {
+        list(ws, &self.dir, &self.ignore, self.options)
     }
 }
 

@@ -5,6 +5,8 @@
 pub mod background_tools;
 pub mod corrector;
 pub mod dynamic;
+#[cfg(test)]
+mod facts_tests;
 pub mod file_edit;
 pub mod file_reader;
 pub mod file_walk;
@@ -23,6 +25,8 @@ pub mod replace;
 pub mod save_memory;
 pub mod shell;
 pub mod synthetic;
+#[cfg(feature = "test-hooks")]
+pub mod test_note;
 #[cfg(feature = "test-hooks")]
 pub mod test_tools;
 pub mod web_fetch;
@@ -44,7 +48,7 @@ use crate::platform::filesystem::FsClient;
 use crate::platform::workspace::Workspace;
 use crate::protocol::content::FunctionDeclaration;
 use crate::protocol::EventSink;
-use crate::protocol::{ConfirmationDetails, ToolKind, ToolOutput, UiEvent};
+use crate::protocol::{AllowKey, ConfirmationDetails, ToolFacts, ToolKind, ToolOutput, UiEvent};
 use crate::providers::ModelClient;
 use crate::settings::Settings;
 use crate::tools::corrector::Corrector;
@@ -209,7 +213,64 @@ pub trait Tool: Send + Sync + 'static {
     fn name(&self) -> &'static str;
     /// The name shown to the user.
     fn display_name(&self) -> &'static str;
+    /// What the tool does: reads only (`Read`, `Search`), edits files (`Edit`, `Delete`,
+    /// `Move`), runs commands (`Execute`), reaches the network (`Fetch`), keeps notes
+    /// (`Think`) or something else (`Other`). Decides the default approval policy.
     fn kind(&self) -> ToolKind;
+
+    /// How ACP labels the tool's calls; by default its [`Tool::kind`].
+    fn acp_kind(&self) -> ToolKind {
+        self.kind()
+    }
+
+    /// What the key of an allow rule for this tool (`tool(key)`) names, matched against
+    /// the call's [`Tool::approval_keys`]; by default a path.
+    fn allow_key(&self) -> AllowKey {
+        AllowKey::Path
+    }
+
+    /// Whether identical calls in one model answer run once (every copy gets the one
+    /// answer) and the same call succeeding again right after is a repeat the model is
+    /// told about. True by default: a built-in tool's effects are known, and the same
+    /// call asked for twice in one answer is a repetition, not a plan.
+    fn run_once(&self) -> bool {
+        true
+    }
+
+    /// Whether the answer depends only on the files, so the same call again with
+    /// nothing changed in between answers the same (loop detection calls a read again
+    /// a repeat). False by default.
+    fn answer_depends_on_files_only(&self) -> bool {
+        false
+    }
+
+    /// The argument that names the one file a call edits, when the tool is an edit:
+    /// undoing a failed turn, checkpoints and the small profile's turns that ask for no
+    /// change treat its calls as edits. `None` (the default): not an edit.
+    fn edited_file_arg(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Optional parameters a compact declaration (`tools.compact_declarations`) keeps,
+    /// because the tool's own errors tell the model to set them. None by default.
+    fn compact_keeps(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// The methods above as plain data, for the registry's
+    /// [`ToolFactsTable`](crate::protocol::ToolFactsTable)
+    /// (not meant to be overridden).
+    fn facts(&self) -> ToolFacts {
+        ToolFacts {
+            kind: self.kind(),
+            acp_kind: self.acp_kind(),
+            allow_key: self.allow_key(),
+            run_once: self.run_once(),
+            answer_depends_on_files_only: self.answer_depends_on_files_only(),
+            edited_file_arg: self.edited_file_arg(),
+            compact_keeps: self.compact_keeps(),
+        }
+    }
     /// The description sent to the model.
     fn description(&self) -> String;
     /// The JSON schema of the parameters sent to the model.
@@ -239,6 +300,17 @@ pub trait Tool: Send + Sync + 'static {
     /// reads, a write into `.troupe/`); by default the plain hint.
     fn policy_hint_in(&self, params: &Self::Params, _services: &Services) -> Option<PolicyHint> {
         self.policy_hint(params)
+    }
+
+    /// A hint that needs the file system (the shell tool's glob check): computed on
+    /// the FileSystem pool before the call's approval, it replaces
+    /// [`Tool::policy_hint_in`]'s. `None` (the default): that hint stands.
+    fn policy_hint_settled(
+        &self,
+        _params: &Self::Params,
+        _services: &Services,
+    ) -> Option<BoxFuture<'static, Option<PolicyHint>>> {
+        None
     }
 
     /// What "allow for this session" remembers for this call (a file, a command

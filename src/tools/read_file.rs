@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::file_reader::{not_found, process_open_file_with, read_failure, LineWindow};
 use super::{Services, Tool, ToolContext, Touched};
 use crate::engine::file_kind;
-use crate::platform::filesystem::{Confined, FsError, OpenMode};
+use crate::platform::filesystem::{Confined, FsError, FsWork, OpenMode};
 use crate::platform::ignore_rules::{FilterOptions, IgnoreRules};
 use crate::platform::workspace::PathError;
 use crate::protocol::{ToolErrorKind, ToolKind, ToolOutput};
@@ -34,11 +34,14 @@ pub struct Params {
     pub limit: Option<usize>,
 }
 
+/// The name the model calls.
+pub const NAME: &str = "read_file";
+
 impl Tool for ReadFile {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "read_file"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {
@@ -47,6 +50,10 @@ impl Tool for ReadFile {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Read
+    }
+
+    fn answer_depends_on_files_only(&self) -> bool {
+        true
     }
 
     fn description(&self) -> String {
@@ -98,11 +105,7 @@ impl Tool for ReadFile {
         Box::pin(async move {
             let window = window_of(&p);
             let raw = p.file_path.clone();
-            let result = ctx
-                .services
-                .fs
-                .run(move |ws| read_for_model(ws, &raw, window))
-                .await;
+            let result = ctx.services.fs.perform(ReadForModel { raw, window }).await;
             let result = match result {
                 // A client editor's buffer wins over the disk (checks done above).
                 // Boxed: only a session with an editor needs this state in flight.
@@ -138,6 +141,19 @@ fn window_of(p: &Params) -> LineWindow {
         }
     } else {
         LineWindow::Default
+    }
+}
+
+/// One `read_file` call's read, on the FileSystem pool: [`read_for_model`].
+struct ReadForModel {
+    raw: String,
+    window: LineWindow,
+}
+
+impl FsWork for ReadForModel {
+    type Output = ToolOutput;
+    fn perform(self, confined: &Confined) -> ToolOutput {
+        read_for_model(confined, &self.raw, self.window)
     }
 }
 

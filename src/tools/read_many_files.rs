@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::{FileFilteringOptions, Services, Tool, ToolContext, Touched};
-use crate::platform::filesystem::Confined;
+use crate::platform::filesystem::{Confined, FsWork};
 use crate::protocol::content::Part;
 use crate::protocol::{ToolErrorKind, ToolKind, ToolOutput};
 
@@ -85,11 +85,14 @@ pub struct Params {
     pub file_filtering_options: Option<FileFilteringOptions>,
 }
 
+/// The name the model calls.
+pub const NAME: &str = "read_many_files";
+
 impl Tool for ReadManyFiles {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "read_many_files"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {
@@ -98,6 +101,10 @@ impl Tool for ReadManyFiles {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Read
+    }
+
+    fn answer_depends_on_files_only(&self) -> bool {
+        true
     }
 
     fn description(&self) -> String {
@@ -153,10 +160,23 @@ impl Tool for ReadManyFiles {
             let result = ctx
                 .services
                 .fs
-                .run(move |ws| read_many(ws, &p, &cancel))
+                .perform(ReadMany { params: p, cancel })
                 .await;
             result.unwrap_or_else(|e| search_error(&e.to_string()))
         })
+    }
+}
+
+/// One `read_many_files` call, on the FileSystem pool beneath the workspace roots.
+struct ReadMany {
+    params: Params,
+    cancel: CancellationToken,
+}
+
+impl FsWork for ReadMany {
+    type Output = ToolOutput;
+    fn perform(self, ws: &Confined) -> ToolOutput {
+        read_many(ws, &self.params, &self.cancel)
     }
 }
 

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::{apply_aliases, declaration_of, PolicyHint, Services, Tool, ToolContext, Touched};
 use crate::engine::schema;
 use crate::protocol::content::FunctionDeclaration;
-use crate::protocol::{ConfirmationDetails, ToolKind};
+use crate::protocol::{ConfirmationDetails, ToolFacts, ToolFactsTable, ToolKind};
 use crate::tools::host::ToolActor;
 use crate::tools::invoke::{HostOutcome, Invoke};
 
@@ -28,6 +28,11 @@ pub trait Invocation: Send {
         None
     }
     fn policy_hint(&self) -> Option<PolicyHint>;
+    /// Settles a hint that needs the file system ([`Tool::policy_hint_settled`]);
+    /// once awaited, [`Invocation::policy_hint`] is final. `None`: it already is.
+    fn settle_hint(&mut self) -> Option<BoxFuture<'_, ()>> {
+        None
+    }
     fn approval_keys(&self) -> &[String];
     fn confirmation(&self, ctx: &ToolContext) -> BoxFuture<'static, Option<ConfirmationDetails>>;
     /// The actor the call goes to (`read_file#1@tool-arbiter-0`), for traces.
@@ -41,6 +46,14 @@ pub trait ToolHandle: Send + Sync {
     fn name(&self) -> &str;
     fn display_name(&self) -> &str;
     fn kind(&self) -> ToolKind;
+    /// The tool's facts ([`Tool::facts`]); a tool that is not a built-in one (an MCP
+    /// server's) has the unknown facts with its own kind.
+    fn facts(&self) -> ToolFacts {
+        ToolFacts {
+            kind: self.kind(),
+            ..ToolFacts::UNKNOWN
+        }
+    }
     fn description(&self) -> String;
     fn declaration(&self) -> FunctionDeclaration;
     /// Aliases, schema, deserialisation, then the tool's own checks.
@@ -64,6 +77,8 @@ struct Prepared<T: Tool> {
     params: T::Params,
     touched: Touched,
     hint: Option<PolicyHint>,
+    /// The hint still to be settled on the FileSystem pool, if any.
+    settling: Option<BoxFuture<'static, Option<PolicyHint>>>,
     keys: Vec<String>,
 }
 
@@ -74,6 +89,13 @@ impl<T: Tool> Invocation for Prepared<T> {
 
     fn policy_hint(&self) -> Option<PolicyHint> {
         self.hint
+    }
+
+    fn settle_hint(&mut self) -> Option<BoxFuture<'_, ()>> {
+        let settling = self.settling.take()?;
+        Some(Box::pin(async move {
+            self.hint = settling.await;
+        }))
     }
 
     fn approval_keys(&self) -> &[String] {
@@ -128,6 +150,10 @@ impl<T: Tool> ToolHandle for Hosted<T> {
         self.tool.kind()
     }
 
+    fn facts(&self) -> ToolFacts {
+        self.tool.facts()
+    }
+
     fn description(&self) -> String {
         self.tool.description()
     }
@@ -153,6 +179,7 @@ impl<T: Tool> ToolHandle for Hosted<T> {
             label: label.clone(),
             touched: self.tool.touched(&params, services),
             hint: self.tool.policy_hint_in(&params, services),
+            settling: self.tool.policy_hint_settled(&params, services),
             keys: self.tool.approval_keys(&params, services),
             params,
         }))
@@ -186,6 +213,9 @@ pub struct ToolRegistry {
     arbiter_label: &'static str,
     /// Actors started so far (places the next one on the next arbiter).
     placed: usize,
+    /// The facts of every tool registered, by name (kept when [`ToolRegistry::retain`]
+    /// leaves a tool out, so a call of it is treated as before), and the legacy names.
+    facts: ToolFactsTable,
     /// MCP servers configured but not started (an untrusted folder's project servers):
     /// a call of one of their tools is told why it is not there.
     withheld: Vec<String>,
@@ -216,9 +246,14 @@ impl ToolRegistry {
             }
             ToolArbiters::Own(handles) => (handles, "tool-arbiter"),
         };
+        let mut facts = ToolFactsTable::default();
+        for (old, new) in LEGACY_ALIASES {
+            facts.alias(old, new);
+        }
         Self {
             tools: Vec::new(),
             by_name: HashMap::new(),
+            facts,
             dynamic: Default::default(),
             timeout: call_timeout,
             actors_per_tool: actors_per_tool.max(1),
@@ -255,6 +290,7 @@ impl ToolRegistry {
             .collect();
         self.by_name
             .insert(tool.name().to_string(), self.tools.len());
+        self.facts.insert(tool.name(), tool.facts());
         let schema = tool.schema();
         self.tools.push(Arc::new(Hosted {
             tool,
@@ -286,6 +322,12 @@ impl ToolRegistry {
             Some(&i) => Some(self.tools[i].clone()),
             None => self.dynamic.get(name),
         }
+    }
+
+    /// The facts of the tools registered, by name ([`Tool::facts`]), for the parts of
+    /// the runtime that must know what a tool does without calling it.
+    pub fn facts(&self) -> &ToolFactsTable {
+        &self.facts
     }
 
     /// The built-in tools.

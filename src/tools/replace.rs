@@ -18,7 +18,6 @@ use crate::engine::diff;
 use crate::engine::edit::snapshot::{encode_text, FileSnapshot};
 use crate::engine::edit::snippet::context_snippet_of;
 use crate::engine::edit::{self, placeholders, EditError, EditPlan, EditRequest, Occurrences};
-use crate::platform::filesystem::path_lookup::correct_path;
 use crate::platform::filesystem::WriteExpect;
 use crate::platform::path_correction::PathCorrectionError;
 use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
@@ -95,7 +94,7 @@ async fn requested_path(p: &Params, ctx: &ToolContext) -> Result<std::path::Path
         return Ok(services.workspace.resolve(&p.file_path));
     }
     let raw = p.file_path.clone();
-    match services.fs.run(move |ws| correct_path(ws, &raw)).await {
+    match services.fs.correct_path(raw).await {
         Ok(Ok(path)) => Ok(path),
         Ok(Err(PathCorrectionError::Ambiguous(msg))) => Err(ToolOutput::error(
             ToolErrorKind::InvalidToolParams,
@@ -253,11 +252,14 @@ async fn compute_plan(p: &Params, ctx: &ToolContext) -> Result<Computed, ToolOut
     }
 }
 
+/// The name the model calls.
+pub const NAME: &str = "replace";
+
 impl Tool for Replace {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "replace"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {
@@ -266,6 +268,16 @@ impl Tool for Replace {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Edit
+    }
+
+    fn edited_file_arg(&self) -> Option<&'static str> {
+        Some("file_path")
+    }
+
+    /// Its errors ask for `allow_multiple` (a small model repeated a failing rename
+    /// three times without it).
+    fn compact_keeps(&self) -> &'static [&'static str] {
+        &["allow_multiple"]
     }
 
     fn description(&self) -> String {

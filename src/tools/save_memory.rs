@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::platform::filesystem::atomic_write::write_owned_path;
-use crate::platform::filesystem::{content_hash, FsError, WriteExpect};
+use crate::platform::filesystem::{content_hash, Confined, FsError, FsWork, WriteExpect};
 
 use futures::future::BoxFuture;
 use serde::Deserialize;
@@ -26,11 +26,14 @@ pub struct Params {
     pub fact: String,
 }
 
+/// The name the model calls.
+pub const NAME: &str = "save_memory";
+
 impl Tool for SaveMemory {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "save_memory"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {
@@ -226,13 +229,30 @@ async fn read_or_empty(path: &Path) -> std::io::Result<String> {
 /// by another process between the read and the write is read again: two facts saved
 /// at once both land.
 async fn save(services: &Services, file: &Path, fact: &str) -> Result<(), String> {
-    let (file, fact) = (file.to_path_buf(), fact.to_string());
+    let save = SaveFact {
+        file: file.to_path_buf(),
+        fact: fact.to_string(),
+    };
     services
         .fs
-        .run(move |_| save_blocking(&file, &fact))
+        .perform(save)
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())
+}
+
+/// One fact to add to the memory file (Troupe's own, outside the workspace), on the
+/// FileSystem pool: [`save_blocking`].
+struct SaveFact {
+    file: std::path::PathBuf,
+    fact: String,
+}
+
+impl FsWork for SaveFact {
+    type Output = Result<(), FsError>;
+    fn perform(self, _: &Confined) -> Self::Output {
+        save_blocking(&self.file, &self.fact)
+    }
 }
 
 fn save_blocking(file: &Path, fact: &str) -> Result<(), FsError> {

@@ -35,6 +35,16 @@ impl Tool for Synthetic {
         ToolKind::Read
     }
 
+    /// A test tool: its identical calls each run.
+    fn run_once(&self) -> bool {
+        false
+    }
+
+    /// ACP shows it as other.
+    fn acp_kind(&self) -> ToolKind {
+        ToolKind::Other
+    }
+
     fn description(&self) -> String {
         "Benchmark only: waits `micros` microseconds and answers.".into()
     }

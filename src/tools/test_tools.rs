@@ -48,6 +48,16 @@ impl Tool for TestBarrier {
     fn kind(&self) -> ToolKind {
         ToolKind::Read
     }
+
+    /// A test tool: its identical calls each run.
+    fn run_once(&self) -> bool {
+        false
+    }
+
+    /// ACP shows it as other.
+    fn acp_kind(&self) -> ToolKind {
+        ToolKind::Other
+    }
     fn description(&self) -> String {
         "Test only: waits until `parties` calls of the same group wait together.".into()
     }
@@ -121,6 +131,16 @@ impl Tool for TestPanic {
     fn kind(&self) -> ToolKind {
         ToolKind::Read
     }
+
+    /// A test tool: its identical calls each run.
+    fn run_once(&self) -> bool {
+        false
+    }
+
+    /// ACP shows it as other.
+    fn acp_kind(&self) -> ToolKind {
+        ToolKind::Other
+    }
     fn description(&self) -> String {
         "Test only: panics.".into()
     }
@@ -157,12 +177,7 @@ impl Tool for TestPanic {
         if p.panic_in.as_deref() == Some("fs_job") {
             return Box::pin(async move {
                 // The job's answer channel is dropped by the panic: an error here.
-                let answer = match ctx
-                    .services
-                    .fs
-                    .run::<()>(move |_| panic!("{message}"))
-                    .await
-                {
+                let answer = match ctx.services.fs.perform(PanicOnPool(message)).await {
                     Ok(()) => "the file system job returned".to_string(),
                     Err(e) => format!("the file system job failed: {e}"),
                 };
@@ -202,6 +217,16 @@ impl Tool for TestSleep {
     fn kind(&self) -> ToolKind {
         ToolKind::Read
     }
+
+    /// A test tool: its identical calls each run.
+    fn run_once(&self) -> bool {
+        false
+    }
+
+    /// ACP shows it as other.
+    fn acp_kind(&self) -> ToolKind {
+        ToolKind::Other
+    }
     fn description(&self) -> String {
         "Test only: sleeps.".into()
     }
@@ -224,5 +249,16 @@ impl Tool for TestSleep {
 pub fn maybe_panic_in_chat(prompt: &str) {
     if prompt == "__troupe_test_panic_in_chat__" && crate::platform::test_hooks::enabled() {
         panic!("test panic in Chat");
+    }
+}
+
+/// A FileSystem job that panics with `.0` (`panic_in: "fs_job"`).
+struct PanicOnPool(String);
+
+impl crate::platform::filesystem::FsWork for PanicOnPool {
+    type Output = ();
+    #[allow(clippy::panic)]
+    fn perform(self, _: &crate::platform::filesystem::Confined) {
+        panic!("{}", self.0)
     }
 }

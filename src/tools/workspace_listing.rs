@@ -3,8 +3,18 @@
 //! `src/app.py` for `shop/app.py`. The walk prunes what the tools prune, leaves out
 //! ignored files, and stops once it has found one file more than it may list.
 
-use crate::platform::filesystem::Confined;
+use crate::platform::filesystem::{Confined, FsWork};
 use crate::platform::ignore_rules::{pruned_walk, FilterOptions, IgnoreRules};
+
+/// The workspace listing of up to `.0` files ([`listing`]), on the FileSystem pool.
+pub struct WorkspaceListing(pub usize);
+
+impl FsWork for WorkspaceListing {
+    type Output = Option<String>;
+    fn perform(self, ws: &Confined) -> Option<String> {
+        listing(ws, self.0)
+    }
+}
 
 /// Up to `max` of the workspace's files, relative to their root and sorted, as a text
 /// for the model; `None` when there are none.

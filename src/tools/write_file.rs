@@ -135,11 +135,14 @@ async fn plan(
     Ok(planned)
 }
 
+/// The name the model calls.
+pub const NAME: &str = "write_file";
+
 impl Tool for WriteFile {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "write_file"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {
@@ -148,6 +151,10 @@ impl Tool for WriteFile {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Edit
+    }
+
+    fn edited_file_arg(&self) -> Option<&'static str> {
+        Some("file_path")
     }
 
     fn description(&self) -> String {

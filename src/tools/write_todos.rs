@@ -31,11 +31,14 @@ pub struct Params {
     pub todos: Vec<Todo>,
 }
 
+/// The name the model calls.
+pub const NAME: &str = "write_todos";
+
 impl Tool for WriteTodos {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "write_todos"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {
@@ -44,6 +47,11 @@ impl Tool for WriteTodos {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Other
+    }
+
+    /// A plan for the user: ACP shows it as thinking.
+    fn acp_kind(&self) -> ToolKind {
+        ToolKind::Think
     }
 
     fn description(&self) -> String {

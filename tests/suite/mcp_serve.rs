@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::common::*;
 
 /// A `troupe mcp serve` process and its pipes.
-struct Served {
+pub struct Served {
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -21,7 +21,7 @@ struct Served {
 }
 
 impl Served {
-    fn start(s: &Scratch, args: &[&str]) -> Served {
+    pub fn start(s: &Scratch, args: &[&str]) -> Served {
         let mut child = s
             .bare_command()
             .args(["mcp", "serve"])
@@ -57,7 +57,7 @@ impl Served {
     }
 
     /// Sends a request and returns its response (`result` or `error`).
-    fn call(&mut self, method: &str, params: Value) -> Value {
+    pub fn call(&mut self, method: &str, params: Value) -> Value {
         self.next += 1;
         let id = self.next;
         let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});

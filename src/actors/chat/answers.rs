@@ -18,11 +18,11 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::engine::context_budget::SizeMemo;
 use crate::engine::loop_detection::{
-    duplicates, failure_nudge, FailedCalls, FAILED_CALL_NUDGE, REPEAT_NOTE, RUN_ONCE_TOOLS,
+    duplicates, failure_nudge, FailedCalls, FAILED_CALL_NUDGE, REPEAT_NOTE,
 };
 use crate::engine::responses::{add_error_note, add_output_note, error_parts, with_call_id};
 use crate::protocol::content::{CallArgs, FunctionCall, Part};
-use crate::protocol::{CallStatus, CompletedCall, SessionEvent};
+use crate::protocol::{CallStatus, CompletedCall, SessionEvent, ToolFactsTable};
 
 /// Finished calls sent to the session recorder in one message.
 const RECORD_BATCH: usize = 64;
@@ -48,8 +48,10 @@ pub(super) struct RoundAnswers {
     all_cancelled: bool,
     /// A call repeated one that had just succeeded, unchanged.
     repeated: bool,
-    /// The successful `replace` and `write_file` calls.
+    /// The successful edit calls (`replace`, `write_file`: their tools' facts say so).
     edits: Vec<Arc<CompletedCall>>,
+    /// The facts of the built-in tools (which calls run once, which are edits).
+    facts: Arc<ToolFactsTable>,
     /// Finished calls on their way to the session recorder (none without one): sent
     /// [`RECORD_BATCH`] at a time as they come, the rest when the round is over.
     recorder: Option<(Recipient<SessionEvent>, Vec<Arc<CompletedCall>>)>,
@@ -69,20 +71,22 @@ pub(super) struct Answered {
     /// A call of the round repeated one that had just succeeded, unchanged, or failed
     /// for the third time: the model is stuck.
     pub repeated: bool,
-    /// The successful `replace` and `write_file` calls (for undoing a failed turn).
+    /// The successful edit calls (for undoing a failed turn).
     pub edits: Vec<Arc<CompletedCall>>,
 }
 
 impl RoundAnswers {
     /// Answers for a round of `calls`; the finished calls go on to `recorder`. With
-    /// `failures` (loop detection on), identical calls run once and failures count.
+    /// `failures` (loop detection on), identical calls run once and failures count;
+    /// `facts` say which tools' calls run once and which are edits.
     pub(super) fn new(
         calls: &[Arc<FunctionCall>],
         recorder: Option<Recipient<SessionEvent>>,
         failures: Option<FailedCalls>,
+        facts: Arc<ToolFactsTable>,
     ) -> Self {
         let copy_of = match failures {
-            Some(_) => duplicates(calls),
+            Some(_) => duplicates(calls, &facts),
             None => vec![None; calls.len()],
         };
         let mut copies_left: HashMap<usize, usize> = HashMap::new();
@@ -101,6 +105,7 @@ impl RoundAnswers {
             answered: 0,
             repeated: false,
             edits: Vec::new(),
+            facts,
             all_cancelled: true,
             recorder: recorder.map(|r| (r, Vec::with_capacity(RECORD_BATCH.min(calls_len)))),
             sizes: SizeMemo::default(),
@@ -186,9 +191,10 @@ impl RoundAnswers {
         // Only tools whose identical calls in one answer run once: another tool's
         // identical calls may be meant (an MCP gather), and each one runs (and ends
         // a row of repeats).
+        let facts = self.facts.get(&call.name);
         let repeated = call.status == CallStatus::Success
-            && if RUN_ONCE_TOOLS.contains(&call.name.as_str()) {
-                failures.record_success(&call.name, &call.args) >= 2
+            && if facts.run_once {
+                failures.record_success(&call.name, &call.args, facts) >= 2
             } else {
                 failures.record_other();
                 false
@@ -217,9 +223,7 @@ impl RoundAnswers {
 
     fn push(&mut self, call: Arc<CompletedCall>) {
         self.answered += 1;
-        if call.status == CallStatus::Success
-            && matches!(call.name.as_str(), "replace" | "write_file")
-        {
+        if call.status == CallStatus::Success && self.facts.get(&call.name).is_edit() {
             self.edits.push(call.clone());
         }
         self.all_cancelled &= call.status == CallStatus::Cancelled;
@@ -302,6 +306,16 @@ mod tests {
     use crate::protocol::LlmContent;
     use serde_json::json;
 
+    /// The facts of the tool these tests call, as the registry has them.
+    fn facts() -> Arc<ToolFactsTable> {
+        use crate::tools::{read_file, Tool};
+        Arc::new(
+            [(read_file::NAME, read_file::ReadFile.facts())]
+                .into_iter()
+                .collect(),
+        )
+    }
+
     fn call(id: &str) -> Arc<FunctionCall> {
         Arc::new(FunctionCall {
             id: Some(id.into()),
@@ -336,7 +350,7 @@ mod tests {
     #[test]
     fn calls_the_scheduler_did_not_answer_get_an_error_each_in_order() {
         let calls: Vec<_> = ["a", "b", "c"].into_iter().map(call).collect();
-        let mut answers = RoundAnswers::new(&calls, None, None);
+        let mut answers = RoundAnswers::new(&calls, None, None, facts());
         answers.add(done(&calls[0], CallStatus::Success));
         let answered = answers.finish("The scheduler was unavailable");
         assert_eq!(ids(&answered.parts), ["a", "b", "c"]);
@@ -386,7 +400,8 @@ mod tests {
         let recorder = Collect(seen.clone()).start();
         let n = RECORD_BATCH + 3;
         let calls: Vec<_> = (0..n).map(|i| call(&format!("c{i}"))).collect();
-        let mut answers = RoundAnswers::new(&calls, Some(recorder.clone().recipient()), None);
+        let mut answers =
+            RoundAnswers::new(&calls, Some(recorder.clone().recipient()), None, facts());
         for c in &calls[..RECORD_BATCH] {
             answers.add(done(c, CallStatus::Cancelled));
         }
@@ -421,7 +436,7 @@ mod tests {
             })
         };
         let calls = vec![same("a"), call("b"), same("c"), same("d")];
-        let mut answers = RoundAnswers::new(&calls, None, Some(FailedCalls::default()));
+        let mut answers = RoundAnswers::new(&calls, None, Some(FailedCalls::default()), facts());
         let run = answers.to_run();
         assert_eq!(run.len(), 2);
         answers.add(done(&run[0], CallStatus::Success));
@@ -447,7 +462,8 @@ mod tests {
         let mut failures = Some(FailedCalls::default());
         for round in 1..=3 {
             let c = call("gone");
-            let mut answers = RoundAnswers::new(std::slice::from_ref(&c), None, failures.take());
+            let mut answers =
+                RoundAnswers::new(std::slice::from_ref(&c), None, failures.take(), facts());
             answers.add(Arc::new(unanswered(&c, "File not found")));
             let answered = answers.finish("unused");
             failures = answered.failures;
@@ -468,7 +484,7 @@ mod tests {
         let c = call("a");
         let finished = done(&c, CallStatus::Success);
         let payload = finished.response_parts[0].function_response.clone();
-        let mut answers = RoundAnswers::new(std::slice::from_ref(&c), None, None);
+        let mut answers = RoundAnswers::new(std::slice::from_ref(&c), None, None, facts());
         answers.add(finished);
         let answered = answers.finish("unused");
         // The history's part holds the very response the tool's call produced.

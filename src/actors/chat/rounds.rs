@@ -13,7 +13,8 @@ use crate::engine::history::{assign_call_ids, TurnAssembler};
 use crate::engine::loop_detection::{FailedCalls, LoopKind};
 use crate::protocol::content::{Content, FunctionCall, Role};
 use crate::protocol::{
-    CompressionOutcome, Schedule, SessionEvent, TakeCheckpoint, TurnOutcome, UiEvent,
+    CheckpointEdit, CompressionOutcome, Schedule, SessionEvent, TakeCheckpoint, TurnOutcome,
+    UiEvent,
 };
 use crate::providers::ModelError;
 
@@ -126,7 +127,12 @@ impl Chat {
         };
         turn.rounds += 1;
         let failures = turn.loop_check.then(|| std::mem::take(&mut turn.failures));
-        let round = answers::RoundAnswers::new(&calls, self.config.recorder.clone(), failures);
+        let round = answers::RoundAnswers::new(
+            &calls,
+            self.config.recorder.clone(),
+            failures,
+            self.config.tool_facts.clone(),
+        );
         // Identical calls of one answer run once; every copy gets the answer.
         let to_run = round.to_run();
         let (answers, answered) = tokio::sync::mpsc::unbounded_channel();
@@ -136,20 +142,16 @@ impl Chat {
             cancel: turn.cancel.clone(),
             answers,
         };
+        let facts = &self.config.tool_facts;
         let checkpoint = self
             .config
             .checkpointer
             .clone()
-            .filter(|_| {
-                schedule
-                    .calls
-                    .iter()
-                    .any(|c| c.name == "replace" || c.name == "write_file")
-            })
+            .filter(|_| schedule.calls.iter().any(|c| facts.get(&c.name).is_edit()))
             .map(|c| {
                 c.send(TakeCheckpoint {
                     history: self.history.clone(),
-                    calls: schedule.calls.iter().map(|c| (**c).clone()).collect(),
+                    edits: checkpoint_edits(&schedule.calls, facts),
                 })
             });
         let scheduler = self.scheduler.clone();
@@ -189,7 +191,8 @@ impl Chat {
             edits,
         } = round.finish(&failure);
         for edit in &edits {
-            turn.edits.note(edit);
+            turn.edits
+                .note(edit, self.config.tool_facts.get(&edit.name));
         }
         turn.answer_now = repeated && self.config.tuning.answer_after_repeat;
         if std::mem::take(&mut turn.prefetching) {
@@ -239,4 +242,23 @@ impl Chat {
             act.request_model(ctx);
         }));
     }
+}
+
+/// The edit calls of a round that name their file (the argument their tools' facts
+/// give), for a checkpoint.
+fn checkpoint_edits(
+    calls: &[Arc<FunctionCall>],
+    facts: &crate::protocol::ToolFactsTable,
+) -> Vec<CheckpointEdit> {
+    calls
+        .iter()
+        .filter_map(|c| {
+            let arg = facts.get(&c.name).edited_file_arg?;
+            let path = c.args.get(arg)?.as_str()?.to_string();
+            Some(CheckpointEdit {
+                call: (**c).clone(),
+                path,
+            })
+        })
+        .collect()
 }

@@ -16,6 +16,7 @@ use serde_json::json;
 use super::Chat;
 use crate::engine::history::assign_call_ids;
 use crate::protocol::content::{Content, FunctionCall, Part, Role};
+use crate::tools::{grep, read_file};
 
 /// At most this many named files are read before the first answer.
 pub const MAX_NAMED_FILES: usize = 3;
@@ -69,9 +70,6 @@ const CHANGE_WORDS: &[&str] = &[
     "write",
 ];
 
-/// The tools that edit files, withheld from a turn that asks for no change.
-pub const EDIT_TOOLS: &[&str] = &["write_file", "replace"];
-
 /// Whether `prompt` asks for a change to files: it has a word of [`CHANGE_WORDS`]
 /// (`fix`, `fixes`, `fixed`, `fixing`, `Rename`, …).
 pub fn asks_for_change(prompt: &str) -> bool {
@@ -93,17 +91,18 @@ pub fn asks_for_change(prompt: &str) -> bool {
         })
 }
 
-/// Leaves the tools that edit files out of `request` (a turn that asks no change).
-pub fn withhold_edit_tools(request: &mut crate::engine::model::ModelRequest) {
-    if request
-        .tools
-        .iter()
-        .any(|t| EDIT_TOOLS.contains(&t.name.as_str()))
-    {
+/// Leaves the tools that edit files (their `facts` say so: `write_file`, `replace`)
+/// out of `request` (a turn that asks no change).
+pub fn withhold_edit_tools(
+    request: &mut crate::engine::model::ModelRequest,
+    facts: &crate::protocol::ToolFactsTable,
+) {
+    let edits = |name: &str| facts.get(name).is_edit();
+    if request.tools.iter().any(|t| edits(&t.name)) {
         let kept = request
             .tools
             .iter()
-            .filter(|t| !EDIT_TOOLS.contains(&t.name.as_str()))
+            .filter(|t| !edits(&t.name))
             .cloned()
             .collect();
         request.tools = std::sync::Arc::new(kept);
@@ -208,12 +207,12 @@ pub fn prompt_lookups(prompt: &str, listed: &[String]) -> Vec<FunctionCall> {
     if !files.is_empty() {
         return files
             .iter()
-            .map(|path| call("read_file", json!({ "file_path": path })))
+            .map(|path| call(read_file::NAME, json!({ "file_path": path })))
             .collect();
     }
     named_identifiers(prompt)
         .iter()
-        .map(|name| call("grep_search", json!({ "pattern": format!("\\b{name}\\b") })))
+        .map(|name| call(grep::NAME, json!({ "pattern": format!("\\b{name}\\b") })))
         .collect()
 }
 

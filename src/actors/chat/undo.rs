@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::engine::hash::sha256;
 use crate::platform::filesystem::{FsClient, WriteExpect};
-use crate::protocol::{CallStatus, CompletedCall, TurnOutcome};
+use crate::protocol::{CallStatus, CompletedCall, ToolFacts, TurnOutcome};
 
 /// `outcome` with what the undo did added to its message (a turn stopped at the round
 /// limit has no message of its own: it becomes a failure that names the limit).
@@ -49,11 +49,13 @@ pub struct TurnEdits {
 }
 
 impl TurnEdits {
-    /// Notes a finished call: successful `replace` and `write_file` calls count.
-    pub fn note(&mut self, call: &CompletedCall) {
-        if call.status != CallStatus::Success
-            || !matches!(call.name.as_str(), "replace" | "write_file")
-        {
+    /// Notes a finished call, whose tool has `facts`: successful edit calls
+    /// (`replace`, `write_file`) count.
+    pub fn note(&mut self, call: &CompletedCall, facts: &ToolFacts) {
+        let Some(path_arg) = facts.edited_file_arg else {
+            return;
+        };
+        if call.status != CallStatus::Success {
             return;
         }
         let Some(data) = call.data.as_ref() else {
@@ -62,7 +64,7 @@ impl TurnEdits {
         let text = |key: &str| data.get(key).and_then(Value::as_str).map(str::to_string);
         let Some(path) = text("file_path") else {
             // Too large to carry the texts: this file cannot be put back.
-            if let Some(path) = call.args.get("file_path").and_then(Value::as_str) {
+            if let Some(path) = call.args.get(path_arg).and_then(Value::as_str) {
                 let entry = self.files.entry(PathBuf::from(path)).or_insert(Edited {
                     original: None,
                     last: None,

@@ -11,7 +11,7 @@ use super::{CallInfo, Inner};
 use crate::engine::policy::{decide, PolicyDecision};
 use crate::platform::sandbox::SandboxMode;
 use crate::protocol::{
-    ApprovalDecision, ApprovalMode, ApprovalRequest, CallStatus, CompletedCall,
+    AllowKey, ApprovalDecision, ApprovalMode, ApprovalRequest, CallStatus, CompletedCall,
     ConfirmationDetails, PolicySnapshot, ToolErrorKind, ToolKind, UiEvent,
 };
 use crate::tools::registry::{Invocation, ToolHandle};
@@ -27,9 +27,10 @@ pub struct PolicyState {
 }
 
 impl PolicyState {
-    /// Whether an allow rule covers a call of `tool` with these approval keys.
-    pub fn allows(&self, tool: &str, keys: &[String]) -> bool {
-        crate::engine::policy::rules_allow(&self.rules, tool, keys)
+    /// Whether an allow rule covers a call of `tool` with these approval keys, which
+    /// name what `allow_key` says (the tool's facts).
+    pub fn allows(&self, tool: &str, allow_key: AllowKey, keys: &[String]) -> bool {
+        crate::engine::policy::rules_allow(&self.rules, tool, allow_key, keys)
     }
 
     fn snapshot(&self) -> PolicySnapshot {
@@ -146,13 +147,22 @@ impl Inner {
         let mut modified: Option<serde_json::Value> = None;
         let mut prepared = std::time::Duration::ZERO;
         loop {
+            // A hint that needs the file system is settled on its pool, not here.
+            if let Some(settling) = invocation.settle_hint() {
+                settling.await;
+            }
             let protected = invocation.policy_hint() == Some(PolicyHint::Protected);
             let hint = invocation.policy_hint().map(|h| h == PolicyHint::Allow);
             let (mode, allowed) = {
                 let state = self.policy.lock();
                 (
                     state.mode,
-                    !protected && state.allows(tool.name(), invocation.approval_keys()),
+                    !protected
+                        && state.allows(
+                            tool.name(),
+                            tool.facts().allow_key,
+                            invocation.approval_keys(),
+                        ),
                 )
             };
             let own = invocation.decide(mode);

@@ -95,13 +95,8 @@ pub(super) fn build(
         events.clone(),
     );
     let fs = file_system(&options, confined, threads.teardown);
-    let services = services(
-        &options,
-        fs,
-        &records.session_id,
-        hooks.clone(),
-        &mut threads,
-    )?;
+    let id = &records.session_id;
+    let services = services(&options, fs, id, hooks.clone(), &mut threads)?;
     let scheduler_arbiter = threads.teardown.arbiter()?;
     let registry = Arc::new(registry(&options, &scheduler_arbiter, threads.teardown)?);
     // The last step that may fail: the MCP servers start after it.
@@ -140,6 +135,7 @@ pub(super) fn build(
         checkpointer,
         approvals: outlets.approvals,
         mcp: mcp.clone(),
+        tool_facts: Arc::new(registry.facts().clone()),
     });
     Ok(Built {
         session_id: records.session_id,
@@ -171,7 +167,10 @@ fn offered(
     if options.settings.tools.compact_declarations {
         tools = tools
             .iter()
-            .map(crate::engine::compact_tools::compact)
+            .map(|decl| {
+                let keep = registry.facts().get(&decl.name).compact_keeps;
+                crate::engine::compact_tools::compact(decl, keep)
+            })
             .collect();
     }
     let prompt = setup::system_prompt(&options.settings, &options.workspace, &tools)?;
@@ -356,6 +355,7 @@ fn registry(
             registry.register(crate::tools::test_tools::TestBarrier);
             registry.register(crate::tools::test_tools::TestPanic);
             registry.register(crate::tools::test_tools::TestSleep);
+            registry.register(crate::tools::test_note::TestNote);
         }
         registry.register(crate::tools::synthetic::Synthetic);
     }
@@ -378,6 +378,7 @@ struct ChatParts<'a> {
     checkpointer: Option<Addr<Checkpointer>>,
     approvals: Approvals,
     mcp: Option<Arc<crate::mcp::McpHub>>,
+    tool_facts: Arc<crate::protocol::ToolFactsTable>,
 }
 
 /// The Chat's configuration: the model, the system prompt with the context files,
@@ -393,6 +394,7 @@ fn chat_config(parts: ChatParts<'_>) -> ChatConfig {
         checkpointer,
         approvals,
         mcp,
+        tool_facts,
     } = parts;
     let settings = &options.settings;
     let tuning = ChatTuning::new(settings, options.model.provider(), &options.model_name);
@@ -429,5 +431,6 @@ fn chat_config(parts: ChatParts<'_>) -> ChatConfig {
                 fs: services.fs.clone(),
                 workspace: services.workspace.clone(),
             }),
+        tool_facts,
     }
 }

@@ -240,96 +240,81 @@ impl SessionHandle {
     }
 
     /// Takes `op`, answering it on `answer` (at once, or when its async part is done).
+    /// Messages to an actor are queued here, in submission order; only the wait for
+    /// their answers runs later.
     fn serve(&self, op: Op, answer: Answer) {
         let session = &self.session;
         let name = op.name();
-        let ended = |_| OpError::Ended { op: name };
+        fn done(_: ()) -> OpResult {
+            Ok(OpReply::Done)
+        }
         match op {
             Op::UserTurn { text, parts } if parts.is_empty() => {
-                let taken = session.chat.send(UserInput { text });
-                self.finish(answer, async move {
-                    taken.await.map_err(ended)?.map(|()| OpReply::Done)
-                });
+                self.ask(&session.chat, UserInput { text }, answer, name, |r| {
+                    r.and_then(done)
+                })
             }
-            Op::UserTurn { text, parts } => {
-                let taken = session.chat.send(UserParts { text, parts });
-                self.finish(answer, async move {
-                    taken.await.map_err(ended)?.map(|()| OpReply::Done)
-                });
-            }
+            Op::UserTurn { text, parts } => self.ask(
+                &session.chat,
+                UserParts { text, parts },
+                answer,
+                name,
+                |r| r.and_then(done),
+            ),
             Op::Cancel => {
                 session.chat.do_send(crate::protocol::CancelTurn);
                 answer.send(Ok(OpReply::Done));
             }
             Op::Decide { id, decision } => {
-                answer.send(
-                    session
-                        .approvals
-                        .decide(id, decision)
-                        .map(|()| OpReply::Done),
-                );
+                answer.send(session.approvals.decide(id, decision).and_then(done));
             }
             Op::SetApprovalMode(mode) => {
-                let taken = session.scheduler.send(SetPolicyMode(mode));
-                self.finish(answer, async move {
-                    taken.await.map_err(ended).map(|()| OpReply::Done)
-                });
+                self.ask(&session.scheduler, SetPolicyMode(mode), answer, name, done)
             }
-            Op::GetPolicy => {
-                let asked = session.scheduler.send(GetPolicy);
-                self.finish(answer, async move {
-                    asked.await.map_err(ended).map(OpReply::Policy)
-                });
-            }
-            Op::RevokeRule(n) => {
-                let asked = session.scheduler.send(RevokeAllowRule(n));
-                self.finish(answer, async move {
-                    asked
-                        .await
-                        .map_err(ended)?
-                        .map(OpReply::Rule)
-                        .ok_or(OpError::NoSuchRule(n))
-                });
-            }
+            Op::GetPolicy => self.ask(&session.scheduler, GetPolicy, answer, name, |p| {
+                Ok(OpReply::Policy(p))
+            }),
+            Op::RevokeRule(n) => self.ask(
+                &session.scheduler,
+                RevokeAllowRule(n),
+                answer,
+                name,
+                move |r| r.map(OpReply::Rule).ok_or(OpError::NoSuchRule(n)),
+            ),
             Op::AddWorkspaceRoot { path } => {
                 let fs = session.services.fs.clone();
                 self.finish(answer, async move {
                     Ok(OpReply::Root(fs.add_root(path).await?))
                 });
             }
-            Op::SetModel(name) => {
-                session.chat.do_send(SetModelName(name));
+            Op::SetModel(model) => {
+                session.chat.do_send(SetModelName(model));
                 answer.send(Ok(OpReply::Done));
             }
-            Op::Compress { force } => {
-                let asked = session.chat.send(CompressHistory { force });
-                self.finish(answer, async move {
-                    asked.await.map_err(ended).map(OpReply::Compression)
-                });
-            }
+            Op::Compress { force } => self.ask(
+                &session.chat,
+                CompressHistory { force },
+                answer,
+                name,
+                |c| Ok(OpReply::Compression(c)),
+            ),
             Op::Memory { refresh } => {
-                let asked = session.chat.send(Memory { refresh });
-                self.finish(answer, async move {
-                    asked.await.map_err(ended).map(OpReply::Memory)
-                });
+                self.ask(&session.chat, Memory { refresh }, answer, name, |m| {
+                    Ok(OpReply::Memory(m))
+                })
             }
-            Op::GetHistory => {
-                let asked = session.chat.send(GetHistory);
-                self.finish(answer, async move {
-                    asked.await.map_err(ended).map(OpReply::History)
-                });
-            }
+            Op::GetHistory => self.ask(&session.chat, GetHistory, answer, name, |h| {
+                Ok(OpReply::History(h))
+            }),
             Op::SetHistory(history) => {
-                let taken = session.chat.send(SetHistory(history));
-                self.finish(answer, async move {
-                    taken.await.map_err(ended)?.map(|()| OpReply::Done)
-                });
+                self.ask(&session.chat, SetHistory(history), answer, name, |r| {
+                    r.and_then(done)
+                })
             }
             Op::SeedHistory(history) => {
-                let taken = session.chat.send(SeedHistory(history));
-                self.finish(answer, async move {
-                    taken.await.map_err(ended)?.map(|()| OpReply::Done)
-                });
+                self.ask(&session.chat, SeedHistory(history), answer, name, |r| {
+                    r.and_then(done)
+                })
             }
             Op::ListTools => answer.send(Ok(OpReply::Tools(self.tools()))),
             Op::ListHooks => {
@@ -345,24 +330,7 @@ impl SessionHandle {
                     Ok(OpReply::Count(hooks.set_enabled(name, enabled).await))
                 });
             }
-            Op::RunCalls { calls, cancel } => {
-                let (answers, mut answered) = tokio::sync::mpsc::unbounded_channel();
-                let count = calls.len();
-                let batch = session.scheduler.send(crate::protocol::Schedule {
-                    turn: 0,
-                    calls,
-                    cancel,
-                    answers,
-                });
-                self.finish(answer, async move {
-                    batch.await.map_err(ended)?;
-                    let mut done = Vec::with_capacity(count);
-                    while let Some(call) = answered.recv().await {
-                        done.push(call);
-                    }
-                    Ok(OpReply::Calls(done))
-                });
-            }
+            Op::RunCalls { calls, cancel } => self.run_calls(calls, cancel, answer),
             // ---- REPL
             Op::SwitchSession {
                 file,
@@ -397,25 +365,71 @@ impl SessionHandle {
         }
     }
 
+    /// Sends `msg` to `actor` now and answers with `reply` of its answer once it comes
+    /// (an actor gone answers [`OpError::Ended`]).
+    fn ask<A, M>(
+        &self,
+        actor: &Addr<A>,
+        msg: M,
+        answer: Answer,
+        op: &'static str,
+        reply: impl FnOnce(M::Result) -> OpResult + Send + 'static,
+    ) where
+        A: Handler<M>,
+        A::Context: actix::dev::ToEnvelope<A, M>,
+        M: actix::Message + Send + 'static,
+        M::Result: Send,
+    {
+        let asked = actor.send(msg);
+        self.finish(answer, async move {
+            asked
+                .await
+                .map_err(|_| OpError::Ended { op })
+                .and_then(reply)
+        });
+    }
+
+    /// Runs `calls` as one batch of the Scheduler outside a model turn and answers
+    /// every call's result, in call order.
+    fn run_calls(
+        &self,
+        calls: Vec<Arc<crate::protocol::content::FunctionCall>>,
+        cancel: CancellationToken,
+        answer: Answer,
+    ) {
+        let (answers, mut answered) = tokio::sync::mpsc::unbounded_channel();
+        let count = calls.len();
+        let batch = crate::protocol::Schedule {
+            turn: 0,
+            calls,
+            cancel,
+            answers,
+        };
+        let asked = self.session.scheduler.send(batch);
+        self.finish(answer, async move {
+            asked
+                .await
+                .map_err(|_| OpError::Ended { op: "run_calls" })?;
+            let mut done = Vec::with_capacity(count);
+            while let Some(call) = answered.recv().await {
+                done.push(call);
+            }
+            Ok(OpReply::Calls(done))
+        });
+    }
+
     // ---- REPL
     /// Points the recorder at another session file ([`Op::SwitchSession`]).
     fn switch_session(&self, switch: crate::protocol::SwitchSession, answer: Answer) {
-        let Some(recorder) = self.session.recorder.clone() else {
-            answer.send(Err(OpError::Unavailable {
+        match &self.session.recorder {
+            Some(recorder) => self.ask(recorder, switch, answer, "switch_session", |()| {
+                Ok(OpReply::Done)
+            }),
+            None => answer.send(Err(OpError::Unavailable {
                 op: "switch_session",
                 why: "sessions are not recorded".into(),
-            }));
-            return;
-        };
-        let switched = recorder.send(switch);
-        self.finish(answer, async move {
-            switched
-                .await
-                .map_err(|_| OpError::Ended {
-                    op: "switch_session",
-                })
-                .map(|()| OpReply::Done)
-        });
+            })),
+        }
     }
 
     /// Answers on `answer` once `work` is done, on the session's arbiter.

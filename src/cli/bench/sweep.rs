@@ -154,13 +154,11 @@ fn child_run(
         .args(["--tool-threads", &cell.tool_threads.to_string()])
         .args(["--seed", &args.seed.to_string()])
         .arg("--emit-latencies");
-    let tool = format!("{:?}", args.tool.builtin());
-    let tool = match tool.as_str() {
-        "ListDirectory" => "list-directory",
-        "Glob" => "glob",
-        _ => "read-file",
-    };
-    cmd.args(["--tool", tool]);
+    // The tool as `--tool` spells it (`read-file`, `list-directory`, `glob`).
+    let tool = clap::ValueEnum::to_possible_value(&args.tool.builtin())
+        .map(|value| value.get_name().to_string())
+        .unwrap_or_else(|| "read-file".into());
+    cmd.args(["--tool", &tool]);
     if let Some(mix) = &args.mix {
         cmd.args(["--mix", mix]);
     }

@@ -81,8 +81,7 @@ impl TurnsRun {
 fn one_run(root: &std::path::Path, turns: usize) -> Result<TurnsRun, BenchError> {
     let mut script = String::with_capacity(turns * 220);
     for i in 0..turns {
-        let call =
-            json!([{"functionCall": {"name": "read_file", "args": {"file_path": file_name(i)}}}]);
+        let call = json!([{"functionCall": {"name": crate::tools::read_file::NAME, "args": {"file_path": file_name(i)}}}]);
         script.push_str(&model_turn(call).to_string());
         script.push('\n');
     }

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::BenchError;
 use crate::cli::{BenchArgs, BenchTool};
+use crate::tools::{glob, grep, list_directory, read_file, replace, shell, write_file};
 
 /// Tools a workload can call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,13 +29,13 @@ pub enum Kind {
 impl Kind {
     fn parse(name: &str) -> Option<Self> {
         Some(match name {
-            "read_file" => Kind::ReadFile,
-            "list_directory" => Kind::ListDirectory,
-            "glob" => Kind::Glob,
-            "grep_search" => Kind::GrepSearch,
-            "replace" => Kind::Replace,
-            "write_file" => Kind::WriteFile,
-            "run_shell_command" => Kind::Shell,
+            read_file::NAME => Kind::ReadFile,
+            list_directory::NAME => Kind::ListDirectory,
+            glob::NAME => Kind::Glob,
+            grep::NAME => Kind::GrepSearch,
+            replace::NAME => Kind::Replace,
+            write_file::NAME => Kind::WriteFile,
+            shell::NAME => Kind::Shell,
             "synthetic" => Kind::Synthetic,
             _ => return None,
         })
@@ -287,11 +288,11 @@ impl BenchWorkspace {
             };
             let file = &self.files[i % self.files.len()];
             let (name, args) = match kind {
-                Kind::ReadFile => ("read_file", json!({"file_path": file})),
-                Kind::ListDirectory => ("list_directory", json!({"dir_path": parent_of(file)})),
-                Kind::Glob => ("glob", json!({"pattern": ext_glob})),
+                Kind::ReadFile => (read_file::NAME, json!({"file_path": file})),
+                Kind::ListDirectory => (list_directory::NAME, json!({"dir_path": parent_of(file)})),
+                Kind::Glob => (glob::NAME, json!({"pattern": ext_glob})),
                 Kind::GrepSearch => (
-                    "grep_search",
+                    grep::NAME,
                     json!({"pattern": format!("file {}\\b", i % 97), "dir_path": parent_of(file)}),
                 ),
                 Kind::Replace => {
@@ -299,19 +300,19 @@ impl BenchWorkspace {
                     let line = format!("slot {i} of the benchmark");
                     hot_lines[k].push(line.clone());
                     (
-                        "replace",
+                        replace::NAME,
                         json!({"file_path": self.hot[k], "old_string": line,
                                "new_string": format!("slot {i} edited by call {i}"),
                                "instruction": "benchmark edit"}),
                     )
                 }
                 Kind::WriteFile => (
-                    "write_file",
+                    write_file::NAME,
                     json!({"file_path": format!(".troupe-bench/out{}.txt", i % HOT_FILES),
                            "content": format!("written by call {i}\n")}),
                 ),
                 Kind::Shell => (
-                    "run_shell_command",
+                    shell::NAME,
                     json!({"command": format!("cat {}", shell_quote(file)),
                            "description": "benchmark read"}),
                 ),

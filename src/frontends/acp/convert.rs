@@ -6,18 +6,16 @@ use serde_json::{json, Value};
 use base64::Engine as _;
 
 use crate::protocol::content::Part;
-use crate::protocol::{ApprovalDecision, ConfirmationDetails, TurnOutcome};
+use crate::protocol::{ApprovalDecision, ConfirmationDetails, ToolFactsTable, TurnOutcome};
 
-/// ACP's tool kind for a Troupe tool.
-pub fn tool_kind(name: &str) -> &'static str {
-    match name {
-        "read_file" | "read_many_files" => "read",
-        "write_file" | "replace" => "edit",
-        "glob" | "grep_search" | "search_file_content" | "list_directory" => "search",
-        "run_shell_command" => "execute",
-        "web_fetch" | "google_web_search" => "fetch",
-        "write_todos" | "save_memory" => "think",
-        _ => "other",
+/// ACP's tool kind for a call of `name`: the tool's `acp_kind` fact (a legacy name as
+/// the tool it runs), `fetch` for gemini-cli's web search (a session it recorded), and
+/// `other` for every other name (an MCP server's tools).
+pub fn tool_kind(name: &str, facts: &ToolFactsTable) -> &'static str {
+    match facts.resolve(name) {
+        Some(f) => f.acp_kind.as_str(),
+        None if name == "google_web_search" => "fetch",
+        None => "other",
     }
 }
 

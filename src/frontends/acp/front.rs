@@ -13,8 +13,10 @@ use tokio::sync::oneshot;
 
 use super::convert;
 use crate::protocol::{
-    ApprovalDecision, ApprovalRequest, CallStatus, ConfirmationDetails, TurnOutcome, UiEvent,
+    ApprovalDecision, ApprovalRequest, CallStatus, ConfirmationDetails, ToolFactsTable,
+    TurnOutcome, UiEvent,
 };
+use crate::tools::{write_file, write_todos};
 
 /// What the front needs of the connection to the client.
 pub trait ClientLink: Send + Sync {
@@ -42,6 +44,19 @@ impl Handler<SetSessionId> for AcpFront {
     }
 }
 
+/// Gives the front the session's tool facts (how ACP labels each call).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SetToolFacts(pub Arc<ToolFactsTable>);
+
+impl Handler<SetToolFacts> for AcpFront {
+    type Result = ();
+
+    fn handle(&mut self, msg: SetToolFacts, _: &mut Self::Context) {
+        self.facts = msg.0;
+    }
+}
+
 /// The ACP front of one session.
 pub struct AcpFront {
     session_id: String,
@@ -56,6 +71,8 @@ pub struct AcpFront {
     /// Edit confirmations by call, for the diff of the finished call.
     diffs: HashMap<String, Value>,
     waiter: Option<oneshot::Sender<TurnOutcome>>,
+    /// The session's tool facts (ACP's kind of each call), once the session started.
+    facts: Arc<ToolFactsTable>,
 }
 
 impl AcpFront {
@@ -75,6 +92,7 @@ impl AcpFront {
             pending: HashSet::new(),
             diffs: HashMap::new(),
             waiter: None,
+            facts: Arc::default(),
         }
     }
 
@@ -108,7 +126,7 @@ impl AcpFront {
             "toolCallId": call_id,
             "status": status,
             "title": convert::tool_title(name, args),
-            "kind": convert::tool_kind(name),
+            "kind": convert::tool_kind(name, &self.facts),
             "locations": convert::locations(args, &self.root),
             "rawInput": args,
         }));
@@ -173,7 +191,7 @@ impl Handler<UiEvent> for AcpFront {
                     (Some(e), _) => json!([convert::diff(e.file_path, e.original, e.new)]),
                     // An edit too big to carry its texts: the diff it was approved with.
                     (None, Some(diff)) if success => json!([diff]),
-                    _ if success && call.name == "write_file" => {
+                    _ if success && call.name == write_file::NAME => {
                         json!([convert::write_file_diff(&call.args)])
                     }
                     _ => json!([convert::text_content(&call.display)]),
@@ -184,7 +202,7 @@ impl Handler<UiEvent> for AcpFront {
                     "status": status,
                     "content": content,
                 }));
-                if call.name == "write_todos" && call.status == CallStatus::Success {
+                if call.name == write_todos::NAME && call.status == CallStatus::Success {
                     self.send(json!({
                         "sessionUpdate": "plan",
                         "entries": convert::plan_entries(&call.args),
@@ -235,7 +253,7 @@ impl Handler<ApprovalRequest> for AcpFront {
                 "toolCallId": msg.call_id,
                 "status": "pending",
                 "title": title,
-                "kind": convert::tool_kind(&msg.tool_name),
+                "kind": convert::tool_kind(&msg.tool_name, &self.facts),
                 "content": content,
                 "locations": convert::locations(&msg.args, &self.root),
                 "rawInput": msg.args,

@@ -14,6 +14,8 @@ use crate::engine::session_file::wire_call_id;
 
 use crate::protocol::content::Content;
 use crate::protocol::content::{FunctionResponse, Role};
+use crate::protocol::ToolFactsTable;
+use crate::tools::write_file;
 
 /// How the MCP servers' instructions start in the first user turn (see the Chat).
 const LOADED_CONTEXT: &str = "<loaded_context>";
@@ -46,8 +48,13 @@ pub fn recorded_edits(file: &Path) -> HashMap<String, Value> {
 /// The updates that show `history` in the editor: user and agent chunks, thoughts,
 /// and each call as a finished `tool_call` (failed when its response is an error); a
 /// successful edit shows its diff, from `edits` ([`recorded_edits`]) or, for a
-/// `write_file` recorded without its texts, from its arguments (as live).
-pub fn replay(history: &[Content], edits: &HashMap<String, Value>) -> Vec<Value> {
+/// `write_file` recorded without its texts, from its arguments (as live). `facts`
+/// give each call's ACP kind.
+pub fn replay(
+    history: &[Content],
+    edits: &HashMap<String, Value>,
+    facts: &ToolFactsTable,
+) -> Vec<Value> {
     let mut results: HashMap<String, &FunctionResponse> = HashMap::new();
     for c in history {
         for p in &c.parts {
@@ -71,7 +78,7 @@ pub fn replay(history: &[Content], edits: &HashMap<String, Value>) -> Vec<Value>
                 let edited = edits.get(&key).and_then(edit_of_display);
                 let content = match edited {
                     Some(e) if !failed => super::convert::diff(e.file_path, e.original, e.new),
-                    _ if !failed && result.is_some() && call.name == "write_file" => {
+                    _ if !failed && result.is_some() && call.name == write_file::NAME => {
                         super::convert::write_file_diff(&call.args)
                     }
                     _ => super::convert::text_content(text),
@@ -81,7 +88,7 @@ pub fn replay(history: &[Content], edits: &HashMap<String, Value>) -> Vec<Value>
                     "toolCallId": key,
                     "status": if failed { "failed" } else { "completed" },
                     "title": super::convert::tool_title(&call.name, &call.args),
-                    "kind": super::convert::tool_kind(&call.name),
+                    "kind": super::convert::tool_kind(&call.name, facts),
                     "content": [content],
                 }));
             } else if p.function_response.is_some() {

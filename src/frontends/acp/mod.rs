@@ -236,7 +236,7 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
                         Ok(started) => started,
                         Err(message) => return responder.respond_with_error(error(-32603, message)),
                     };
-                    for update in load::replay(&started.history, &started.edits) {
+                    for update in load::replay(&started.history, &started.edits, &started.tool_facts) {
                         link.update(&id, update);
                     }
                     responder.respond(RawResponse(json!({

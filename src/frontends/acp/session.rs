@@ -39,6 +39,8 @@ pub struct Started {
     pub history: Vec<Content>,
     /// The recorded edits' file diffs by call id (`session/load`), to replay.
     pub edits: std::collections::HashMap<String, Value>,
+    /// The session's tool facts (the replayed calls' ACP kinds).
+    pub tool_facts: Arc<crate::protocol::ToolFactsTable>,
 }
 
 /// The user's config file, where "Always allow" saves rules (as the REPL's).
@@ -233,6 +235,8 @@ pub(super) async fn start(
     .await
     .map_err(|e| e.to_string())?;
     front.do_send(front::SetSessionId(id.clone()));
+    let tool_facts = session.tool_facts();
+    front.do_send(front::SetToolFacts(tool_facts.clone()));
     let persisted = crate::frontends::repl::saved_rules::saved_rule_texts(&session.policy().rules);
     let models = models::models_json(&model_name, &available);
     if let Ok(mut sessions) = state.sessions.lock() {
@@ -253,6 +257,7 @@ pub(super) async fn start(
         models,
         history,
         edits,
+        tool_facts,
     })
 }
 

@@ -11,7 +11,7 @@ use rmcp::model::{ListResourcesResult, ReadResourceResult};
 use rmcp::ErrorData;
 use serde_json::{json, Value};
 
-use crate::platform::filesystem::{Confined, OpenMode};
+use crate::platform::filesystem::{Confined, FsWork, OpenMode};
 use crate::platform::ignore_rules::{FilterOptions, IgnoreRules};
 use crate::tools::Services;
 
@@ -35,7 +35,7 @@ pub async fn list(
     };
     let files = services
         .fs
-        .run(workspace_files)
+        .perform(WorkspaceFiles)
         .await
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
     let page: Vec<Value> = files
@@ -80,6 +80,16 @@ pub async fn read(services: &Services, uri: &str) -> Result<ReadResourceResult, 
     };
     serde_json::from_value(json!({ "contents": [content] }))
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+}
+
+/// The listing of [`workspace_files`], on the FileSystem pool.
+struct WorkspaceFiles;
+
+impl FsWork for WorkspaceFiles {
+    type Output = Vec<(PathBuf, String, u64)>;
+    fn perform(self, ws: &Confined) -> Self::Output {
+        workspace_files(ws)
+    }
 }
 
 /// Every listable workspace file (path, name relative to its root, size), sorted by

@@ -162,10 +162,18 @@ pub async fn read_workspace_file(
     fs: &crate::platform::filesystem::FsClient,
     path: &str,
 ) -> Result<String, String> {
-    let raw = path.to_string();
-    let read = fs.run(move |ws| {
+    let read = fs.perform(WorkspaceText(path.to_string()));
+    read.await.map_err(|e| e.to_string())?
+}
+
+/// The text of the workspace file `.0` names, read on the FileSystem pool.
+struct WorkspaceText(String);
+
+impl crate::platform::filesystem::FsWork for WorkspaceText {
+    type Output = Result<String, String>;
+    fn perform(self, ws: &crate::platform::filesystem::Confined) -> Self::Output {
         use std::io::Read as _;
-        let path = ws.resolve(&raw);
+        let path = ws.resolve(&self.0);
         let mut opened = ws
             .open(&path, crate::platform::filesystem::OpenMode::Read)
             .map_err(|e| e.to_string())?;
@@ -182,8 +190,7 @@ pub async fn read_workspace_file(
             .read_to_end(&mut bytes)
             .map_err(|e| e.to_string())?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
-    });
-    read.await.map_err(|e| e.to_string())?
+    }
 }
 
 #[cfg(test)]

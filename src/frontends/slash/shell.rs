@@ -10,7 +10,7 @@ use crate::engine::shell_syntax;
 use crate::platform::child_env::ChildEnvPolicy;
 use crate::platform::sandbox::denial::{self, Why};
 use crate::platform::sandbox::{session, SandboxMode};
-use crate::protocol::{PolicySnapshot, ToolKind};
+use crate::protocol::PolicySnapshot;
 use crate::tools::shell::process::{RunningCommand, ShellSpec, Stop};
 use crate::tools::Services;
 
@@ -36,7 +36,8 @@ pub fn decision(policy: &PolicySnapshot, services: &Services, command: &str) -> 
         ))
     .then_some(true);
     let state = policy;
-    let decision = decide(state.mode, ToolKind::Execute, hint);
+    let facts = crate::tools::Tool::facts(&crate::tools::shell::RunShellCommand);
+    let decision = decide(state.mode, facts.kind, hint);
     let unasked = decision == PolicyDecision::Allow
         && state.mode != crate::protocol::ApprovalMode::Yolo
         && hint.is_some();
@@ -44,7 +45,8 @@ pub fn decision(policy: &PolicySnapshot, services: &Services, command: &str) -> 
         PolicyDecision::Ask
             if crate::engine::policy::rules_allow(
                 &state.rules,
-                "run_shell_command",
+                crate::tools::shell::NAME,
+                facts.allow_key,
                 &shell_syntax::allow_list_keys(command),
             ) =>
         {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::engine::secret_names::tests::TABLE;
+use crate::engine_tests::secret_names::TABLE;
 
 #[test]
 fn default_policy_follows_is_secret_name() {

@@ -428,7 +428,7 @@ fn check_expectation(
 }
 
 /// `.troupe-write-<pid>-<random>`.
-fn temp_name() -> String {
+pub(super) fn temp_name() -> String {
     format!(
         "{TEMP_PREFIX}{}-{:016x}",
         std::process::id(),

@@ -19,6 +19,16 @@ pub fn correct_path(confined: &Confined, raw: &str) -> Result<PathBuf, PathCorre
     path_correction::correct_path(&workspace, raw, &mut ConfinedLister { confined })
 }
 
+impl super::FsClient {
+    /// [`correct_path`] on the FileSystem pool.
+    pub async fn correct_path(
+        &self,
+        raw: String,
+    ) -> Result<Result<PathBuf, PathCorrectionError>, super::FsError> {
+        self.run(move |confined| correct_path(confined, &raw)).await
+    }
+}
+
 /// Answers the path search with descriptors opened beneath the roots.
 struct ConfinedLister<'a> {
     confined: &'a Confined,

@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::engine::text::iso8601;
-use crate::protocol::content::{Content, FunctionCall, FunctionResponse, Part, Role};
+use crate::protocol::content::{Content, FunctionResponse, Part, Role};
+use crate::protocol::CheckpointEdit;
 
 /// A checkpoint failure, for the user.
 #[derive(Debug, thiserror::Error)]
@@ -159,26 +160,18 @@ impl Checkpoints {
     pub fn take(
         &self,
         history: &[Content],
-        calls: &[FunctionCall],
+        edits: &[CheckpointEdit],
     ) -> Result<Vec<String>, CheckpointError> {
-        let edits: Vec<&FunctionCall> = calls
-            .iter()
-            .filter(|c| {
-                (c.name == "replace" || c.name == "write_file")
-                    && c.args.get("file_path").and_then(Value::as_str).is_some()
-            })
-            .collect();
-        if edits.is_empty() {
+        let Some(first) = edits.first() else {
             return Ok(Vec::new());
-        }
-        let hash = self.snapshot(&edits[0].name)?;
+        };
+        let hash = self.snapshot(&first.call.name)?;
         std::fs::create_dir_all(&self.dir).map_err(|e| io(&self.dir, e))?;
         let stamp = iso8601(std::time::SystemTime::now())
             .replace(':', "-")
             .replace('.', "_");
         let mut names = Vec::new();
-        for (i, call) in edits.iter().enumerate() {
-            let path = call.args["file_path"].as_str().unwrap_or_default();
+        for (i, CheckpointEdit { call, path }) in edits.iter().enumerate() {
             let base = Path::new(path)
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())

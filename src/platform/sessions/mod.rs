@@ -433,16 +433,16 @@ pub fn slugify(name: &str) -> String {
     }
 }
 
-/// Writes a whole file through a temp file and a rename.
+/// Writes a whole file through a temp file and a rename (the one private atomic
+/// replace, [`replace_private`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
+    use crate::platform::filesystem::owned_file::{replace_private, ReplaceError};
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| SessionError::io(dir, e))?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| SessionError::io(dir, e))?;
-    tmp.write_all(bytes)
-        .map_err(|e| SessionError::io(path, e))?;
-    tmp.persist(path)
-        .map_err(|e| SessionError::io(path, e.error))?;
-    Ok(())
+    replace_private(path, bytes).map_err(|e| match e {
+        ReplaceError::Create(e) => SessionError::io(dir, e),
+        ReplaceError::Write(e) | ReplaceError::Rename(e) => SessionError::io(path, e),
+    })
 }
 
 /// A random id in UUID shape.

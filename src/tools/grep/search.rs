@@ -1,8 +1,8 @@
 //! The search behind `grep_search`: ripgrep's own library crates (grep-regex matcher,
-//! grep-searcher line search with binary-file detection) over the `ignore` crate's
-//! parallel walker (gitignore, `.geminiignore`, `.troupeignore`, hidden files skipped,
-//! gemini-cli's default excludes as override globs). Blocking; call it from the
-//! FileSystem pool or a blocking thread.
+//! grep-searcher line search with binary-file detection) over the FileSystem's
+//! confined walk ([`Confined::walk_files`]: gitignore, `.geminiignore`,
+//! `.troupeignore`, hidden files skipped, gemini-cli's default excludes as override
+//! globs). Blocking; call it from the FileSystem pool.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -12,11 +12,12 @@ use std::time::{Duration, Instant};
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
-use ignore::overrides::{Override, OverrideBuilder};
-use ignore::{WalkBuilder, WalkState};
 use tokio_util::sync::CancellationToken;
 
-use crate::platform::ignore_rules::{GEMINI_IGNORE, TROUPE_IGNORE};
+use crate::platform::filesystem::walk::{
+    walk_with, MakeVisitor, WalkError, WalkSpec, WalkStep, WalkVisitor,
+};
+use crate::platform::filesystem::Confined;
 
 /// Directories and files gemini-cli's ripgrep call excludes (unless `no_ignore`).
 pub const DEFAULT_EXCLUDE_GLOBS: &[&str] = &[
@@ -113,57 +114,48 @@ pub fn build_matcher(
         .map_err(|e| SearchError::Pattern(e.to_string()))
 }
 
-fn overrides(req: &SearchRequest) -> Result<Override, SearchError> {
-    let mut builder = OverrideBuilder::new(&req.path);
-    let mut add = |glob: &str| {
-        builder
-            .add(glob)
-            .map(|_| ())
-            .map_err(|e| SearchError::Glob {
-                glob: glob.to_string(),
-                message: e.to_string(),
-            })
-    };
-    if let Some(include) = &req.include {
-        add(include)?;
-    }
-    if !req.no_ignore {
-        for glob in DEFAULT_EXCLUDE_GLOBS {
-            add(&format!("!{glob}"))?;
-        }
-    }
-    builder.build().map_err(|e| SearchError::Glob {
-        glob: req.include.clone().unwrap_or_default(),
-        message: e.to_string(),
-    })
-}
-
 /// Runs the search; files come back sorted by path. Stops early once `total_max`
 /// matches are found or `cancel` fires.
 ///
-/// Each file the walk yields is opened with `open` (the FileSystem actor opens it
-/// beneath its workspace root, so a directory swapped for a link leading out makes
-/// that open fail) and searched through that descriptor; `None` skips the file.
+/// Each file the walk yields is opened with `open` and searched through that
+/// descriptor; `None` skips the file. Tools search through [`search_confined`].
 pub fn search(
     req: &SearchRequest,
     open: &(dyn Fn(&Path) -> Option<File> + Sync),
     cancel: Option<&CancellationToken>,
 ) -> Result<Vec<FileHits>, SearchError> {
-    let matcher = build_matcher(&req.pattern, req.fixed_strings, req.case_sensitive)?;
-    let mut walk = WalkBuilder::new(&req.path);
-    walk.threads(req.threads)
-        .follow_links(false)
-        .hidden(!req.no_ignore)
-        .ignore(!req.no_ignore)
-        .parents(!req.no_ignore)
-        .git_ignore(!req.no_ignore && req.respect_git_ignore)
-        .git_exclude(!req.no_ignore && req.respect_git_ignore)
-        .git_global(!req.no_ignore && req.respect_git_ignore)
-        .overrides(overrides(req)?);
-    if !req.no_ignore {
-        walk.add_custom_ignore_filename(GEMINI_IGNORE)
-            .add_custom_ignore_filename(TROUPE_IGNORE);
+    search_by(req, cancel, |spec, make| walk_with(spec, open, make))
+}
+
+/// [`search`] over the workspace: the walk runs beneath the roots' descriptors
+/// ([`Confined::walk_files`]), so a directory swapped for a link leading out makes
+/// the open of what lies under it fail.
+pub fn search_confined(
+    ws: &Confined,
+    req: &SearchRequest,
+    cancel: Option<&CancellationToken>,
+) -> Result<Vec<FileHits>, SearchError> {
+    search_by(req, cancel, |spec, make| ws.walk_files(spec, make))
+}
+
+/// The walk of a request.
+fn walk_spec(req: &SearchRequest) -> WalkSpec {
+    WalkSpec {
+        root: req.path.clone(),
+        include: req.include.clone(),
+        exclude: DEFAULT_EXCLUDE_GLOBS,
+        no_ignore: req.no_ignore,
+        respect_git_ignore: req.respect_git_ignore,
+        threads: req.threads,
     }
+}
+
+fn search_by(
+    req: &SearchRequest,
+    cancel: Option<&CancellationToken>,
+    walk: impl for<'v> FnOnce(&WalkSpec, &mut MakeVisitor<'v>) -> Result<(), WalkError>,
+) -> Result<Vec<FileHits>, SearchError> {
+    let matcher = build_matcher(&req.pattern, req.fixed_strings, req.case_sensitive)?;
     let found: Mutex<Vec<FileHits>> = Mutex::new(Vec::new());
     let total = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
@@ -174,56 +166,24 @@ pub fn search(
         total: &total,
         stop: &stop,
     };
-    walk.build_parallel().run(|| {
-        let matcher = matcher.clone();
-        let mut searcher = SearcherBuilder::new()
-            .line_number(true)
-            .binary_detection(BinaryDetection::quit(b'\0'))
-            .before_context(req.before)
-            .after_context(req.after)
-            .build();
-        let found = &found;
-        let shared = &shared;
-        let timed_out = &timed_out;
-        Box::new(move |entry| {
-            if shared.stop.load(Ordering::Relaxed) || cancel.is_some_and(|c| c.is_cancelled()) {
-                return WalkState::Quit;
-            }
-            if deadline.is_some_and(|d| Instant::now() > d) {
-                timed_out.store(true, Ordering::Relaxed);
-                return WalkState::Quit;
-            }
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
-            };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
-            }
-            // No fstat of the open file (a system call per file, which ripgrep does
-            // not make either): the walk saw a regular file, and what could be swapped
-            // in before the open is harmless. The open is non-blocking, so a FIFO reads
-            // as empty; a directory fails to read and is skipped; a device node takes
-            // root to make, and the search's timeout still bounds it.
-            let Some(file) = open(entry.path()) else {
-                return WalkState::Continue;
-            };
-            let mut sink = Collector::new(shared);
-            if searcher.search_file(&matcher, &file, &mut sink).is_ok() && sink.matches > 0 {
-                let hits = FileHits {
-                    path: entry.into_path(),
-                    lines: sink.lines,
-                };
-                if let Ok(mut all) = found.lock() {
-                    all.push(hits);
-                }
-            }
-            if shared.stop.load(Ordering::Relaxed) {
-                WalkState::Quit
-            } else {
-                WalkState::Continue
-            }
+    let mut make = || -> Box<dyn WalkVisitor + '_> {
+        Box::new(FileSearcher {
+            matcher: matcher.clone(),
+            searcher: SearcherBuilder::new()
+                .line_number(true)
+                .binary_detection(BinaryDetection::quit(b'\0'))
+                .before_context(req.before)
+                .after_context(req.after)
+                .build(),
+            found: &found,
+            shared: &shared,
+            timed_out: &timed_out,
+            deadline,
+            cancel,
         })
-    });
+    };
+    walk(&walk_spec(req), &mut make)
+        .map_err(|WalkError::Glob { glob, message }| SearchError::Glob { glob, message })?;
     if cancel.is_some_and(|c| c.is_cancelled()) {
         return Err(SearchError::Cancelled);
     }
@@ -234,6 +194,54 @@ pub fn search(
     let mut all = found.into_inner().unwrap_or_else(|e| e.into_inner());
     all.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(all)
+}
+
+/// One walker thread's search of the files it is handed.
+struct FileSearcher<'a> {
+    matcher: RegexMatcher,
+    searcher: Searcher,
+    found: &'a Mutex<Vec<FileHits>>,
+    shared: &'a Shared<'a>,
+    timed_out: &'a AtomicBool,
+    deadline: Option<Instant>,
+    cancel: Option<&'a CancellationToken>,
+}
+
+impl WalkVisitor for FileSearcher<'_> {
+    fn keep_going(&mut self) -> bool {
+        if self.shared.stop.load(Ordering::Relaxed) || self.cancel.is_some_and(|c| c.is_cancelled())
+        {
+            return false;
+        }
+        if self.deadline.is_some_and(|d| Instant::now() > d) {
+            self.timed_out.store(true, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    fn visit(&mut self, path: PathBuf, file: File) -> WalkStep {
+        let mut sink = Collector::new(self.shared);
+        if self
+            .searcher
+            .search_file(&self.matcher, &file, &mut sink)
+            .is_ok()
+            && sink.matches > 0
+        {
+            let hits = FileHits {
+                path,
+                lines: sink.lines,
+            };
+            if let Ok(mut all) = self.found.lock() {
+                all.push(hits);
+            }
+        }
+        if self.shared.stop.load(Ordering::Relaxed) {
+            WalkStep::Quit
+        } else {
+            WalkStep::Continue
+        }
+    }
 }
 
 /// State shared by the walker threads.

@@ -24,7 +24,7 @@ use crate::engine::shell_readonly::Verdict;
 use crate::engine::shell_syntax;
 use crate::platform::child_env::ChildEnvPolicy;
 use crate::platform::filesystem::FsError;
-use crate::protocol::{ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
+use crate::protocol::{AllowKey, ConfirmationDetails, ToolErrorKind, ToolKind, ToolOutput};
 
 /// What the model reads when a command is refused for command substitution.
 pub const SUBSTITUTION_BLOCKED: &str = "Command injection detected: command substitution syntax ($(), backticks, <() or >()) found in command arguments. On PowerShell, @() array subexpressions and $() subexpressions are also blocked. This is a security risk and the command was blocked.";
@@ -48,11 +48,14 @@ pub struct Params {
     pub delay_ms: Option<u64>,
 }
 
+/// The name the model calls.
+pub const NAME: &str = "run_shell_command";
+
 impl Tool for RunShellCommand {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "run_shell_command"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {
@@ -61,6 +64,10 @@ impl Tool for RunShellCommand {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Execute
+    }
+
+    fn allow_key(&self) -> AllowKey {
+        AllowKey::CommandPrefix
     }
 
     fn description(&self) -> String {
@@ -111,13 +118,40 @@ impl Tool for RunShellCommand {
         if !crate::platform::sandbox::session::read_only_available(&services.settings) {
             return None;
         }
-        match readonly::verdict(&p.command, &cwd, services) {
-            Verdict::ReadOnly => Some(PolicyHint::Allow),
-            Verdict::Ask(reason) => {
+        // Glob patterns are checked on the FileSystem pool ([`Tool::policy_hint_settled`]).
+        match readonly::verdict_deferring_globs(&p.command, &cwd, services) {
+            (Verdict::ReadOnly, globs) if globs.is_empty() => Some(PolicyHint::Allow),
+            (Verdict::ReadOnly, _) => None,
+            (Verdict::Ask(reason), _) => {
                 tracing::debug!(command = %p.command, %reason, "shell command needs approval");
                 None
             }
         }
+    }
+
+    fn policy_hint_settled(
+        &self,
+        p: &Params,
+        services: &Services,
+    ) -> Option<BoxFuture<'static, Option<PolicyHint>>> {
+        if !crate::platform::sandbox::session::read_only_available(&services.settings) {
+            return None;
+        }
+        let cwd = working_dir(p, services);
+        let (Verdict::ReadOnly, globs) =
+            readonly::verdict_deferring_globs(&p.command, &cwd, services)
+        else {
+            return None;
+        };
+        if globs.is_empty() {
+            return None;
+        }
+        let fs = services.fs.clone();
+        Some(Box::pin(async move {
+            readonly::settle_globs(globs, &fs)
+                .await
+                .then_some(PolicyHint::Allow)
+        }))
     }
 
     fn approval_keys(&self, p: &Params, _: &Services) -> Vec<String> {
@@ -176,7 +210,7 @@ async fn run(p: Params, ctx: ToolContext) -> ToolOutput {
         .then(|| Duration::from_secs(settings.inactivity_timeout_secs));
     // A command that runs without the user's approval gets git with every
     // repository-configured program switched off.
-    let (mut env, env_remove) = match readonly::verdict(&p.command, &cwd, &services) {
+    let (mut env, env_remove) = match readonly::verdict_settled(&p.command, &cwd, &services).await {
         Verdict::ReadOnly => readonly::git_hardening(),
         Verdict::Ask(_) => (Vec::new(), Vec::new()),
     };

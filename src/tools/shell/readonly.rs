@@ -5,6 +5,9 @@
 use std::path::Path;
 
 use crate::engine::shell_readonly::{classify, PathScope, Verdict};
+pub use crate::platform::filesystem::glob_check::glob_matches_inside;
+use crate::platform::filesystem::glob_check::GlobSpec;
+use crate::platform::filesystem::FsClient;
 use crate::tools::Services;
 
 /// Whether `command`, run in `cwd`, is read-only and reads only inside the workspace.
@@ -20,60 +23,54 @@ pub fn verdict(command: &str, cwd: &Path, services: &Services) -> Verdict {
     classify(command, &scope)
 }
 
-/// Directory entries a glob check looks at before it gives up and asks.
-const MAX_GLOB_ENTRIES: usize = 20_000;
+/// [`verdict`] with the glob checks left for the FileSystem pool: the verdict if every
+/// glob pattern's matches stay inside, and those patterns (a pattern that may match
+/// outside only ever makes the verdict `Ask`, so a `ReadOnly` here still needs them
+/// checked, [`settle_globs`]).
+pub fn verdict_deferring_globs(
+    command: &str,
+    cwd: &Path,
+    services: &Services,
+) -> (Verdict, Vec<std::path::PathBuf>) {
+    let inside = |path: &Path| services.workspace.check(path).is_ok();
+    let patterns = std::sync::Mutex::new(Vec::new());
+    let glob_inside = |pattern: &Path| {
+        if let Ok(mut patterns) = patterns.lock() {
+            patterns.push(pattern.to_path_buf());
+        }
+        true
+    };
+    let scope = PathScope {
+        cwd: cwd.to_path_buf(),
+        home: crate::settings::home_dir(),
+        inside: &inside,
+        glob_inside: &glob_inside,
+    };
+    let verdict = classify(command, &scope);
+    (
+        verdict,
+        patterns.into_inner().unwrap_or_else(|e| e.into_inner()),
+    )
+}
 
-/// Whether every existing path the absolute glob `pattern` may expand to is `inside`
-/// (which follows symlinks). Expanded level by level as bash does with `dotglob` off
-/// (its default in `bash -c`): a glob component matches the names of its directory,
-/// dot-names excepted, with `globset`'s `*`, `?` and `[…]` (`*` never crosses `/`);
-/// more than [`MAX_GLOB_ENTRIES`] entries, or a pattern that does not compile, is
-/// not known to stay inside.
-pub fn glob_matches_inside(pattern: &Path, inside: &dyn Fn(&Path) -> bool) -> bool {
-    let mut level = vec![std::path::PathBuf::new()];
-    let mut seen = 0;
-    for component in pattern.components() {
-        let text = component.as_os_str().to_string_lossy();
-        let matcher = if text.contains(['*', '?', '[']) {
-            match globset::GlobBuilder::new(&text)
-                .literal_separator(true)
-                .backslash_escape(true)
-                .build()
-            {
-                Ok(glob) => Some(glob.compile_matcher()),
-                Err(_) => return false,
-            }
-        } else {
-            None
-        };
-        let mut next = Vec::new();
-        for dir in &level {
-            let Some(matcher) = &matcher else {
-                next.push(dir.join(component));
-                continue;
-            };
-            // Not a directory (or gone): bash finds no match there.
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                seen += 1;
-                if seen > MAX_GLOB_ENTRIES {
-                    return false;
-                }
-                let name = entry.file_name();
-                if !name.to_string_lossy().starts_with('.') && matcher.is_match(&name) {
-                    let found = dir.join(&name);
-                    if !inside(&found) {
-                        return false;
-                    }
-                    next.push(found);
-                }
+/// Whether every match of `patterns` stays inside the workspace, checked on the
+/// FileSystem pool (a pool that cannot answer: not known to stay inside).
+pub async fn settle_globs(patterns: Vec<std::path::PathBuf>, fs: &FsClient) -> bool {
+    fs.glob(GlobSpec { patterns }).await.unwrap_or(false)
+}
+
+/// [`verdict`] with its glob checks on the FileSystem pool.
+pub async fn verdict_settled(command: &str, cwd: &Path, services: &Services) -> Verdict {
+    match verdict_deferring_globs(command, cwd, services) {
+        (Verdict::ReadOnly, globs) if !globs.is_empty() => {
+            if settle_globs(globs, &services.fs).await {
+                Verdict::ReadOnly
+            } else {
+                Verdict::Ask("a glob pattern may match a path outside the workspace".into())
             }
         }
-        level = next;
+        (verdict, _) => verdict,
     }
-    true
 }
 
 /// The empty tree's id: with `GIT_ATTR_SOURCE` pointing at it, no `.gitattributes`

@@ -65,11 +65,14 @@ pub struct Params {
     pub url: Option<String>,
 }
 
+/// The name the model calls.
+pub const NAME: &str = "web_fetch";
+
 impl Tool for WebFetch {
     type Params = Params;
 
     fn name(&self) -> &'static str {
-        "web_fetch"
+        NAME
     }
 
     fn display_name(&self) -> &'static str {

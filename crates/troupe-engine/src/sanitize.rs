@@ -54,7 +54,7 @@ const CARET: &[u8; 32] = b"@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_";
 /// input needs no change.
 ///
 /// ```
-/// # use troupe::engine::sanitize::for_terminal;
+/// # use troupe_engine::sanitize::for_terminal;
 /// assert_eq!(for_terminal("a\x1b[2Kb\r"), "a\\e[2Kb^M");
 /// assert!(matches!(for_terminal("plain"), std::borrow::Cow::Borrowed(_)));
 /// ```
@@ -67,7 +67,7 @@ pub fn for_terminal(text: &str) -> Cow<'_, str> {
 /// characters `\` `n`, so the result never contains `'\n'`. Tabs are kept.
 ///
 /// ```
-/// # use troupe::engine::sanitize::one_line;
+/// # use troupe_engine::sanitize::one_line;
 /// assert_eq!(one_line("rm -rf x\necho ok"), "rm -rf x\\necho ok");
 /// ```
 pub fn one_line(text: &str) -> Cow<'_, str> {

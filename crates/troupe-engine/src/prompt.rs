@@ -4,11 +4,11 @@
 use crate::protocol::content::FunctionDeclaration;
 
 /// The built-in template.
-pub const DEFAULT_TEMPLATE: &str = include_str!("../../config/system_prompt.md");
+pub const DEFAULT_TEMPLATE: &str = include_str!("../../../config/system_prompt.md");
 
 /// The short built-in template (`model.prompt_style = "short"`, the small profile):
 /// a few rules and the active tools, for models with a small context window.
-pub const SHORT_TEMPLATE: &str = include_str!("../../config/system_prompt_short.md");
+pub const SHORT_TEMPLATE: &str = include_str!("../../../config/system_prompt_short.md");
 
 /// Keeps the lines of `template` meant for the active tools: a line starting with
 /// `{if a,b}` stays only when every named tool is active, one starting with

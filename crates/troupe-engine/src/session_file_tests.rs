@@ -1,6 +1,6 @@
 use super::*;
 
-const APPENDIX: &str = include_str!("../../tests/fixtures/sessions/spec-appendix.jsonl");
+const APPENDIX: &str = include_str!("../../../tests/fixtures/sessions/spec-appendix.jsonl");
 
 fn responses(history: &[Content]) -> Vec<String> {
     history

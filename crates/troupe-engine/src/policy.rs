@@ -1,7 +1,7 @@
 //! The approval policy: given the mode, what a tool does and the tool's own hint,
 //! whether a call runs, asks, or is refused.
 
-use crate::protocol::{ApprovalMode, ToolKind};
+use crate::protocol::{AllowKey, ApprovalMode, ToolKind};
 
 /// The policy's answer for one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,31 +44,28 @@ pub fn decide(mode: ApprovalMode, kind: ToolKind, hint_allow: Option<bool>) -> P
     }
 }
 
-/// Tools whose approval keys are command prefixes (`git status`); every other tool's
-/// keys are file paths.
-const COMMAND_KEYED_TOOLS: [&str; 1] = ["run_shell_command"];
-
-/// Whether an allow rule of `tool` with key `rule_key` covers a call whose approval key
-/// is `call_key`, matched the way that tool's keys mean:
+/// Whether an allow rule with key `rule_key` covers a call whose approval key is
+/// `call_key`, matched the way the tool's keys mean (its facts' `allow_key`):
 ///
-/// - a command-keyed tool (`run_shell_command`): the same command, or a longer one
-///   that starts with the rule's words (`git` covers `git status`, not `gitk`);
-/// - a path-keyed tool (`write_file`, `replace`): the same path, or a path beneath the
-///   rule's as a directory, at a path-component boundary (`/w/src` covers
-///   `/w/src/a.rs`; never `/w/src2`, `/w/srcx.rs` or `/w/src b`).
+/// - [`AllowKey::CommandPrefix`] (`run_shell_command`): the same command, or a longer
+///   one that starts with the rule's words (`git` covers `git status`, not `gitk`);
+/// - [`AllowKey::Path`] (`write_file`, `replace`, any tool not built in): the same
+///   path, or a path beneath the rule's as a directory, at a path-component boundary
+///   (`/w/src` covers `/w/src/a.rs`; never `/w/src2`, `/w/srcx.rs` or `/w/src b`).
 ///
 /// ```
-/// # use troupe::engine::policy::key_covers;
-/// assert!(key_covers("write_file", "/w/src", "/w/src/a.rs"));
-/// assert!(!key_covers("write_file", "/w/src/a", "/w/src/ab"));
-/// assert!(!key_covers("write_file", "/w/notes", "/w/notes secret.txt"));
-/// assert!(key_covers("run_shell_command", "git", "git status"));
+/// # use troupe_engine::policy::key_covers;
+/// # use troupe_protocol::AllowKey::{CommandPrefix, Path};
+/// assert!(key_covers(Path, "/w/src", "/w/src/a.rs"));
+/// assert!(!key_covers(Path, "/w/src/a", "/w/src/ab"));
+/// assert!(!key_covers(Path, "/w/notes", "/w/notes secret.txt"));
+/// assert!(key_covers(CommandPrefix, "git", "git status"));
 /// ```
-pub fn key_covers(tool: &str, rule_key: &str, call_key: &str) -> bool {
+pub fn key_covers(keys: AllowKey, rule_key: &str, call_key: &str) -> bool {
     if call_key == rule_key {
         return true;
     }
-    if COMMAND_KEYED_TOOLS.contains(&tool) {
+    if keys == AllowKey::CommandPrefix {
         return call_key
             .strip_prefix(rule_key)
             .is_some_and(|rest| rest.starts_with(' '));
@@ -108,8 +105,14 @@ pub fn parse_rule(text: &str) -> Option<(String, Option<String>)> {
 
 /// Whether one of `rules` covers a call of `tool` with these approval keys: a rule
 /// names the tool (or, as `mcp_<server>_*`, every tool of one MCP server), and its key,
-/// when it has one, covers every key of the call.
-pub fn rules_allow(rules: &[crate::protocol::AllowRule], tool: &str, keys: &[String]) -> bool {
+/// when it has one, covers every key of the call, matched as `allow_key` (the tool's
+/// facts) says.
+pub fn rules_allow(
+    rules: &[crate::protocol::AllowRule],
+    tool: &str,
+    allow_key: AllowKey,
+    keys: &[String],
+) -> bool {
     rules.iter().any(|r| {
         let named = match r.tool.strip_suffix('*') {
             Some(prefix) => tool.starts_with(prefix),
@@ -118,7 +121,7 @@ pub fn rules_allow(rules: &[crate::protocol::AllowRule], tool: &str, keys: &[Str
         named
             && match &r.key {
                 None => true,
-                Some(k) => !keys.is_empty() && keys.iter().all(|key| key_covers(tool, k, key)),
+                Some(k) => !keys.is_empty() && keys.iter().all(|key| key_covers(allow_key, k, key)),
             }
     })
 }
@@ -151,30 +154,34 @@ mod tests {
     #[test]
     fn path_rules_match_whole_components_and_command_rules_whole_words() {
         // A path rule: the file itself, or what lies beneath it as a directory.
-        assert!(key_covers("write_file", "/w/src/a", "/w/src/a"));
-        assert!(key_covers("replace", "/w/src", "/w/src/a/b.rs"));
-        assert!(key_covers("replace", "/w/src/", "/w/src/a.rs"));
-        assert!(!key_covers("write_file", "/w/src/a", "/w/src/ab"));
-        assert!(!key_covers("write_file", "/w/src/a", "/w/src/a b"));
-        assert!(!key_covers("write_file", "/w/src/a", "/w/src/a.bak"));
-        assert!(!key_covers("write_file", "/w/src", "/w/src2/x"));
-        assert!(!key_covers("write_file", "/w/src/a.rs", "/w/src/a.rs/"));
-        assert!(!key_covers("write_file", "", "/w/x"));
+        assert!(key_covers(AllowKey::Path, "/w/src/a", "/w/src/a"));
+        assert!(key_covers(AllowKey::Path, "/w/src", "/w/src/a/b.rs"));
+        assert!(key_covers(AllowKey::Path, "/w/src/", "/w/src/a.rs"));
+        assert!(!key_covers(AllowKey::Path, "/w/src/a", "/w/src/ab"));
+        assert!(!key_covers(AllowKey::Path, "/w/src/a", "/w/src/a b"));
+        assert!(!key_covers(AllowKey::Path, "/w/src/a", "/w/src/a.bak"));
+        assert!(!key_covers(AllowKey::Path, "/w/src", "/w/src2/x"));
+        assert!(!key_covers(AllowKey::Path, "/w/src/a.rs", "/w/src/a.rs/"));
+        assert!(!key_covers(AllowKey::Path, "", "/w/x"));
         // A command rule: the command, or one that continues it with more words.
-        assert!(key_covers("run_shell_command", "git status", "git status"));
-        assert!(key_covers("run_shell_command", "git", "git status"));
-        assert!(!key_covers("run_shell_command", "git", "gitk"));
+        assert!(key_covers(
+            AllowKey::CommandPrefix,
+            "git status",
+            "git status"
+        ));
+        assert!(key_covers(AllowKey::CommandPrefix, "git", "git status"));
+        assert!(!key_covers(AllowKey::CommandPrefix, "git", "gitk"));
         assert!(!key_covers(
-            "run_shell_command",
+            AllowKey::CommandPrefix,
             "/usr/bin/make",
             "/usr/bin/make2"
         ));
         assert!(key_covers(
-            "run_shell_command",
+            AllowKey::CommandPrefix,
             "/usr/bin/make",
             "/usr/bin/make all"
         ));
-        assert!(!key_covers("run_shell_command", "ls", "ls/x"));
+        assert!(!key_covers(AllowKey::CommandPrefix, "ls", "ls/x"));
     }
 
     #[test]

@@ -135,7 +135,7 @@ fn characters_above_latin1_after_a_brace_do_not_crash_the_parser() {
             format!("x=$( {{{c} )"),
         ] {
             let _ = parse(&line);
-            let _ = crate::engine::shell_readonly::structure_problem(&line);
+            let _ = crate::shell_readonly::structure_problem(&line);
         }
     }
     // Non-ASCII words keep their text.

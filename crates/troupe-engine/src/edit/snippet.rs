@@ -6,10 +6,10 @@ use similar::DiffOp;
 /// The changed regions of `new` with `context` lines around each, gaps shown as `...`,
 /// from the line diff of the change (`ops` of `diff::line_diff(original, new)`, which
 /// the caller also renders; unused when `original` is empty: a new file gives the
-/// whole new text). Capped at [`crate::engine::diff::MAX_DIFF_TEXT_BYTES`] (a line
+/// whole new text). Capped at [`crate::diff::MAX_DIFF_TEXT_BYTES`] (a line
 /// says what was cut).
 pub fn context_snippet_of(original: &str, ops: &[DiffOp], new: &str, context: usize) -> String {
-    use crate::engine::diff::{cap_str, cap_text, MAX_DIFF_TEXT_BYTES};
+    use crate::diff::{cap_str, cap_text, MAX_DIFF_TEXT_BYTES};
     if original.is_empty() {
         // A new file: the capped text itself, without a whole copy first.
         return cap_str(new, MAX_DIFF_TEXT_BYTES, "snippet");
@@ -88,19 +88,16 @@ mod tests {
 
     /// The snippet as the edit tools build it: one line diff, then its ops.
     fn diff_context_snippet(original: &str, new: &str, context: usize) -> String {
-        let diff = crate::engine::diff::line_diff(original, new);
+        let diff = crate::diff::line_diff(original, new);
         context_snippet_of(original, diff.ops(), new, context)
     }
 
     #[test]
     fn a_big_new_file_gives_the_capped_text_with_every_left_out_line_counted() {
         let text: String = (0..100_000).map(|i| format!("line {i}\n")).collect();
-        let max = crate::engine::diff::MAX_DIFF_TEXT_BYTES;
+        let max = crate::diff::MAX_DIFF_TEXT_BYTES;
         let got = diff_context_snippet("", &text, 5);
-        assert_eq!(
-            got,
-            crate::engine::diff::cap_text(text.clone(), max, "snippet")
-        );
+        assert_eq!(got, crate::diff::cap_text(text.clone(), max, "snippet"));
         let kept = got.lines().count() - 1;
         assert!(got.ends_with(&format!("{} more lines not shown]\n", 100_000 - kept)));
     }

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::call_key::CallKey;
 use crate::protocol::content::FunctionCall;
+use crate::protocol::{ToolFacts, ToolFactsTable};
 
 /// Identical consecutive tool calls that make a loop (gemini-cli: 5).
 pub const TOOL_CALL_LOOP_THRESHOLD: u32 = 5;
@@ -192,20 +193,11 @@ pub struct FailedCalls {
     /// The fingerprint of the last call that succeeded, and how many times in a row it
     /// did.
     last_success: Option<(u64, u32)>,
-    /// The reads ([`READ_ONLY_TOOLS`]) that succeeded since the last call that may
+    /// The reads (tools whose answer depends on the files only,
+    /// [`ToolFacts::answer_depends_on_files_only`]) that succeeded since the last call that may
     /// have changed something: the same read again gets the same answer.
     seen_reads: HashSet<u64>,
 }
-
-/// Tools whose answer depends only on the files: the same call again, with nothing
-/// changed in between, answers the same.
-pub const READ_ONLY_TOOLS: &[&str] = &[
-    "glob",
-    "grep_search",
-    "list_directory",
-    "read_file",
-    "read_many_files",
-];
 
 impl FailedCalls {
     /// A finished call: its failures so far (a success forgets them, and returns 0).
@@ -234,9 +226,10 @@ impl FailedCalls {
     /// already succeeded earlier in the turn, with no other kind of call succeeding
     /// since, counts as at least a second success too (a small model alternated the
     /// same search and reads for three minutes).
-    pub fn record_success(&mut self, name: &str, args: &Value) -> u32 {
+    /// `facts` are the facts of the tool `name`.
+    pub fn record_success(&mut self, name: &str, args: &Value, facts: &ToolFacts) -> u32 {
         let key = CallKey { name, args }.fingerprint();
-        let read_again = if READ_ONLY_TOOLS.contains(&name) {
+        let read_again = if facts.answer_depends_on_files_only {
             !self.seen_reads.insert(key)
         } else {
             self.seen_reads.clear();
@@ -294,30 +287,17 @@ pub fn failure_nudge(failures: u32) -> String {
     )
 }
 
-/// The built-in tools whose identical calls in one model turn run once: reading twice
-/// gives the same answer, and the same write, edit or command asked for twice in one
-/// answer is a repetition, not a plan (a small model repeats its fenced blocks). Tools
-/// whose effects Troupe does not know (MCP, discovered, test tools) always run.
-pub const RUN_ONCE_TOOLS: &[&str] = &[
-    "glob",
-    "grep_search",
-    "list_background_processes",
-    "list_directory",
-    "read_background_output",
-    "read_file",
-    "read_many_files",
-    "replace",
-    "run_shell_command",
-    "save_memory",
-    "web_fetch",
-    "write_file",
-    "write_todos",
-];
-
 /// For each call of a model turn, the index of the first call before it with the same
-/// tool (one of [`RUN_ONCE_TOOLS`]) and the same arguments (`None`: the first of its
-/// kind, or a tool that always runs).
-pub fn duplicates<C: std::borrow::Borrow<FunctionCall>>(calls: &[C]) -> Vec<Option<usize>> {
+/// tool and the same arguments (`None`: the first of its kind, or a tool that always
+/// runs). Only the tools whose facts say so ([`ToolFacts::run_once`]) run once:
+/// reading twice gives the same answer, and the same write, edit or command asked for
+/// twice in one answer is a repetition, not a plan (a small model repeats its fenced
+/// blocks). Tools whose effects Troupe does not know (MCP, discovered, test tools)
+/// always run.
+pub fn duplicates<C: std::borrow::Borrow<FunctionCall>>(
+    calls: &[C],
+    facts: &ToolFactsTable,
+) -> Vec<Option<usize>> {
     if calls.len() < 2 {
         return vec![None; calls.len()];
     }
@@ -326,7 +306,7 @@ pub fn duplicates<C: std::borrow::Borrow<FunctionCall>>(calls: &[C]) -> Vec<Opti
         .iter()
         .enumerate()
         .map(|(i, c)| (i, c.borrow()))
-        .map(|(i, c)| match RUN_ONCE_TOOLS.contains(&c.name.as_str()) {
+        .map(|(i, c)| match facts.get(&c.name).run_once {
             false => None,
             true => match first.entry(CallKey::of(c)) {
                 std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
@@ -357,6 +337,27 @@ fn is_structure(line: &str) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The facts of the built-in tools these tests call, as their tools state them.
+    fn facts() -> ToolFactsTable {
+        let read = ToolFacts {
+            run_once: true,
+            answer_depends_on_files_only: true,
+            ..ToolFacts::UNKNOWN
+        };
+        let edit = ToolFacts {
+            run_once: true,
+            edited_file_arg: Some("file_path"),
+            ..ToolFacts::UNKNOWN
+        };
+        [
+            ("read_file", read),
+            ("grep_search", read),
+            ("write_file", edit),
+        ]
+        .into_iter()
+        .collect()
+    }
 
     fn call(name: &str, args: Value) -> FunctionCall {
         FunctionCall {
@@ -408,7 +409,7 @@ mod tests {
             call("mcp_fx_gather", json!({"n": 2})),
         ];
         assert_eq!(
-            duplicates(&calls),
+            duplicates(&calls, &facts()),
             [None, None, Some(0), None, Some(1), None, None]
         );
     }
@@ -416,18 +417,35 @@ mod tests {
     #[test]
     fn a_read_again_with_nothing_changed_since_is_a_repeat() {
         let mut f = FailedCalls::default();
+        let table = facts();
         let grep = json!({"pattern": "TAX_RATE"});
         let read = json!({"file_path": "a.py"});
-        assert_eq!(f.record_success("grep_search", &grep), 1);
-        assert_eq!(f.record_success("read_file", &read), 1);
-        // Not in a row, but nothing changed: the same answer again.
-        assert_eq!(f.record_success("grep_search", &grep), 2);
-        // A write may change what a read answers: the next read is new.
         assert_eq!(
-            f.record_success("write_file", &json!({"file_path": "a.py"})),
+            f.record_success("grep_search", &grep, table.get("grep_search")),
             1
         );
-        assert_eq!(f.record_success("read_file", &read), 1);
+        assert_eq!(
+            f.record_success("read_file", &read, table.get("read_file")),
+            1
+        );
+        // Not in a row, but nothing changed: the same answer again.
+        assert_eq!(
+            f.record_success("grep_search", &grep, table.get("grep_search")),
+            2
+        );
+        // A write may change what a read answers: the next read is new.
+        assert_eq!(
+            f.record_success(
+                "write_file",
+                &json!({"file_path": "a.py"}),
+                table.get("write_file")
+            ),
+            1
+        );
+        assert_eq!(
+            f.record_success("read_file", &read, table.get("read_file")),
+            1
+        );
     }
 
     #[test]

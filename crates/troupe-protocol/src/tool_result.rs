@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::protocol::content::Part;
+use crate::content::Part;
 
 /// What kind of work a tool does; decides the default approval policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,6 +25,21 @@ impl ToolKind {
     /// Read, search and fetch never change anything local.
     pub fn is_read_only(self) -> bool {
         matches!(self, ToolKind::Read | ToolKind::Search | ToolKind::Fetch)
+    }
+
+    /// The wire name (`read`, `edit`, …; ACP's tool kinds are the same names).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolKind::Read => "read",
+            ToolKind::Edit => "edit",
+            ToolKind::Delete => "delete",
+            ToolKind::Move => "move",
+            ToolKind::Search => "search",
+            ToolKind::Execute => "execute",
+            ToolKind::Think => "think",
+            ToolKind::Fetch => "fetch",
+            ToolKind::Other => "other",
+        }
     }
 }
 

@@ -116,8 +116,8 @@ fn last_cut(history: &[Content], from: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::compression::json_len;
-    use crate::engine::context_budget::fit_history;
+    use crate::compression::json_len;
+    use crate::context_budget::fit_history;
     use crate::protocol::content::{FunctionCall, FunctionResponse, Part};
     use serde_json::json;
 

@@ -1,6 +1,7 @@
-use super::*;
+use troupe_engine::secret_names::*;
 
-/// (name, expected `is_secret_name` verdict).
+/// (name, expected `is_secret_name` verdict): the names the tests check the rule against
+/// (shared with the child-env tests).
 pub(crate) const TABLE: &[(&str, bool)] = &[
     // Explicit well-known names.
     ("GITHUB_TOKEN", true),

@@ -121,7 +121,7 @@ fn parse(command: &str) -> Result<(tree_sitter::Tree, String), String> {
     if command.trim().is_empty() || command.len() > MAX_LEN {
         return Err("empty or over-long command".into());
     }
-    let tree = crate::engine::shell_syntax::parse_tree(command)
+    let tree = crate::shell_syntax::parse_tree(command)
         .ok_or_else(|| "the command does not parse".to_string())?;
     if tree.root_node().has_error() {
         return Err("the command does not parse cleanly".into());

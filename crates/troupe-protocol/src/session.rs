@@ -4,8 +4,8 @@
 use actix::prelude::*;
 use serde_json::Value;
 
-use crate::protocol::content::{FunctionCall, Part, Usage};
-use crate::protocol::CompletedCall;
+use crate::content::{FunctionCall, Part, Usage};
+use crate::CompletedCall;
 
 /// What the Chat actor tells the session recorder as the conversation grows; the
 /// recorder turns each into gemini-cli 0.61 session records.
@@ -20,7 +20,7 @@ pub enum SessionEvent {
     },
     /// A model turn, with the calls it makes (ids assigned), before they run.
     Model {
-        content: crate::protocol::content::Content,
+        content: crate::content::Content,
         usage: Option<Usage>,
     },
     /// Calls of the last model turn that finished, in call order, following those
@@ -34,7 +34,7 @@ pub enum SessionEvent {
     /// The last user input was rolled back (its model call failed for good).
     RolledBack,
     /// The whole history was replaced (`/clear`, compression, `/chat resume`, …).
-    Replaced(Vec<crate::protocol::content::Content>),
+    Replaced(Vec<crate::content::Content>),
 }
 
 /// Answers once every record sent before it is written.
@@ -43,11 +43,11 @@ pub enum SessionEvent {
 pub struct FlushRecords;
 
 /// Starts the Chat from this history without recording it (the session file already
-/// holds it: a session picked with `/resume`); refused ([`crate::protocol::OpError::Busy`])
+/// holds it: a session picked with `/resume`); refused ([`crate::OpError::Busy`])
 /// while a turn runs.
 #[derive(Debug, Message)]
-#[rtype(result = "Result<(), crate::protocol::OpError>")]
-pub struct SeedHistory(pub Vec<crate::protocol::content::Content>);
+#[rtype(result = "Result<(), crate::OpError>")]
+pub struct SeedHistory(pub Vec<crate::content::Content>);
 
 /// Points the recorder at another session's file (`/resume` in the REPL); the old
 /// session's lock is released, the new one's held.
@@ -66,6 +66,14 @@ pub struct SwitchSession {
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
 pub struct TakeCheckpoint {
-    pub history: Vec<crate::protocol::content::Content>,
-    pub calls: Vec<FunctionCall>,
+    pub history: Vec<crate::content::Content>,
+    /// The edit calls that name their file (none: nothing to snapshot).
+    pub edits: Vec<CheckpointEdit>,
+}
+
+/// An edit call and the file it edits (the argument its tool's facts name).
+#[derive(Debug, Clone)]
+pub struct CheckpointEdit {
+    pub call: FunctionCall,
+    pub path: String,
 }

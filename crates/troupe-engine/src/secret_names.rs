@@ -1,6 +1,6 @@
 //! Which environment variable names hold secrets: one pure rule for every place Troupe
-//! decides what a child process may see ([`crate::platform::child_env`]) and what it
-//! takes out of its own environment at start ([`crate::settings::secrets`]).
+//! decides what a child process may see (`troupe::platform::child_env`) and what it
+//! takes out of its own environment at start (`troupe::settings::secrets`).
 //!
 //! The check is by *name* only: values are never inspected, so e.g. a `DATABASE_URL`
 //! with an embedded password is passed through.
@@ -57,7 +57,7 @@ const SECRET_NAMES: [&str; 18] = [
 /// on `_TOKEN` exactly, not `TOKEN` anywhere).
 ///
 /// ```
-/// # use troupe::engine::secret_names::is_secret_name;
+/// # use troupe_engine::secret_names::is_secret_name;
 /// assert!(is_secret_name("openai_api_key"));
 /// assert!(!is_secret_name("TOKENIZERS_PARALLELISM"));
 /// ```
@@ -89,7 +89,7 @@ pub struct SecretArgument {
 /// `-c=KEY=VALUE`. Arguments after `--` are not flags.
 ///
 /// ```
-/// # use troupe::engine::secret_names::secret_config_arguments;
+/// # use troupe_engine::secret_names::secret_config_arguments;
 /// let args: Vec<&[u8]> = vec![b"troupe", b"-c", b"model.gemini.api_key=k1", b"-p", b"hi"];
 /// let found = secret_config_arguments(&args);
 /// assert_eq!((found[0].index, found[0].value.clone()), (2, 21..23));
@@ -136,7 +136,3 @@ fn secret_assignment(arg: &[u8], offset: usize) -> Option<SecretArgument> {
         key,
     })
 }
-
-/// The names the tests check the rule against (shared with the child-env tests).
-#[cfg(test)]
-pub(crate) mod tests;

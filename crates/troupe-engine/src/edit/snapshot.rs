@@ -31,7 +31,7 @@ impl FileSnapshot {
         if bytes.starts_with(BOM) || memchr_crlf(&bytes) {
             return Self::from_bytes(&bytes);
         }
-        let hash = crate::engine::hash::sha256(&bytes);
+        let hash = crate::hash::sha256(&bytes);
         let text = String::from_utf8(bytes).map_err(|e| NotText {
             offset: e.utf8_error().valid_up_to(),
         })?;
@@ -44,7 +44,7 @@ impl FileSnapshot {
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, NotText> {
-        let hash = crate::engine::hash::sha256(bytes);
+        let hash = crate::hash::sha256(bytes);
         let (bom, body) = match bytes.strip_prefix(BOM) {
             Some(rest) => (true, rest),
             None => (false, bytes),
@@ -88,7 +88,7 @@ pub fn encode_text(text: &str, crlf: bool, bom: bool) -> Vec<u8> {
 
 /// sha256 of `bytes`.
 pub fn sha256(bytes: &[u8]) -> [u8; 32] {
-    crate::engine::hash::sha256(bytes)
+    crate::hash::sha256(bytes)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use regex::Regex;
 
 use super::js::{self, JS_SPACE_CLASS};
 use super::{LineRange, Occurrences, Replacement, Strategy};
-use crate::engine::text::utf16_len;
+use crate::text::utf16_len;
 
 /// Fuzzy matching: the highest weighted distance accepted, per character of the search.
 const FUZZY_THRESHOLD: f64 = 0.1;

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::PathScope;
-use crate::engine::paths::normalize_lexically;
+use crate::paths::normalize_lexically;
 
 /// Whether a word holds a glob character bash expands (`*`, `?`, `[`).
 fn has_glob(text: &str) -> bool {

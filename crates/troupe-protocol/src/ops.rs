@@ -14,9 +14,9 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::content::{Content, FunctionCall, Part};
-use crate::protocol::hooks::HookInfo;
-use crate::protocol::{
+use crate::content::{Content, FunctionCall, Part};
+use crate::hooks::HookInfo;
+use crate::{
     AddRootError, AddedRoot, ApprovalDecision, ApprovalMode, ApprovalRequest, CompletedCall,
     CompressionOutcome, MemoryReport, UiEvent,
 };

@@ -11,15 +11,14 @@ use crate::protocol::content::FunctionDeclaration;
 /// The longest description kept, in characters.
 const MAX_DESCRIPTION: usize = 120;
 
-/// Optional parameters kept anyway, by tool: the tool's own errors tell the model to
-/// set them (`replace`: "set 'allow_multiple' to true"), and a small model asked to
-/// rename a variable repeated the failing call three times without it.
-const KEPT_OPTIONAL: &[(&str, &str)] = &[("replace", "allow_multiple")];
-
-/// `decl` with short descriptions; names, types and required lists are unchanged.
-pub fn compact(decl: &FunctionDeclaration) -> FunctionDeclaration {
+/// `decl` with short descriptions; names, types and required lists are unchanged. The
+/// optional parameters in `keep` stay (the tool's facts' `compact_keeps`): the tool's
+/// own errors tell the model to set them (`replace`: "set 'allow_multiple' to true"),
+/// and a small model asked to rename a variable repeated the failing call three times
+/// without it.
+pub fn compact(decl: &FunctionDeclaration, keep: &[&str]) -> FunctionDeclaration {
     let mut parameters = decl.parameters_json_schema.clone();
-    drop_optional(&decl.name, &mut parameters);
+    drop_optional(keep, &mut parameters);
     shorten_descriptions(&mut parameters);
     FunctionDeclaration {
         name: decl.name.clone(),
@@ -28,9 +27,8 @@ pub fn compact(decl: &FunctionDeclaration) -> FunctionDeclaration {
     }
 }
 
-/// Removes the top-level properties not listed in `required` (but those of
-/// [`KEPT_OPTIONAL`] for `tool`).
-fn drop_optional(tool: &str, schema: &mut Value) {
+/// Removes the top-level properties not listed in `required` (but those in `keep`).
+fn drop_optional(keep: &[&str], schema: &mut Value) {
     let required: Vec<String> = schema
         .get("required")
         .and_then(Value::as_array)
@@ -42,9 +40,7 @@ fn drop_optional(tool: &str, schema: &mut Value) {
         })
         .unwrap_or_default();
     if let Some(Value::Object(properties)) = schema.get_mut("properties") {
-        properties.retain(|name, _| {
-            required.contains(name) || KEPT_OPTIONAL.contains(&(tool, name.as_str()))
-        });
+        properties.retain(|name, _| required.contains(name) || keep.contains(&name.as_str()));
     }
 }
 
@@ -95,7 +91,8 @@ mod tests {
                                "allow_multiple": {"type": "boolean"},
                                "expected_replacements": {"type": "integer"}}}),
         };
-        let small = compact(&decl);
+        // `replace`'s facts: its errors ask for `allow_multiple`.
+        let small = compact(&decl, &["allow_multiple"]);
         let kept: Vec<&String> = small.parameters_json_schema["properties"]
             .as_object()
             .unwrap()
@@ -114,7 +111,7 @@ mod tests {
                                "description": {"type": "string", "description": "A property named description.\nMore."},
                                "include": {"type": "string", "description": "Optional."}}}),
         };
-        let small = compact(&decl);
+        let small = compact(&decl, &[]);
         assert_eq!(small.description, "Searches files.");
         assert_eq!(
             small.parameters_json_schema,
