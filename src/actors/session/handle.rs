@@ -331,29 +331,7 @@ impl SessionHandle {
                 });
             }
             Op::RunCalls { calls, cancel } => self.run_calls(calls, cancel, answer),
-            // ---- REPL
-            Op::SwitchSession {
-                file,
-                session_id,
-                existing,
-                repairs,
-                lock,
-            } => match Arc::try_unwrap(lock).or_else(|shared| shared.try_clone()) {
-                Ok(lock) => self.switch_session(
-                    crate::protocol::SwitchSession {
-                        file,
-                        session_id,
-                        existing,
-                        repairs,
-                        lock,
-                    },
-                    answer,
-                ),
-                Err(e) => answer.send(Err(OpError::Unavailable {
-                    op: name,
-                    why: format!("cannot hold the session's lock: {e}"),
-                })),
-            },
+            op @ Op::SwitchSession { .. } => self.switch_session(op, answer), // ---- REPL
             Op::Shutdown { reason, after } => {
                 let (session, ended) = (self.session.clone(), self.ended.clone());
                 self.home.spawn(async move {
@@ -420,16 +398,47 @@ impl SessionHandle {
 
     // ---- REPL
     /// Points the recorder at another session file ([`Op::SwitchSession`]).
-    fn switch_session(&self, switch: crate::protocol::SwitchSession, answer: Answer) {
-        match &self.session.recorder {
-            Some(recorder) => self.ask(recorder, switch, answer, "switch_session", |()| {
-                Ok(OpReply::Done)
-            }),
-            None => answer.send(Err(OpError::Unavailable {
+    fn switch_session(&self, op: Op, answer: Answer) {
+        let Op::SwitchSession {
+            file,
+            session_id,
+            existing,
+            repairs,
+            lock,
+        } = op
+        else {
+            return answer.send(Err(OpError::Unavailable {
+                op: "switch_session",
+                why: "not a session switch".into(),
+            }));
+        };
+        let Some(recorder) = &self.session.recorder else {
+            return answer.send(Err(OpError::Unavailable {
                 op: "switch_session",
                 why: "sessions are not recorded".into(),
-            })),
-        }
+            }));
+        };
+        // The op shares the lock only to stay `Clone`: a clone of the descriptor holds
+        // the same lock.
+        let lock = match Arc::try_unwrap(lock).or_else(|shared| shared.try_clone()) {
+            Ok(lock) => lock,
+            Err(e) => {
+                return answer.send(Err(OpError::Unavailable {
+                    op: "switch_session",
+                    why: format!("cannot hold the session's lock: {e}"),
+                }))
+            }
+        };
+        let switch = crate::protocol::SwitchSession {
+            file,
+            session_id,
+            existing,
+            repairs,
+            lock,
+        };
+        self.ask(recorder, switch, answer, "switch_session", |()| {
+            Ok(OpReply::Done)
+        });
     }
 
     /// Answers on `answer` once `work` is done, on the session's arbiter.
