@@ -351,9 +351,7 @@ impl Actor for Chat {
 /// answered its tool results (cancelled, or stopped at the round limit).
 pub const INTERRUPTED_NOTE: &str = "(Note from Troupe, not from the user: your previous response was interrupted before it completed. Do not repeat this note; answer the message below.)";
 
-/// What a turn fails with when the Chat actor is torn down in the middle of it.
-pub const CHAT_STOPPED: &str =
-    "Internal error: the chat actor stopped in the middle of the turn (a panic); the session ends.";
+pub use crate::protocol::CHAT_STOPPED;
 
 /// A Chat dropped while a turn runs was torn down by a panic (a normal end finishes
 /// the turn first): the front end hears that the turn failed instead of waiting.

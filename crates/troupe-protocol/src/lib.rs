@@ -203,6 +203,11 @@ pub struct MemoryReport {
     pub text: String,
 }
 
+/// What a turn fails with ([`TurnOutcome::Failed`]) when the Chat actor is torn down
+/// in the middle of it: the session ends.
+pub const CHAT_STOPPED: &str =
+    "Internal error: the chat actor stopped in the middle of the turn (a panic); the session ends.";
+
 /// How a turn ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]

@@ -155,6 +155,21 @@ pub enum Op {
     /// parameters' JSON schema) and kind ([`OpReply::Declarations`]): what `troupe mcp
     /// serve` lists.
     ListToolDeclarations,
+    // ---- REPL
+    /// Records into another session's file from now on (`/resume N` in the REPL): the
+    /// recorder closes the round it holds, switches to `file` (appending `repairs`
+    /// first), releases the old session's lock and holds `lock`. Refused
+    /// ([`OpError::Unavailable`]) when the session is not recorded.
+    SwitchSession {
+        file: std::path::PathBuf,
+        session_id: String,
+        /// Whether `file` exists already (a resumed session).
+        existing: bool,
+        repairs: Vec<serde_json::Value>,
+        /// The new session's lock (shared only so that the op stays `Clone`; the
+        /// session takes it over).
+        lock: Arc<std::fs::File>,
+    },
     /// Ends the session: a running turn is cancelled, SessionEnd fires with `reason`,
     /// the recorder flushes, everything the session started ends. The event stream
     /// ends after this op's answer.
@@ -187,6 +202,8 @@ impl Op {
             Op::RunCalls { .. } => "run_calls",
             // ---- mcp serve
             Op::ListToolDeclarations => "list_tool_declarations",
+            // ---- REPL
+            Op::SwitchSession { .. } => "switch_session",
             Op::Shutdown { .. } => "shutdown",
         }
     }
@@ -231,6 +248,11 @@ pub enum OpError {
     /// The session has ended (or its actors stopped): nothing takes ops any more.
     #[error("{op}: the session has ended")]
     Ended { op: &'static str },
+    // ---- REPL
+    /// The session has nothing that could take the op (no recorder for
+    /// [`Op::SwitchSession`]: sessions are not recorded).
+    #[error("{op}: {why}")]
+    Unavailable { op: &'static str, why: String },
 }
 
 /// What a session tells its front end, in the order it happens.

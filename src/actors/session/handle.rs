@@ -208,6 +208,13 @@ impl SessionHandle {
         self.session.tool_facts()
     }
 
+    // ---- REPL
+    /// Whether the session still takes turns: false once its Chat actor has stopped
+    /// (torn down by a panic), or the session has ended.
+    pub fn is_running(&self) -> bool {
+        self.session.chat.connected() && !self.ended.is_cancelled()
+    }
+
     /// TRANSITION: starts a session whose events and approval requests are pumped to
     /// actix recipients, for the front ends not yet turned into event loops.
     #[doc(hidden)]
@@ -320,6 +327,7 @@ impl SessionHandle {
             | Op::SetHookEnabled { .. }
             | Op::ListToolDeclarations) => self.serve_listing(op, answer),
             Op::RunCalls { calls, cancel } => self.run_calls(calls, cancel, answer),
+            op @ Op::SwitchSession { .. } => self.switch_session(op, answer), // ---- REPL
             Op::Shutdown { reason, after } => {
                 let (session, ended) = (self.session.clone(), self.ended.clone());
                 self.home.spawn(async move {
@@ -411,6 +419,51 @@ impl SessionHandle {
                 done.push(call);
             }
             Ok(OpReply::Calls(done))
+        });
+    }
+
+    // ---- REPL
+    /// Points the recorder at another session file ([`Op::SwitchSession`]).
+    fn switch_session(&self, op: Op, answer: Answer) {
+        let Op::SwitchSession {
+            file,
+            session_id,
+            existing,
+            repairs,
+            lock,
+        } = op
+        else {
+            return answer.send(Err(OpError::Unavailable {
+                op: "switch_session",
+                why: "not a session switch".into(),
+            }));
+        };
+        let Some(recorder) = &self.session.recorder else {
+            return answer.send(Err(OpError::Unavailable {
+                op: "switch_session",
+                why: "sessions are not recorded".into(),
+            }));
+        };
+        // The op shares the lock only to stay `Clone`: a clone of the descriptor holds
+        // the same lock.
+        let lock = match Arc::try_unwrap(lock).or_else(|shared| shared.try_clone()) {
+            Ok(lock) => lock,
+            Err(e) => {
+                return answer.send(Err(OpError::Unavailable {
+                    op: "switch_session",
+                    why: format!("cannot hold the session's lock: {e}"),
+                }))
+            }
+        };
+        let switch = crate::protocol::SwitchSession {
+            file,
+            session_id,
+            existing,
+            repairs,
+            lock,
+        };
+        self.ask(recorder, switch, answer, "switch_session", |()| {
+            Ok(OpReply::Done)
         });
     }
 

@@ -1,27 +1,27 @@
-//! The REPL's actor on the actix side: forwards every [`UiEvent`] to the REPL thread
-//! over a crossbeam channel (unbounded, so a handler never blocks its arbiter), keeps
-//! the session statistics, and answers the Scheduler's approval requests with the
-//! REPL's decision, which comes back on a oneshot channel.
+//! The REPL's event loop on the actix side ([`pump`]): reads the session's events
+//! from its handle, keeps the session statistics (and the calls for `--trace`), and
+//! forwards every event to the REPL thread over a crossbeam channel (unbounded, so
+//! the loop never blocks its arbiter), where they are rendered. An approval request
+//! goes to the REPL thread with its id; the REPL asks the user and answers with
+//! `Op::Decide`.
 
 use std::sync::{Arc, Mutex};
 
-use actix::prelude::*;
 use crossbeam_channel::Sender;
-use tokio::sync::oneshot;
 
+use crate::actors::session::SessionHandle;
 use crate::engine::stats::SessionStats;
 use crate::frontends::headless::CallRecord;
-use crate::protocol::{ApprovalDecision, ApprovalRequest, UiEvent};
+use crate::protocol::{ApprovalDecision, ApprovalId, ApprovalRequest, Event, Op, UiEvent};
 
-/// What the actors send to the REPL thread.
+/// What the event loop sends to the REPL thread.
 #[derive(Debug)]
 pub enum FrontMsg {
     Event(UiEvent),
-    /// A call waits for the user's answer, to be sent on `reply`. Dropping `reply`
-    /// refuses the call.
+    /// A call waits for the user's answer: `Op::Decide` with this `id`.
     Approval {
+        id: ApprovalId,
         request: ApprovalRequest,
-        reply: oneshot::Sender<ApprovalDecision>,
     },
 }
 
@@ -29,60 +29,46 @@ pub enum FrontMsg {
 /// written when the session ends).
 pub static TRACE_CALLS: std::sync::OnceLock<Mutex<Vec<CallRecord>>> = std::sync::OnceLock::new();
 
-/// Statistics shared by the bridge (which records) and the REPL (which shows them).
+/// Statistics shared by the event loop (which records) and the REPL (which shows them).
 pub type SharedStats = Arc<Mutex<SessionStats>>;
 
-/// The bridge actor: the REPL's event sink and approver inside the actor system.
-pub struct ReplBridge {
-    out: Sender<FrontMsg>,
-    stats: SharedStats,
-}
-
-impl ReplBridge {
-    pub fn new(out: Sender<FrontMsg>, stats: SharedStats) -> Self {
-        Self { out, stats }
-    }
-}
-
-impl Actor for ReplBridge {
-    type Context = Context<Self>;
-
-    fn started(&mut self, ctx: &mut Self::Context) {
-        ctx.set_mailbox_capacity(1 << 20);
-    }
-}
-
-impl Handler<UiEvent> for ReplBridge {
-    type Result = ();
-
-    fn handle(&mut self, event: UiEvent, _: &mut Self::Context) {
-        if let Ok(mut stats) = self.stats.lock() {
-            stats.record(&event);
-        }
-        if let (UiEvent::ToolCallCompleted(call), Some(trace)) = (&event, TRACE_CALLS.get()) {
-            if let Ok(mut calls) = trace.lock() {
-                calls.push(CallRecord::of(call));
+/// The REPL's event loop: runs on the session's arbiter until the event stream ends
+/// (the session is over); `out` is then dropped, which the REPL thread sees.
+pub async fn pump(handle: Arc<SessionHandle>, out: Sender<FrontMsg>, stats: SharedStats) {
+    while let Some(event) = handle.next_event().await {
+        match event {
+            Event::Ui(event) => {
+                record(&stats, &event);
+                if out.send(FrontMsg::Event(event)).is_err() {
+                    tracing::debug!("the REPL is gone; event dropped");
+                }
+            }
+            Event::Approval { id, request } => {
+                if out.send(FrontMsg::Approval { id, request }).is_err() {
+                    // Nobody can answer: the call is refused.
+                    let decision = ApprovalDecision::Cancel { feedback: None };
+                    handle.submit(Op::Decide { id, decision });
+                }
+            }
+            // The REPL waits for the answers it needs (`request_blocking`); a refused
+            // prompt or command was told to the user by the session's own notice.
+            Event::OpDone { op, result } => {
+                if let Err(e) = result {
+                    tracing::debug!(op = op.0, "op refused: {e}");
+                }
             }
         }
-        if self.out.send(FrontMsg::Event(event)).is_err() {
-            tracing::debug!("the REPL is gone; event dropped");
-        }
     }
 }
 
-impl Handler<ApprovalRequest> for ReplBridge {
-    type Result = ResponseFuture<ApprovalDecision>;
-
-    fn handle(&mut self, request: ApprovalRequest, _: &mut Self::Context) -> Self::Result {
-        let (reply, answer) = oneshot::channel();
-        let sent = self.out.send(FrontMsg::Approval { request, reply });
-        Box::pin(async move {
-            if sent.is_err() {
-                return ApprovalDecision::Cancel { feedback: None };
-            }
-            answer
-                .await
-                .unwrap_or(ApprovalDecision::Cancel { feedback: None })
-        })
+/// Keeps the statistics and the `--trace` calls of `event`.
+fn record(stats: &SharedStats, event: &UiEvent) {
+    if let Ok(mut stats) = stats.lock() {
+        stats.record(event);
+    }
+    if let (UiEvent::ToolCallCompleted(call), Some(trace)) = (event, TRACE_CALLS.get()) {
+        if let Ok(mut calls) = trace.lock() {
+            calls.push(CallRecord::of(call));
+        }
     }
 }

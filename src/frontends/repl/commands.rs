@@ -2,12 +2,9 @@
 //! `/compress`, `/approval-mode [mode]`, `/approvals [revoke N]`, `/quit`. An unknown
 //! command gets the closest known one as a suggestion.
 
-use futures::executor::block_on;
-
-use crate::actors::chat::SetHistory;
 use crate::actors::session::SAVED_ORIGIN;
 use crate::engine::sanitize::{for_terminal, one_line};
-use crate::protocol::{ApprovalMode, Memory};
+use crate::protocol::{ApprovalMode, Op, OpReply};
 
 use super::columns::{lay_out, name_width};
 use super::render::duration_text;
@@ -114,7 +111,9 @@ pub fn run(line: &str, link: &SessionLink, p: Palette) -> (Vec<String>, After) {
         "help" | "?" => help(&[], p),
         "quit" | "exit" => return (Vec::new(), After::Quit),
         "clear" => {
-            link.chat.do_send(SetHistory(Vec::new()));
+            if let Err(e) = link.request(Op::SetHistory(Vec::new())) {
+                return (vec![p.red(&e.to_string())], After::Continue);
+            }
             return (vec![p.dim("Conversation cleared.")], After::ClearScreen);
         }
         "stats" => stats(link, p),
@@ -126,7 +125,7 @@ pub fn run(line: &str, link: &SessionLink, p: Palette) -> (Vec<String>, After) {
         "resume" | "chat" | "rewind" | "restore" => {
             super::session_commands::run(name, &args, link, p)
         }
-        "mcp" => crate::mcp::status::command(link.mcp.as_deref(), &args),
+        "mcp" => crate::mcp::status::command(link.handle.mcp().map(|hub| &**hub), &args),
         "hooks" => super::hooks_cmd::hooks(link, &args, p),
         "" => help(&[], p),
         other => vec![unknown(other, p)],
@@ -288,13 +287,13 @@ fn memory(link: &SessionLink, args: &[&str], p: Palette) -> Vec<String> {
             return vec![p.yellow(&format!("Usage: /memory show|refresh (not `{other}`)"))]
         }
     };
-    match block_on(link.chat.send(Memory { refresh })) {
-        Ok(report) if report.files.is_empty() => vec![p.dim(if refresh {
+    match link.request(Op::Memory { refresh }) {
+        Ok(OpReply::Memory(report)) if report.files.is_empty() => vec![p.dim(if refresh {
             "Memory refreshed: no context files found."
         } else {
             "No context files are loaded."
         })],
-        Ok(report) => {
+        Ok(OpReply::Memory(report)) => {
             let mut out = vec![p.bold(&format!(
                 "{} context file(s){}",
                 report.files.len(),
@@ -305,6 +304,7 @@ fn memory(link: &SessionLink, args: &[&str], p: Palette) -> Vec<String> {
             out.extend(for_terminal(&report.text).lines().map(str::to_string));
             out
         }
+        Ok(_) => Vec::new(),
         Err(e) => vec![p.red(&format!("The chat is unavailable: {e}"))],
     }
 }
@@ -338,7 +338,7 @@ fn approvals(link: &SessionLink, args: &[&str], p: Palette) -> Vec<String> {
     if !args.is_empty() {
         return vec![p.yellow("Usage: /approvals, or /approvals revoke N")];
     }
-    let state = link.policy.lock();
+    let state = link.handle.policy();
     let mut out = vec![format!("Approval mode: {}", p.bold(state.mode.as_str()))];
     if state.rules.is_empty() {
         out.push(p.dim("Nothing else is allowed without asking."));

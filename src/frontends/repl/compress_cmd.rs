@@ -4,9 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use futures::executor::block_on;
-
-use crate::protocol::{CompressHistory, CompressionOutcome};
+use crate::protocol::{CompressionOutcome, Op, OpReply};
 
 use super::status::context_left;
 use super::terminal::Palette;
@@ -40,14 +38,14 @@ pub fn compress(link: &SessionLink, p: Palette) -> Vec<String> {
             );
         }
     });
-    let outcome = block_on(link.chat.send(CompressHistory { force: true }));
+    let outcome = link.request(Op::Compress { force: true });
     drop(stop);
     let _ = ticker.join();
     match outcome {
-        Ok(CompressionOutcome::Compressed {
+        Ok(OpReply::Compression(CompressionOutcome::Compressed {
             tokens_before,
             tokens_after,
-        }) => {
+        })) => {
             shrink_gauge(link, tokens_before, tokens_after);
             vec![
                 p.green(&format!(
@@ -59,12 +57,13 @@ pub fn compress(link: &SessionLink, p: Palette) -> Vec<String> {
                 )),
             ]
         }
-        Ok(CompressionOutcome::Noop { reason }) => {
+        Ok(OpReply::Compression(CompressionOutcome::Noop { reason })) => {
             vec![p.dim(&format!("Nothing compressed: {reason}"))]
         }
-        Ok(CompressionOutcome::Failed { reason }) => {
+        Ok(OpReply::Compression(CompressionOutcome::Failed { reason })) => {
             vec![p.red(&format!("Compression failed: {reason}"))]
         }
+        Ok(_) => Vec::new(),
         Err(e) => vec![p.red(&format!("The chat is unavailable: {e}"))],
     }
 }

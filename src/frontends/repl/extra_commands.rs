@@ -4,13 +4,10 @@
 //! AGENTS.md). Each returns `None` when
 //! the line is not one of them, so the older commands keep their own handling.
 
-use base64::Engine as _;
-use futures::executor::block_on;
-
-use crate::actors::chat::GetHistory;
 use crate::protocol::content::Role;
-use crate::protocol::{AddedRoot, Memory, SetModelName};
+use crate::protocol::{AddedRoot, Op, OpReply};
 use crate::tools::save_memory::{add_fact, memory_file, sanitize_fact};
+use base64::Engine as _;
 
 use super::terminal::Palette;
 use super::SessionLink;
@@ -58,7 +55,7 @@ fn memory_add(link: &SessionLink, text: &str, p: Palette) -> Vec<String> {
     if fact.is_empty() {
         return vec![p.yellow("Usage: /memory add <text to remember>")];
     }
-    let file = memory_file(&link.services);
+    let file = memory_file(link.handle.services());
     let current = std::fs::read_to_string(&file).unwrap_or_default();
     let written = file
         .parent()
@@ -67,7 +64,7 @@ fn memory_add(link: &SessionLink, text: &str, p: Palette) -> Vec<String> {
     if let Err(e) = written {
         return vec![p.red(&format!("Failed to save memory: {e}"))];
     }
-    let _ = block_on(link.chat.send(Memory { refresh: true }));
+    let _ = link.request(Op::Memory { refresh: true });
     vec![format!("Okay, I've remembered that: \"{fact}\"")]
 }
 
@@ -77,8 +74,8 @@ fn directory(link: &SessionLink, args: &str, p: Palette) -> Vec<String> {
         None | Some("show") => {
             let mut out = vec!["Current workspace directories:".to_string()];
             out.extend(
-                link.services
-                    .workspace
+                link.handle
+                    .workspace()
                     .roots()
                     .iter()
                     .map(|r| format!("- {}", r.display())),
@@ -106,9 +103,11 @@ fn directory_add(link: &SessionLink, list: &str, p: Palette) -> Vec<String> {
     }
     let (mut added, mut already, mut errors) = (Vec::new(), Vec::new(), Vec::new());
     for path in typed {
-        match block_on(link.services.fs.add_root(path.to_string())) {
-            Ok(AddedRoot::Added(_)) => added.push(path),
-            Ok(AddedRoot::AlreadyThere(_)) => already.push(path),
+        let path_text = path.to_string();
+        match link.request(Op::AddWorkspaceRoot { path: path_text }) {
+            Ok(OpReply::Root(AddedRoot::Added(_))) => added.push(path),
+            Ok(OpReply::Root(AddedRoot::AlreadyThere(_))) => already.push(path),
+            Ok(_) => {}
             Err(e) => errors.push(format!("Error adding '{path}': {e}")),
         }
     }
@@ -118,7 +117,7 @@ fn directory_add(link: &SessionLink, list: &str, p: Palette) -> Vec<String> {
         out.extend(already.iter().map(|d| format!("- {d}")));
     }
     if !added.is_empty() {
-        let roots = link.services.workspace.roots();
+        let roots = link.handle.workspace().roots();
         let list: Vec<String> = roots
             .iter()
             .map(|r| format!("  - {}", r.display()))
@@ -138,14 +137,14 @@ fn model(link: &mut SessionLink, name: &str, p: Palette) -> Vec<String> {
     if name.is_empty() {
         return vec![format!("Model: {}", p.bold(&link.model))];
     }
-    link.chat.do_send(SetModelName(name.to_string()));
+    link.handle.submit(Op::SetModel(name.to_string()));
     link.model = name.to_string();
     vec![format!("Model set to {}.", p.bold(name))]
 }
 
 /// `/about`: the version, the model, the approval mode and the sandbox in force.
 fn about(link: &SessionLink, p: Palette) -> Vec<String> {
-    let sandbox = crate::platform::sandbox::session::summary(&link.services.settings);
+    let sandbox = crate::platform::sandbox::session::summary(link.handle.settings());
     vec![
         p.bold(&format!("Troupe {}", env!("CARGO_PKG_VERSION"))),
         format!("  Model          {}", link.model),
@@ -157,7 +156,10 @@ fn about(link: &SessionLink, p: Palette) -> Vec<String> {
 
 /// The last answer's text, as OSC 52 (the terminal puts it on the clipboard).
 fn copy(link: &SessionLink, p: Palette) -> Vec<String> {
-    let history = block_on(link.chat.send(GetHistory)).unwrap_or_default();
+    let history = match link.request(Op::GetHistory) {
+        Ok(OpReply::History(history)) => history,
+        _ => Vec::new(),
+    };
     let last = history
         .iter()
         .rev()

@@ -14,8 +14,10 @@ use rustyline::{
     KeyCode, KeyEvent, Modifiers, RepeatCount,
 };
 
-use crate::actors::scheduler::SharedPolicy;
-use crate::protocol::ApprovalMode;
+use std::sync::Arc;
+
+use crate::actors::session::SessionHandle;
+use crate::protocol::{ApprovalMode, Op};
 
 use super::commands::COMMANDS;
 use super::status::{status_hint, StatusHint, StatusSlot};
@@ -37,7 +39,8 @@ pub struct Completion {
 pub struct InputHelper {
     completion: Completion,
     status: StatusSlot,
-    policy: SharedPolicy,
+    /// The session, whose approval mode the status line shows.
+    session: Arc<SessionHandle>,
     palette: Palette,
 }
 
@@ -134,8 +137,7 @@ fn complete_path(workspace: &std::path::Path, typed: &str) -> Vec<String> {
 impl Hinter for InputHelper {
     type Hint = StatusHint;
     fn hint(&self, _: &str, _: usize, _: &rustyline::Context<'_>) -> Option<StatusHint> {
-        let mode = self.policy.lock().mode;
-        status_hint(&self.status, mode)
+        status_hint(&self.status, self.session.approval_mode())
     }
 }
 
@@ -173,20 +175,21 @@ pub fn prompt_text(input: &str) -> String {
     input.replace("\\\n", "\n")
 }
 
-/// Switches the approval mode from a key chord.
+/// Switches the approval mode from a key chord (on the line editor's thread, which
+/// waits for the session to take the new mode before the line is redrawn).
 struct ModeChord {
-    policy: SharedPolicy,
+    session: Arc<SessionHandle>,
     notices: Sender<String>,
     next: fn(ApprovalMode) -> ApprovalMode,
 }
 
 impl ConditionalEventHandler for ModeChord {
     fn handle(&self, _: &Event, _: RepeatCount, _: bool, _: &EventContext) -> Option<Cmd> {
-        let mode = {
-            let mut state = self.policy.lock();
-            state.mode = (self.next)(state.mode);
-            state.mode
-        };
+        let mode = (self.next)(self.session.approval_mode());
+        if let Err(e) = self.session.request_blocking(Op::SetApprovalMode(mode)) {
+            tracing::warn!("approval mode not set: {e}");
+            return Some(Cmd::Noop);
+        }
         let _ = self
             .notices
             .send(format!("Approval mode: {}", mode.as_str()));
@@ -215,7 +218,7 @@ pub fn toggle_yolo(mode: ApprovalMode) -> ApprovalMode {
 
 /// Builds the line editor with its helper and key bindings.
 pub fn line_editor(
-    policy: &SharedPolicy,
+    session: &Arc<SessionHandle>,
     notices: Sender<String>,
     completion: Completion,
     status: StatusSlot,
@@ -228,14 +231,14 @@ pub fn line_editor(
     editor.set_helper(Some(InputHelper {
         completion,
         status,
-        policy: policy.clone(),
+        session: session.clone(),
         palette: Palette::detect(),
     }));
     editor.bind_sequence(KeyEvent(KeyCode::Enter, Modifiers::ALT), Cmd::Newline);
     editor.bind_sequence(
         KeyEvent(KeyCode::BackTab, Modifiers::NONE),
         EventHandler::Conditional(Box::new(ModeChord {
-            policy: policy.clone(),
+            session: session.clone(),
             notices: notices.clone(),
             next: cycle_mode,
         })),
@@ -243,7 +246,7 @@ pub fn line_editor(
     editor.bind_sequence(
         KeyEvent::ctrl('Y'),
         EventHandler::Conditional(Box::new(ModeChord {
-            policy: policy.clone(),
+            session: session.clone(),
             notices,
             next: toggle_yolo,
         })),

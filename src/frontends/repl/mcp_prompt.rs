@@ -23,7 +23,7 @@ pub fn run(
     args: &str,
     p: Palette,
 ) -> Option<PromptOutcome> {
-    let hub = link.mcp.clone()?;
+    let hub = link.handle.mcp()?.clone();
     let found = crate::frontends::slash::mcp_prompt(&hub, custom, name)?;
     if args.trim() == "help" {
         let lines = help(&found)
@@ -37,7 +37,8 @@ pub fn run(
         Err(e) => return Some(PromptOutcome::Lines(vec![p.red(&for_terminal(&e))])),
     };
     let (h, server, prompt) = (hub.clone(), found.server, found.prompt.name);
-    let fetched = hub.block_on(async move { h.get_prompt(&server, &prompt, arguments).await });
+    // Fetched on the session's arbiter; this thread waits for the answer.
+    let fetched = link.on_actors(async move { h.get_prompt(&server, &prompt, arguments).await });
     Some(match fetched {
         Some(Ok(text)) => PromptOutcome::Submit(text),
         Some(Err(e)) => PromptOutcome::Lines(vec![p.red(&for_terminal(&e))]),

@@ -1,10 +1,12 @@
 //! The interactive front end (`troupe` without `-p`). Rustyline owns the terminal on
-//! the main thread; the actix system runs on a second thread. They talk over
-//! crossbeam channels: the [`ReplBridge`] actor forwards events and approval requests
-//! to the REPL thread, and the REPL sends `UserInput`/`CancelTurn` to the Chat actor
-//! (an `Addr` needs no runtime to send). While the prompt waits, events are printed
-//! above it through rustyline's external printer; while a turn runs, the REPL thread
-//! prints them itself under a spinner and asks the confirmations.
+//! the main thread; the actix system runs on a second thread. The REPL drives its
+//! session only through the [`SessionHandle`]: ops go in (`submit`, or
+//! `request_blocking` when the REPL thread needs the answer), and the event loop on
+//! the actix thread ([`bridge::pump`]) forwards the session's events and approval
+//! requests to the REPL thread over a crossbeam channel. While the prompt waits,
+//! events are printed above it through rustyline's external printer; while a turn
+//! runs, the REPL thread prints them itself under a spinner and asks the
+//! confirmations, answered with `Op::Decide`.
 
 pub mod bridge;
 mod columns;
@@ -35,13 +37,13 @@ use crossbeam_channel::{select, Receiver};
 use rustyline::error::ReadlineError;
 use rustyline::ExternalPrinter;
 
-pub use bridge::{FrontMsg, ReplBridge, SharedStats};
+pub use bridge::{FrontMsg, SharedStats};
 pub use session_link::{SessionLink, ToolInfo};
 pub use start::start_actors;
 
-use crate::actors::session::EndReason;
+use crate::actors::session::{EndReason, SessionHandle};
 use crate::frontends::slash::custom as custom_commands;
-use crate::protocol::{ApprovalDecision, ApprovalMode};
+use crate::protocol::{ApprovalDecision, ApprovalMode, Op};
 
 use self::commands::After;
 use self::input::{line_editor, prompt_text, LineEditor};
@@ -83,7 +85,7 @@ impl Repl {
         history: PathBuf,
     ) -> Result<Self, String> {
         let (notice_tx, notices) = crossbeam_channel::unbounded();
-        let (custom, problems) = crate::frontends::slash::load_custom(&link.services);
+        let (custom, problems) = crate::frontends::slash::load_custom(link.handle.services());
         for problem in problems {
             let problem = crate::engine::sanitize::for_terminal(&problem);
             eprintln!("troupe: custom command not loaded: {problem}");
@@ -96,7 +98,7 @@ impl Repl {
                 .collect(),
         };
         let status = status::StatusSlot::default();
-        let mut editor = line_editor(&link.policy, notice_tx, completion, status.clone())
+        let mut editor = line_editor(&link.handle, notice_tx, completion, status.clone())
             .map_err(|e| format!("cannot start the line editor: {e}"))?;
         if let Some(dir) = history.parent() {
             let _ = std::fs::create_dir_all(dir);
@@ -120,6 +122,21 @@ impl Repl {
 
     /// Runs until the user leaves; returns the exit code.
     pub fn run(mut self, first_prompt: Option<String>) -> i32 {
+        self.greet(first_prompt);
+        let code = self.read_eval_loop();
+        if let Some(Err(e)) = self.link.sync_saved() {
+            eprintln!("troupe: could not save allow rules: {e}");
+        }
+        // SessionEnd, the session file flushed, background commands, MCP servers and
+        // the session's threads ended.
+        self.link.shutdown(EndReason::Exit);
+        println!("{}", self.palette.dim("Goodbye."));
+        code
+    }
+
+    /// The banner, the resumed session's line, and the prompt given on the command
+    /// line (run as the first turn).
+    fn greet(&mut self, first_prompt: Option<String>) {
         let p = self.palette;
         println!(
             "{} {} · {}\n{}",
@@ -138,29 +155,26 @@ impl Repl {
             println!("> {prompt}");
             self.turn(prompt);
         }
+    }
+
+    /// Reads and runs lines until the user leaves (or the session stops); the exit
+    /// code.
+    fn read_eval_loop(&mut self) -> i32 {
+        let p = self.palette;
         let mut interrupted = false;
-        let mut code = 0;
         let under_prompt = std::io::stdout().is_terminal();
         if !under_prompt {
             println!("{}", status::status_line(&self.link, p));
         }
         loop {
-            if !self.link.chat.connected() {
+            if !self.link.handle.is_running() {
                 println!(
                     "{}",
                     p.red("The chat actor stopped (an internal error, see the log file); the session ends.")
                 );
-                code = 1;
-                break;
+                return 1;
             }
-            let mode = self.link.mode();
-            let prompt = if self.shell_mode {
-                "[shell] > ".to_string()
-            } else if mode == ApprovalMode::Default {
-                "> ".to_string()
-            } else {
-                format!("[{}] > ", mode.as_str())
-            };
+            let prompt = self.prompt();
             let shown = under_prompt.then(|| status::status_parts(&self.link));
             self.show_status(shown.clone());
             let read = self.read_line(&prompt);
@@ -171,75 +185,91 @@ impl Repl {
             match read {
                 Ok(line) => {
                     interrupted = false;
-                    let text = prompt_text(&line);
-                    if text.trim().is_empty() {
-                        continue;
-                    }
-                    let _ = self.editor.add_history_entry(line.as_str());
-                    let _ = self.editor.save_history(&self.history);
-                    if text.trim() == "!" {
-                        self.shell_mode = !self.shell_mode;
-                        let state = if self.shell_mode {
-                            "on: every line runs in the shell; `!` alone turns it off"
-                        } else {
-                            "off"
-                        };
-                        println!("{}", p.dim(&format!("Shell mode {state}.")));
-                    } else if self.shell_mode || text.trim_start().starts_with('!') {
-                        let command = text.trim_start();
-                        let command = if self.shell_mode {
-                            command
-                        } else {
-                            &command[1..]
-                        };
-                        let command = command.trim();
-                        let allowed = if command.is_empty() {
-                            None
-                        } else {
-                            self.shell_allowed(command, "The shell command")
-                        };
-                        if let Some(sandbox) = allowed {
-                            let editor = &mut self.editor;
-                            let mut ask = |question: &str| {
-                                let answer = editor.readline(question).unwrap_or_default();
-                                matches!(answer.trim(), "y" | "Y" | "yes")
-                            };
-                            shell_mode::run_and_record(
-                                command,
-                                &self.link,
-                                &self.sigint,
-                                p,
-                                sandbox,
-                                &mut ask,
-                            );
-                        }
-                    } else if text.trim_start().starts_with('/') {
-                        if self.command(text.trim()) == After::Quit {
-                            break;
-                        }
-                    } else {
-                        self.turn(text);
+                    if self.line(&line) == After::Quit {
+                        return 0;
                     }
                 }
                 Err(ReadlineError::Interrupted) if !interrupted => {
                     interrupted = true;
                     println!("{}", p.dim("Press Ctrl+C again (or Ctrl+D) to leave."));
                 }
-                Err(ReadlineError::Interrupted) | Err(ReadlineError::Eof) => break,
+                Err(ReadlineError::Interrupted) | Err(ReadlineError::Eof) => return 0,
                 Err(e) => {
                     eprintln!("troupe: cannot read input: {e}");
-                    break;
+                    return 0;
                 }
             }
         }
-        if let Some(Err(e)) = self.link.sync_saved() {
-            eprintln!("troupe: could not save allow rules: {e}");
+    }
+
+    /// The prompt for the mode the REPL is in.
+    fn prompt(&self) -> String {
+        let mode = self.link.mode();
+        if self.shell_mode {
+            "[shell] > ".to_string()
+        } else if mode == ApprovalMode::Default {
+            "> ".to_string()
+        } else {
+            format!("[{}] > ", mode.as_str())
         }
-        // SessionEnd, the session file flushed, background commands, MCP servers and
-        // the session's threads ended.
-        self.link.shutdown(EndReason::Exit);
-        println!("{}", p.dim("Goodbye."));
-        code
+    }
+
+    /// Runs one line the user entered: `!` toggles shell mode, a shell command, a
+    /// `/command`, or a prompt for the model.
+    fn line(&mut self, line: &str) -> After {
+        let p = self.palette;
+        let text = prompt_text(line);
+        if text.trim().is_empty() {
+            return After::Continue;
+        }
+        let _ = self.editor.add_history_entry(line);
+        let _ = self.editor.save_history(&self.history);
+        if text.trim() == "!" {
+            self.shell_mode = !self.shell_mode;
+            let state = if self.shell_mode {
+                "on: every line runs in the shell; `!` alone turns it off"
+            } else {
+                "off"
+            };
+            println!("{}", p.dim(&format!("Shell mode {state}.")));
+        } else if self.shell_mode || text.trim_start().starts_with('!') {
+            let command = text.trim_start();
+            let command = if self.shell_mode {
+                command
+            } else {
+                &command[1..]
+            };
+            self.shell_line(command.trim());
+        } else if text.trim_start().starts_with('/') {
+            return self.command(text.trim());
+        } else {
+            self.turn(text);
+        }
+        After::Continue
+    }
+
+    /// Runs a shell command the user typed (`!command`, or a line in shell mode), once
+    /// the approval policy allows it, and adds it to the conversation.
+    fn shell_line(&mut self, command: &str) {
+        if command.is_empty() {
+            return;
+        }
+        let Some(sandbox) = self.shell_allowed(command, "The shell command") else {
+            return;
+        };
+        let editor = &mut self.editor;
+        let mut ask = |question: &str| {
+            let answer = editor.readline(question).unwrap_or_default();
+            matches!(answer.trim(), "y" | "Y" | "yes")
+        };
+        shell_mode::run_and_record(
+            command,
+            &self.link,
+            &self.sigint,
+            self.palette,
+            sandbox,
+            &mut ask,
+        );
     }
 
     fn turn(&mut self, prompt: String) {
@@ -263,7 +293,7 @@ impl Repl {
         // reported the failed turn: let that settle so the loop sees it.
         let settle = std::time::Instant::now();
         while failed
-            && self.link.chat.connected()
+            && self.link.handle.is_running()
             && settle.elapsed() < std::time::Duration::from_secs(1)
         {
             std::thread::sleep(std::time::Duration::from_millis(10));
@@ -286,13 +316,22 @@ impl Repl {
         prompt: &str,
     ) -> Result<Option<Vec<crate::protocol::content::Part>>, ()> {
         let p = self.palette;
-        let fs = &self.link.services.fs;
-        let expanded = futures::executor::block_on(crate::actors::at_command::expand(
-            prompt,
-            fs,
-            tokio_util::sync::CancellationToken::new(),
-            crate::actors::at_command::char_budget(&self.link.services),
-        ));
+        // Read on the session's arbiter (the FileSystem service's client is async);
+        // this thread waits for the answer.
+        let (handle, prompt) = (self.link.handle.clone(), prompt.to_string());
+        let expanded = self.link.on_actors(async move {
+            crate::actors::at_command::expand(
+                &prompt,
+                handle.files(),
+                tokio_util::sync::CancellationToken::new(),
+                crate::actors::at_command::char_budget(handle.services()),
+            )
+            .await
+        });
+        let Some(expanded) = expanded else {
+            println!("{}", p.red("The session has ended."));
+            return Err(());
+        };
         match expanded {
             Ok(Some(expanded)) => {
                 for note in &expanded.notes {
@@ -330,9 +369,12 @@ impl Repl {
         let events = self.events.clone();
         let notices = self.notices.clone();
         let palette = self.palette;
+        let session = &self.link.handle;
         let editor = &mut self.editor;
         std::thread::scope(|scope| {
-            scope.spawn(move || idle_printer(printer, &events, &notices, &stop_rx, palette));
+            scope.spawn(move || {
+                idle_printer(printer, session, &events, &notices, &stop_rx, palette)
+            });
             let line = editor.readline(prompt);
             drop(stop_tx);
             line
@@ -343,6 +385,7 @@ impl Repl {
 /// Prints events and notices that arrive while the prompt waits.
 fn idle_printer(
     mut printer: Option<impl ExternalPrinter>,
+    session: &SessionHandle,
     events: &Receiver<FrontMsg>,
     notices: &Receiver<String>,
     stop: &Receiver<()>,
@@ -367,8 +410,10 @@ fn idle_printer(
         select! {
             recv(events) -> msg => match msg {
                 Ok(FrontMsg::Event(event)) => print(renderer.render(&event)),
-                Ok(FrontMsg::Approval { reply, .. }) => {
-                    let _ = reply.send(ApprovalDecision::Cancel { feedback: None });
+                // No turn runs: nobody is there to answer it.
+                Ok(FrontMsg::Approval { id, .. }) => {
+                    let decision = ApprovalDecision::Cancel { feedback: None };
+                    session.submit(Op::Decide { id, decision });
                 }
                 Err(_) => return,
             },

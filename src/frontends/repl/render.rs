@@ -219,29 +219,33 @@ impl EventRenderer {
                 lines.push(p.yellow(&format!("  ℹ {}", for_terminal(message))));
                 lines
             }
-            UiEvent::TurnFinished(outcome) => {
-                let held = self.attempt.settle();
-                let mut lines = self.text.push(&held, p);
-                lines.extend(self.flush_text());
-                match outcome {
-                    TurnOutcome::Completed { .. } => {}
-                    TurnOutcome::Cancelled => lines.push(p.yellow("⊘ Request cancelled.")),
-                    TurnOutcome::MaxTurns { limit } => lines.push(p.yellow(&format!(
-                        "Stopped after {limit} model turns (model.max_turns)."
-                    ))),
-                    TurnOutcome::Failed { message } => {
-                        lines.push(p.red(&format!("✗ Error: {}", for_terminal(message))))
-                    }
-                    TurnOutcome::LoopDetected { message } => {
-                        lines.push(p.yellow(&format!("⟳ {}", for_terminal(message))))
-                    }
-                }
-                lines
-            }
+            UiEvent::TurnFinished(outcome) => self.finished(outcome),
             UiEvent::SessionStarted { .. } | UiEvent::Usage(_) | UiEvent::ModelProgress { .. } => {
                 Vec::new()
             }
         }
+    }
+
+    /// The turn's last text and how it ended.
+    fn finished(&mut self, outcome: &TurnOutcome) -> Vec<String> {
+        let p = self.palette;
+        let held = self.attempt.settle();
+        let mut lines = self.text.push(&held, p);
+        lines.extend(self.flush_text());
+        match outcome {
+            TurnOutcome::Completed { .. } => {}
+            TurnOutcome::Cancelled => lines.push(p.yellow("⊘ Request cancelled.")),
+            TurnOutcome::MaxTurns { limit } => lines.push(p.yellow(&format!(
+                "Stopped after {limit} model turns (model.max_turns)."
+            ))),
+            TurnOutcome::Failed { message } => {
+                lines.push(p.red(&format!("✗ Error: {}", for_terminal(message))))
+            }
+            TurnOutcome::LoopDetected { message } => {
+                lines.push(p.yellow(&format!("⟳ {}", for_terminal(message))))
+            }
+        }
+        lines
     }
 
     fn flush_text(&mut self) -> Vec<String> {

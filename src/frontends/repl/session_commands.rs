@@ -5,12 +5,8 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use actix::prelude::*;
-use futures::executor::block_on;
 use serde_json::{json, Value};
 
-use crate::actors::chat::{GetHistory, SetHistory};
-use crate::actors::recorder::SessionRecorder;
 use crate::actors::session::SessionOptions;
 use crate::engine::history::curated;
 use crate::engine::sanitize::one_line;
@@ -19,7 +15,7 @@ use crate::platform::sessions::checkpoint::Checkpoints;
 use crate::platform::sessions::plan::{open_existing, SessionPlan};
 use crate::platform::sessions::{list_text, write_atomic, SessionStore};
 use crate::protocol::content::{Content, Role};
-use crate::protocol::{FlushRecords, SeedHistory, SwitchSession};
+use crate::protocol::{Op, OpError, OpReply};
 
 use super::terminal::Palette;
 use super::SessionLink;
@@ -27,7 +23,6 @@ use super::SessionLink;
 /// What the REPL holds of the session on disk.
 pub struct SessionParts {
     pub store: Option<SessionStore>,
-    pub recorder: Option<Addr<SessionRecorder>>,
     pub checkpoints: Option<Checkpoints>,
     /// The id of the session being recorded (changes with `/resume N`).
     pub current: Mutex<String>,
@@ -59,7 +54,6 @@ impl SessionParts {
         });
         Self {
             store,
-            recorder: None,
             checkpoints,
             current: Mutex::new(String::new()),
             resumed,
@@ -74,13 +68,6 @@ impl SessionParts {
             .map(|p| format!(" Last prompt: {}", one_line(p)))
             .unwrap_or_default();
         Some(format!("Resumed session {id} ({turns} turns).{last}"))
-    }
-
-    /// Waits until every record sent so far is written.
-    pub fn flush(&self) {
-        if let Some(recorder) = &self.recorder {
-            let _ = block_on(recorder.send(FlushRecords));
-        }
     }
 
     fn current(&self) -> String {
@@ -135,17 +122,20 @@ fn resume(which: &str, link: &SessionLink, p: Palette) -> Vec<String> {
     };
     let mut out: Vec<String> = plan.warnings.iter().map(|w| p.yellow(w)).collect();
     let turns = plan.history.len();
-    if let Some(recorder) = &link.sessions.recorder {
-        let _ = block_on(recorder.send(SwitchSession {
-            file: plan.file,
-            session_id: plan.session_id.clone(),
-            existing: true,
-            repairs: plan.repairs,
-            lock: plan.lock,
-        }));
-    }
-    if let Err(e) = block_on(link.chat.send(SeedHistory(plan.history))) {
-        return vec![p.red(&format!("The chat is unavailable: {e}"))];
+    let switched = link.request(Op::SwitchSession {
+        file: plan.file,
+        session_id: plan.session_id.clone(),
+        existing: true,
+        repairs: plan.repairs,
+        lock: std::sync::Arc::new(plan.lock),
+    });
+    // Not recorded (`sessions.record = false`): the history is taken all the same.
+    let switched = match switched {
+        Err(OpError::Unavailable { .. }) => Ok(OpReply::Done),
+        other => other,
+    };
+    if let Err(e) = switched.and_then(|_| link.request(Op::SeedHistory(plan.history))) {
+        return vec![p.red(&e.to_string())];
     }
     if let Ok(mut current) = link.sessions.current.lock() {
         current.clone_from(&plan.session_id);
@@ -159,7 +149,18 @@ fn resume(which: &str, link: &SessionLink, p: Palette) -> Vec<String> {
 }
 
 fn history(link: &SessionLink) -> Result<Vec<Content>, String> {
-    block_on(link.chat.send(GetHistory)).map_err(|e| format!("The chat is unavailable: {e}"))
+    match link.request(Op::GetHistory) {
+        Ok(OpReply::History(history)) => Ok(history),
+        Ok(_) => Ok(Vec::new()),
+        Err(e) => Err(format!("The chat is unavailable: {e}")),
+    }
+}
+
+/// Replaces the history (recorded); the error to show when the session refused.
+fn set_history(link: &SessionLink, history: Vec<Content>) -> Option<String> {
+    link.request(Op::SetHistory(history))
+        .err()
+        .map(|e| e.to_string())
 }
 
 /// `checkpoint-<encodeURIComponent(tag)>.json` in the project's temp dir.
@@ -208,7 +209,9 @@ fn chat(args: &[&str], link: &SessionLink, p: Palette) -> Vec<String> {
                 return vec![format!("No saved checkpoint found with tag: {tag}.")];
             };
             let turns = history.len();
-            link.chat.do_send(SetHistory(history));
+            if let Some(e) = set_history(link, history) {
+                return vec![p.red(&e)];
+            }
             vec![format!(
                 "Resumed the conversation saved as {tag} ({turns} turns)."
             )]
@@ -301,7 +304,9 @@ fn rewind(n: &str, link: &SessionLink, p: Palette) -> Vec<String> {
         return vec![p.yellow(&format!("There is no prompt {n}; /rewind lists them."))];
     };
     history.truncate(at);
-    link.chat.do_send(SetHistory(history));
+    if let Some(e) = set_history(link, history) {
+        return vec![p.red(&e)];
+    }
     let mut out = vec![format!("Rewound to before: {}", one_line(&text))];
     if link.sessions.checkpoints.is_some() {
         out.push(p.dim("Files are unchanged; /restore lists checkpoints to put them back."));
@@ -333,7 +338,9 @@ fn restore(name: &str, link: &SessionLink, p: Palette) -> Vec<String> {
     };
     match checkpoints.restore(name) {
         Ok(history) => {
-            link.chat.do_send(SetHistory(history));
+            if let Some(e) = set_history(link, history) {
+                return vec![p.red(&e)];
+            }
             vec!["Restored project to the state before the tool call.".into()]
         }
         Err(e) => vec![p.red(&e.to_string())],

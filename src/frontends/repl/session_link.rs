@@ -1,6 +1,8 @@
-//! What the REPL thread holds of the running session ([`SessionLink`]): the Chat's
-//! address, the approval policy and its saved rules, the services and the tools.
+//! What the REPL thread holds of the running session ([`SessionLink`]): the session's
+//! handle, the arbiter its async work runs on, and the REPL's own state (statistics,
+//! the saved allow rules as last written, the sessions on disk).
 
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -10,22 +12,19 @@ use super::bridge::SharedStats;
 use super::saved_rules::{save_allowed, saved_rule_texts, SaveError};
 use super::session_commands;
 use super::start::Ending;
-use crate::actors::chat::Chat;
-use crate::actors::scheduler::SharedPolicy;
-use crate::protocol::ApprovalMode;
+use crate::actors::session::SessionHandle;
+use crate::protocol::{ApprovalMode, Op, OpError, OpReply, ToolSummary};
 
 /// A tool as `/tools` lists it.
-#[derive(Debug, Clone)]
-pub struct ToolInfo {
-    pub name: String,
-    pub kind: String,
-    pub description: String,
-}
+pub type ToolInfo = ToolSummary;
 
 /// What the REPL thread holds of the running session.
 pub struct SessionLink {
-    pub chat: Addr<Chat>,
-    pub policy: SharedPolicy,
+    /// The session: ops in, events out (read by the event pump, `bridge.rs`).
+    pub handle: Arc<SessionHandle>,
+    /// The arbiter the session runs on, where the REPL thread's async work (an `@path`
+    /// read, a `!` command) runs while the REPL thread waits for its answer.
+    pub(super) actors: ArbiterHandle,
     pub stats: SharedStats,
     pub tools: Vec<ToolInfo>,
     pub session_id: String,
@@ -35,25 +34,43 @@ pub struct SessionLink {
     pub user_config: PathBuf,
     /// The saved rules as last written (or loaded).
     pub(super) persisted: Mutex<Vec<String>>,
-    /// The session's services (the FileSystem actor for `@path`, settings, ...).
-    pub services: Arc<crate::tools::Services>,
-    /// Sessions: the store, the recorder and checkpoints (see `session_commands`).
+    /// Sessions: the store and checkpoints (see `session_commands`).
     pub sessions: session_commands::SessionParts,
-    /// The MCP servers (`/mcp`); `None` when none is configured.
-    pub mcp: Option<Arc<crate::mcp::McpHub>>,
-    /// The session's hooks (`/hooks`).
-    pub hooks: crate::protocol::hooks::HookClient,
     /// Ends the session ([`SessionLink::shutdown`]); `None` once it has.
     pub(super) ending: Mutex<Option<Ending>>,
 }
 
 impl SessionLink {
     pub fn mode(&self) -> ApprovalMode {
-        self.policy.lock().mode
+        self.handle.approval_mode()
     }
 
+    /// Switches the approval mode and waits until the session took it.
     pub fn set_mode(&self, mode: ApprovalMode) {
-        self.policy.lock().mode = mode;
+        if let Err(e) = self.request(Op::SetApprovalMode(mode)) {
+            tracing::warn!("approval mode not set: {e}");
+        }
+    }
+
+    /// Submits `op` and waits on this thread (never an arbiter) for its answer.
+    pub fn request(&self, op: Op) -> Result<OpReply, OpError> {
+        self.handle.request_blocking(op)
+    }
+
+    /// Runs `work` on the session's arbiter and waits on this thread for its result;
+    /// `None` when the arbiter has stopped (the session is over).
+    pub fn on_actors<T: Send + 'static>(
+        &self,
+        work: impl Future<Output = T> + Send + 'static,
+    ) -> Option<T> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let spawned = self.actors.spawn(async move {
+            let _ = tx.send(work.await);
+        });
+        if !spawned {
+            return None;
+        }
+        rx.blocking_recv().ok()
     }
 
     /// The config path with the home directory shown as `~`.
@@ -67,12 +84,13 @@ impl SessionLink {
 
     /// Removes allow rule `n` (1-based); saved rules are removed from the config too.
     pub fn revoke(&self, n: usize) -> Option<Result<String, SaveError>> {
-        let removed = {
-            let mut state = self.policy.lock();
-            if n == 0 || n > state.rules.len() {
+        let removed = match self.request(Op::RevokeRule(n)) {
+            Ok(OpReply::Rule(rule)) => rule,
+            Ok(_) | Err(OpError::NoSuchRule(_)) => return None,
+            Err(e) => {
+                tracing::warn!("allow rule not revoked: {e}");
                 return None;
             }
-            state.rules.remove(n - 1)
         };
         let text = crate::engine::policy::format_rule(&removed.tool, removed.key.as_deref());
         Some(match self.sync_saved() {
@@ -83,7 +101,7 @@ impl SessionLink {
 
     /// Writes the saved rules to the user's config when they changed.
     pub fn sync_saved(&self) -> Option<Result<(), SaveError>> {
-        let current = saved_rule_texts(&self.policy.lock().rules);
+        let current = saved_rule_texts(&self.handle.policy().rules);
         let mut persisted = self.persisted.lock().ok()?;
         if *persisted == current {
             return None;

@@ -1,26 +1,25 @@
 //! `!` shell mode: a line starting with `!` (or any line while shell mode is on) runs
-//! with `bash -c` in a process group of its own, its output printed as it comes
-//! (bounded as `run_shell_command`'s: the first 64 KiB, then the newest 16 KiB after a
-//! line saying how much was left out);
-//! Ctrl+C ends the whole group. The command and its output are then added to the
-//! conversation as gemini-cli does, so the model sees what the user ran.
+//! with `bash -c` through the shell tool's process code (a process group of its own,
+//! registered so that SIGTERM to Troupe ends it, pdeathsig, the environment policy,
+//! the sandbox), started and read on the session's arbiter. Its output is printed as
+//! it comes (bounded as `run_shell_command`'s: the first 64 KiB, then the newest
+//! 16 KiB after a line saying how much was left out); Ctrl+C ends the whole group.
+//! The command and its output are then added to the conversation as gemini-cli does,
+//! so the model sees what the user ran.
 
-use std::io::{Read, Write};
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::io::Write;
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
 
-use crossbeam_channel::{select, Receiver};
-use futures::executor::block_on;
-use nix::sys::signal::Signal;
+use crossbeam_channel::{select, Receiver, Sender};
+use tokio_util::sync::CancellationToken;
 
-use crate::actors::chat::{GetHistory, SetHistory};
-use crate::platform::child_env::ChildEnvPolicy;
-use crate::platform::sandbox::denial::{self, Why};
-use crate::platform::sandbox::{session, SandboxMode};
+use crate::frontends::slash::shell::UserShell;
+use crate::platform::sandbox::SandboxMode;
 use crate::protocol::content::Content;
+use crate::protocol::{Op, OpReply};
 use crate::tools::shell::live::LiveOutput;
-use crate::tools::shell::process::kill_group;
+use crate::tools::shell::process::Stop;
 
 use super::terminal::Palette;
 use super::SessionLink;
@@ -31,7 +30,7 @@ pub use crate::frontends::slash::shell::ShellDecision;
 /// [`crate::frontends::slash::shell::decision`]), so a `!` line gets no more than the
 /// model would.
 pub fn decision(link: &SessionLink, command: &str) -> ShellDecision {
-    crate::frontends::slash::shell::decision(&link.policy.snapshot(), &link.services, command)
+    crate::frontends::slash::shell::decision(&link.handle.policy(), link.handle.services(), command)
 }
 
 /// gemini-cli's `MAX_OUTPUT_LENGTH` for the history entry.
@@ -46,6 +45,14 @@ pub struct ShellRun {
     pub sandbox_note: Option<String>,
 }
 
+/// What the command's task on the session's arbiter tells the REPL thread.
+enum ShellMsg {
+    /// Output to show now (already bounded by [`LiveOutput`]).
+    Text(String),
+    /// The command is over: its result (`cancelled` is the REPL thread's to say).
+    Done(Result<ShellRun, String>),
+}
+
 /// Runs `command` in the workspace, printing its output live (bounded, see the module),
 /// in the sandbox `sandbox` (`None`: the session's `sandbox.mode`).
 pub fn run_command(
@@ -56,119 +63,117 @@ pub fn run_command(
     sandbox: Option<SandboxMode>,
 ) -> Result<ShellRun, String> {
     while sigint.try_recv().is_ok() {}
-    let settings = &link.services.settings;
-    let mode = session::effective_mode(settings, sandbox).map_err(|e| e.to_string())?;
-    let roots = link.services.workspace.roots();
-    let prepared = session::prepare_for(settings, &roots, mode)
-        .map_err(|e| format!("Not run: its sandbox could not be prepared: {e}"))?;
-    if prepared.is_none() && sandbox.is_some_and(|m| m != SandboxMode::Off) {
-        return Err(format!("Not run: {}", session::UNSANDBOXED_WARNING));
+    let services = link.handle.services();
+    let shell = UserShell::prepare(command, services, sandbox, user_env(services))?;
+    let (out, messages) = crossbeam_channel::unbounded();
+    let cancel = CancellationToken::new();
+    let started = link.actors.spawn(run_on_actors(shell, out, cancel.clone()));
+    if !started {
+        return Err("Not run: the session has ended.".into());
     }
-    // One pipe for stdout and stderr, so lines keep the order the command wrote them.
-    let (reader, writer) = std::io::pipe().map_err(|e| format!("cannot make a pipe: {e}"))?;
-    let writer_err = writer
-        .try_clone()
-        .map_err(|e| format!("cannot make a pipe: {e}"))?;
-    let mut command_line = Command::new("bash");
-    ChildEnvPolicy::from_settings(settings).apply_std(&mut command_line);
-    command_line
-        .arg("-c")
-        .arg(command)
-        .current_dir(&link.workspace)
-        .env("GEMINI_CLI", "1")
-        .env("TROUPE", "1")
-        .env("PAGER", "cat")
-        .env("GIT_PAGER", "cat")
-        .stdin(Stdio::null())
-        .stdout(writer)
-        .stderr(writer_err)
-        .process_group(0);
-    if let Some(prepared) = &prepared {
-        prepared.apply_to(&mut command_line);
-    }
-    let mut child = command_line
-        .spawn()
-        .map_err(|e| format!("cannot run bash: {e}"))?;
-    // The parent's copies of the write end must go, or the reader never sees the end.
-    drop(command_line);
-    let pgid = i32::try_from(child.id()).unwrap_or(0);
-    // Chunks, not lines: a command that writes one endless line is still bounded. The
-    // channel is bounded too, so a fast command waits for the screen.
-    let (chunks_tx, chunks) = crossbeam_channel::bounded::<Vec<u8>>(16);
-    let reader_thread = std::thread::spawn(move || {
-        let mut reader = reader;
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            match reader.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    if chunks_tx.send(buf[..n].to_vec()).is_err() {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => break,
-            }
-        }
-    });
-    let mut shown = LiveOutput::raw();
-    let mut kept = HistoryHead::default();
-    let mut ends_in_newline = true;
-    let mut cancelled = false;
-    let mut out = std::io::stdout();
-    let mut show = |text: &str| {
-        if !text.is_empty() {
-            ends_in_newline = text.ends_with('\n');
-            let _ = out.write_all(text.as_bytes());
-            let _ = out.flush();
-        }
-    };
-    loop {
-        select! {
-            recv(chunks) -> chunk => match chunk {
-                Ok(chunk) => {
-                    kept.push(&chunk);
-                    if let Some(text) = shown.push(&chunk) {
-                        show(&text);
-                    }
-                }
-                Err(_) => break,
-            },
-            recv(sigint) -> _ => {
-                cancelled = true;
-                kill_group(pgid, Signal::SIGTERM);
-                std::thread::sleep(Duration::from_millis(200));
-                kill_group(pgid, Signal::SIGKILL);
-            }
-        }
-    }
-    if let Some(rest) = shown.finish() {
-        show(&rest);
-    }
-    if !ends_in_newline {
-        println!();
-    }
-    let _ = reader_thread.join();
-    let status = child.wait().map_err(|e| e.to_string())?;
+    let (result, cancelled) = show_until_done(&messages, sigint, &cancel);
     if cancelled {
         println!("{}", p.yellow("Command cancelled."));
     }
-    let output = kept.text();
-    let why = if sandbox == Some(SandboxMode::ReadOnly) {
-        Why::ReadOnlyUnasked
-    } else {
-        Why::Configured
+    result.map(|run| ShellRun { cancelled, ..run })
+}
+
+/// What a `!` command gets set besides what every shell command gets: `GEMINI_CLI`,
+/// and the user's `TERM` where the environment policy passes it (the shell tool's
+/// `TERM=dumb` is for the model's commands).
+fn user_env(services: &crate::tools::Services) -> Vec<(String, String)> {
+    let mut env = vec![("GEMINI_CLI".to_string(), "1".to_string())];
+    let policy = crate::platform::child_env::ChildEnvPolicy::from_settings(&services.settings);
+    if let Some(term) = std::env::var("TERM").ok().filter(|_| policy.allows("TERM")) {
+        env.push(("TERM".into(), term));
+    }
+    env
+}
+
+/// On the REPL thread: prints the command's output as it comes until it is done;
+/// Ctrl+C cancels it. The result, and whether it was cancelled.
+fn show_until_done(
+    messages: &Receiver<ShellMsg>,
+    sigint: &Receiver<()>,
+    cancel: &CancellationToken,
+) -> (Result<ShellRun, String>, bool) {
+    let mut ends_in_newline = true;
+    let mut cancelled = false;
+    let mut out = std::io::stdout();
+    let result = loop {
+        select! {
+            recv(messages) -> message => match message {
+                Ok(ShellMsg::Text(text)) => {
+                    if !text.is_empty() {
+                        ends_in_newline = text.ends_with('\n');
+                        let _ = out.write_all(text.as_bytes());
+                        let _ = out.flush();
+                    }
+                }
+                Ok(ShellMsg::Done(result)) => break result,
+                Err(_) => break Err("the session has ended".to_string()),
+            },
+            recv(sigint) -> _ => {
+                cancelled = true;
+                cancel.cancel();
+            }
+        }
     };
-    let network = settings.sandbox.network;
-    let sandbox_note = prepared
-        .as_ref()
-        .and_then(|_| denial::note(mode, why, network, &output));
-    Ok(ShellRun {
+    if !ends_in_newline {
+        println!();
+    }
+    (result, cancelled)
+}
+
+/// On the session's arbiter: starts the command, sends its output to the REPL thread
+/// as it comes and its result at the end. On `cancel` its group gets SIGTERM, then
+/// SIGKILL for what is left ([`crate::tools::shell::process::RunningCommand::terminate`]).
+async fn run_on_actors(shell: UserShell, out: Sender<ShellMsg>, cancel: CancellationToken) {
+    let mut running = match shell.spawn() {
+        Ok(running) => running,
+        Err(e) => {
+            let _ = out.send(ShellMsg::Done(Err(format!("cannot run bash: {e}"))));
+            return;
+        }
+    };
+    let mut shown = LiveOutput::raw();
+    let mut kept = HistoryHead::default();
+    let never = CancellationToken::new();
+    let mut on_chunk = |chunk: &[u8]| {
+        kept.push(chunk);
+        if let Some(text) = shown.push(chunk) {
+            let _ = out.send(ShellMsg::Text(text));
+        }
+    };
+    let stop = tokio::select! {
+        stop = running.wait(&never, None, None, &mut on_chunk) => Some(stop),
+        _ = cancel.cancelled() => None,
+    };
+    let stop = match stop {
+        Some(stop) => stop,
+        None => {
+            running.terminate().await;
+            // What the command wrote before it ended.
+            running.wait(&never, None, None, &mut on_chunk).await
+        }
+    };
+    let status = match stop {
+        Stop::Exited(status) => status,
+        Stop::Inactive | Stop::Cancelled | Stop::Deadline => ExitStatus::from_raw(libc::SIGKILL),
+    };
+    // The command is over: what it left running in its group ends with `running`.
+    drop(running);
+    if let Some(rest) = shown.finish() {
+        let _ = out.send(ShellMsg::Text(rest));
+    }
+    let output = kept.text();
+    let sandbox_note = shell.sandbox_note(&output);
+    let _ = out.send(ShellMsg::Done(Ok(ShellRun {
         output,
         exit_code: status.code(),
-        cancelled,
+        cancelled: false,
         sandbox_note,
-    })
+    })));
 }
 
 /// The start of a command's output, as much as the history entry can use
@@ -250,8 +255,10 @@ pub fn run_and_record(
 
 /// Appends one user message to the conversation (no turn runs).
 pub fn add_to_history(link: &SessionLink, text: String) {
-    if let Ok(mut history) = block_on(link.chat.send(GetHistory)) {
+    if let Ok(OpReply::History(mut history)) = link.request(Op::GetHistory) {
         history.push(Content::user_text(text));
-        link.chat.do_send(SetHistory(history));
+        if let Err(e) = link.request(Op::SetHistory(history)) {
+            tracing::warn!("the command was not added to the conversation: {e}");
+        }
     }
 }

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use actix::prelude::*;
 use crossbeam_channel::Receiver;
 
-use super::bridge::{FrontMsg, ReplBridge, SharedStats};
-use super::{session_commands, SessionLink, ToolInfo};
+use super::bridge::{self, FrontMsg, SharedStats};
+use super::{session_commands, SessionLink};
 use crate::actors::session::{EndReason, SessionHandle, SessionOptions};
 use crate::engine::stats::SessionStats;
 
@@ -22,7 +22,7 @@ pub(super) struct Ending {
 }
 
 impl SessionLink {
-    /// Shuts the session down (see [`Session::shutdown`]) on the actor thread and
+    /// Shuts the session down (see [`SessionHandle::shutdown`]) on the actor thread and
     /// waits until it is over and that thread has ended. A second call does nothing.
     pub fn shutdown(&self, reason: EndReason) {
         let Some(ending) = self.ending.lock().ok().and_then(|mut e| e.take()) else {
@@ -37,8 +37,8 @@ impl SessionLink {
 /// What the actor thread hands the REPL thread once the session runs.
 type Started = (SessionLink, Receiver<FrontMsg>);
 
-/// Starts the actix system and the session on a thread of their own. `options` builds
-/// the session's options around the REPL's recipients of events and approvals.
+/// Starts the actix system and the session on a thread of their own, with the REPL's
+/// event loop ([`bridge::pump`]) reading the session's events there.
 pub fn start_actors(
     options: impl FnOnce() -> SessionOptions + Send + 'static,
     user_config: PathBuf,
@@ -46,70 +46,13 @@ pub fn start_actors(
     let (events_tx, events_rx) = crossbeam_channel::unbounded();
     let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
     let (done_tx, done_rx) = crossbeam_channel::bounded::<()>(0);
-    let stats: SharedStats = Arc::new(Mutex::new(SessionStats::default()));
-    let bridge_stats = stats.clone();
     std::thread::Builder::new()
         .name("troupe-actors".into())
         .spawn(move || {
             // Dropped when the thread ends: the REPL thread waits for that.
             let _done = done_tx;
             let system = System::new();
-            let started = system.block_on(async move {
-                let bridge = ReplBridge::new(events_tx, bridge_stats).start();
-                let options = options();
-                let mut sessions =
-                    session_commands::SessionParts::new(options.plan.as_ref(), &options);
-                let workspace = options.workspace.primary().to_path_buf();
-                let model = options.model_name.clone();
-                let initial_saved = options.settings.approval.allowed.clone();
-                let session = SessionHandle::start_with_recipients(
-                    options,
-                    bridge.clone().recipient(),
-                    bridge.recipient(),
-                )
-                .await
-                .map_err(|e| e.to_string())?;
-                let tools = session
-                    .registry
-                    .tools()
-                    .iter()
-                    .map(|t| ToolInfo {
-                        name: t.name().to_string(),
-                        kind: format!("{:?}", t.kind()).to_lowercase(),
-                        description: t.description(),
-                    })
-                    .collect::<Vec<_>>();
-                crate::frontends::signals::exit_on_term_or_hup(session.clone());
-                let (reason_tx, reason_rx) = futures::channel::oneshot::channel();
-                let ending = session.clone();
-                actix::spawn(async move {
-                    // The REPL thread gone without a word: the program ends.
-                    let reason = reason_rx.await.unwrap_or(EndReason::Exit);
-                    ending.shutdown(reason).await;
-                    System::current().stop();
-                });
-                sessions.recorder = session.recorder.clone();
-                sessions.current = Mutex::new(session.session_id.clone());
-                Ok::<_, String>((
-                    SessionLink {
-                        chat: session.chat.clone(),
-                        policy: session.policy.clone(),
-                        stats,
-                        tools,
-                        session_id: session.session_id.clone(),
-                        model,
-                        workspace,
-                        user_config,
-                        persisted: Mutex::new(initial_saved),
-                        services: session.services.clone(),
-                        sessions,
-                        mcp: session.mcp.clone(),
-                        hooks: session.hooks.clone(),
-                        ending: Mutex::new(None),
-                    },
-                    reason_tx,
-                ))
-            });
+            let started = system.block_on(start_session(options, user_config, events_tx));
             let ok = started.is_ok();
             let _ = ready_tx.send(started);
             if ok {
@@ -127,4 +70,49 @@ pub fn start_actors(
         });
     }
     Ok((link, events_rx))
+}
+
+/// On the actor thread: starts the session, its event loop, the SIGTERM/SIGHUP
+/// handler and the task that ends the session when the REPL thread says so.
+async fn start_session(
+    options: impl FnOnce() -> SessionOptions,
+    user_config: PathBuf,
+    events: crossbeam_channel::Sender<FrontMsg>,
+) -> Result<(SessionLink, futures::channel::oneshot::Sender<EndReason>), String> {
+    let options = options();
+    let mut sessions = session_commands::SessionParts::new(options.plan.as_ref(), &options);
+    let workspace = options.workspace.primary().to_path_buf();
+    let model = options.model_name.clone();
+    let initial_saved = options.settings.approval.allowed.clone();
+    let handle = Arc::new(
+        SessionHandle::start(options)
+            .await
+            .map_err(|e| e.to_string())?,
+    );
+    let stats: SharedStats = Arc::new(Mutex::new(SessionStats::default()));
+    actix::spawn(bridge::pump(handle.clone(), events, stats.clone()));
+    crate::frontends::signals::exit_on_term_or_hup(handle.clone());
+    let (reason_tx, reason_rx) = futures::channel::oneshot::channel();
+    let ending = handle.clone();
+    actix::spawn(async move {
+        // The REPL thread gone without a word: the program ends.
+        let reason = reason_rx.await.unwrap_or(EndReason::Exit);
+        ending.shutdown(reason).await;
+        System::current().stop();
+    });
+    sessions.current = Mutex::new(handle.session_id().to_string());
+    let link = SessionLink {
+        tools: handle.tools(),
+        session_id: handle.session_id().to_string(),
+        handle,
+        actors: Arbiter::current(),
+        stats,
+        model,
+        workspace,
+        user_config,
+        persisted: Mutex::new(initial_saved),
+        sessions,
+        ending: Mutex::new(None),
+    };
+    Ok((link, reason_tx))
 }

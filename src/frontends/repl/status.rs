@@ -5,10 +5,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use futures::executor::block_on;
 use rustyline::hint::Hint;
 
-use crate::protocol::{ApprovalMode, Memory};
+use crate::protocol::{ApprovalMode, Op, OpReply};
 
 use super::terminal::Palette;
 use super::SessionLink;
@@ -29,9 +28,10 @@ pub type StatusSlot = Arc<Mutex<Option<StatusParts>>>;
 /// The model, the context left and the number of context files, now.
 pub fn status_parts(link: &SessionLink) -> StatusParts {
     let left = context_left(link);
-    let files = block_on(link.chat.send(Memory { refresh: false }))
-        .map(|r| r.files.len())
-        .unwrap_or(0);
+    let files = match link.request(Op::Memory { refresh: false }) {
+        Ok(OpReply::Memory(report)) => report.files.len(),
+        _ => 0,
+    };
     let s = if files == 1 { "" } else { "s" };
     StatusParts {
         model: link.model.clone(),
@@ -42,8 +42,8 @@ pub fn status_parts(link: &SessionLink) -> StatusParts {
 /// How much of the context window the last prompt left, in percent.
 pub fn context_left(link: &SessionLink) -> u64 {
     let limit = link
-        .services
-        .settings
+        .handle
+        .settings()
         .model
         .compression
         .token_limit(&link.model)
@@ -122,10 +122,12 @@ pub fn erase_after_abandoned_prompt(
     let _ = out.flush();
 }
 
-/// A workspace file's text for `@{path}`, through the FileSystem actor (confined).
+/// A workspace file's text for `@{path}`, through the FileSystem service (confined),
+/// read on the session's arbiter.
 pub fn read_workspace_file(link: &SessionLink, path: &str) -> Result<String, String> {
-    block_on(crate::frontends::slash::read_workspace_file(
-        &link.services.fs,
-        path,
-    ))
+    let (handle, path) = (link.handle.clone(), path.to_string());
+    link.on_actors(async move {
+        crate::frontends::slash::read_workspace_file(handle.files(), &path).await
+    })
+    .unwrap_or_else(|| Err("the session has ended".into()))
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{select, Receiver};
 
-use crate::protocol::{ApprovalDecision, CancelTurn, TurnOutcome, UiEvent, UserInput, UserParts};
+use crate::protocol::{ApprovalDecision, Op, TurnOutcome, UiEvent, CHAT_STOPPED};
 
 use super::bridge::FrontMsg;
 use super::confirm::{confirm, ConfirmContext};
@@ -108,84 +108,54 @@ pub fn run_turn_with(
     } = parts;
     let quiet = TurnMode::enter();
     while sigint.try_recv().is_ok() {}
-    match model_parts {
-        Some(parts) => link.chat.do_send(UserParts {
-            text: prompt,
-            parts,
-        }),
-        None => link.chat.do_send(UserInput { text: prompt }),
-    }
-    let mut renderer = EventRenderer::new(p);
-    let mut spinner = Spinner {
-        enabled: spinner,
-        shown: false,
-        frame: 0,
-        started: Instant::now(),
+    link.handle.submit(Op::UserTurn {
+        text: prompt,
+        parts: model_parts.unwrap_or_default(),
+    });
+    let mut turn = TurnView {
+        renderer: EventRenderer::new(p),
+        spinner: Spinner {
+            enabled: spinner,
+            shown: false,
+            frame: 0,
+            started: Instant::now(),
+        },
+        cancelled_at: None,
+        failed: false,
+        palette: p,
     };
-    let mut cancelled_at: Option<Instant> = None;
-    // The turn ended because the Chat actor stopped.
-    let mut failed = false;
     let context = ConfirmContext {
         palette: p,
         saved_to: link.user_config_label(),
         workspace: &link.workspace,
     };
-    let mut out = std::io::stdout();
     loop {
-        select! {
+        let step = select! {
             recv(events) -> msg => match msg {
-                Ok(FrontMsg::Event(event)) => {
-                    let finished = matches!(event, UiEvent::TurnFinished(_));
-                    failed |= matches!(&event, UiEvent::TurnFinished(TurnOutcome::Failed { message })
-                        if message == crate::actors::chat::CHAT_STOPPED);
-                    let lines = renderer.render(&event);
-                    if !lines.is_empty() {
-                        spinner.clear();
-                        let _ = writeln!(out, "{}", lines.join("\n"));
-                    }
-                    if finished {
-                        break;
-                    }
-                }
-                Ok(FrontMsg::Approval { request, reply }) => {
-                    spinner.clear();
-                    let decision = if cancelled_at.is_some() {
+                Ok(FrontMsg::Event(event)) => turn.on_event(&event),
+                Ok(FrontMsg::Approval { id, request }) => {
+                    turn.spinner.clear();
+                    let decision = if turn.cancelled_at.is_some() {
                         ApprovalDecision::Cancel { feedback: None }
                     } else {
                         let mut ask = |question: &str| editor.readline(question).ok();
                         confirm(&request, &context, &quiet, &mut ask)
                     };
-                    let _ = reply.send(decision);
+                    link.handle.submit(Op::Decide { id, decision });
+                    Step::Goes
                 }
-                Err(_) => {
-                    spinner.clear();
-                    let _ = writeln!(out, "{}", p.red("The session's actors have stopped."));
-                    failed = true;
-                    break;
-                }
+                Err(_) => turn.actors_gone(),
             },
-            recv(sigint) -> _ => {
-                if cancelled_at.is_none() {
-                    link.chat.do_send(CancelTurn);
-                    cancelled_at = Some(Instant::now());
-                    renderer.cancelling();
-                } else {
-                    // A second Ctrl+C: stop waiting for the turn to wind down.
-                    spinner.clear();
-                    let _ = writeln!(out, "{}", p.yellow(WINDING_DOWN));
-                    break;
-                }
-            },
-            default(Duration::from_millis(100)) => {}
-        }
-        if cancelled_at.is_some_and(|t| t.elapsed() > CANCEL_WAIT) {
-            spinner.clear();
-            let _ = writeln!(out, "{}", p.yellow(WINDING_DOWN));
+            recv(sigint) -> _ => turn.on_sigint(link),
+            default(Duration::from_millis(100)) => Step::Goes,
+        };
+        if step == Step::Ends || turn.given_up() {
             break;
         }
-        spinner.draw(renderer.activity(), p);
+        turn.spinner.draw(turn.renderer.activity(), p);
     }
-    spinner.clear();
+    turn.spinner.clear();
+    let mut out = std::io::stdout();
     let _ = out.flush();
     drop(quiet);
     if let Some(Err(e)) = link.sync_saved() {
@@ -195,5 +165,78 @@ pub fn run_turn_with(
             p.red(&format!("Could not save the allow rule: {e}"))
         );
     }
-    failed
+    turn.failed
+}
+
+/// Whether the turn's loop goes on.
+#[derive(Debug, PartialEq, Eq)]
+enum Step {
+    Goes,
+    Ends,
+}
+
+/// What the REPL shows of a running turn.
+struct TurnView {
+    renderer: EventRenderer,
+    spinner: Spinner,
+    /// When Ctrl+C cancelled the turn.
+    cancelled_at: Option<Instant>,
+    /// The turn ended because the Chat actor stopped.
+    failed: bool,
+    palette: Palette,
+}
+
+impl TurnView {
+    /// Prints what `event` adds to the transcript; ends at the end of the turn.
+    fn on_event(&mut self, event: &UiEvent) -> Step {
+        let finished = matches!(event, UiEvent::TurnFinished(_));
+        self.failed |= matches!(event, UiEvent::TurnFinished(TurnOutcome::Failed { message })
+            if message == CHAT_STOPPED);
+        let lines = self.renderer.render(event);
+        if !lines.is_empty() {
+            self.spinner.clear();
+            say(&lines.join("\n"));
+        }
+        if finished {
+            Step::Ends
+        } else {
+            Step::Goes
+        }
+    }
+
+    /// The event stream ended: the session's actors are gone.
+    fn actors_gone(&mut self) -> Step {
+        self.spinner.clear();
+        say(&self.palette.red("The session's actors have stopped."));
+        self.failed = true;
+        Step::Ends
+    }
+
+    /// Ctrl+C: the first cancels the turn, a second stops waiting for it to wind down.
+    fn on_sigint(&mut self, link: &SessionLink) -> Step {
+        if self.cancelled_at.is_none() {
+            link.handle.submit(Op::Cancel);
+            self.cancelled_at = Some(Instant::now());
+            self.renderer.cancelling();
+            return Step::Goes;
+        }
+        self.spinner.clear();
+        say(&self.palette.yellow(WINDING_DOWN));
+        Step::Ends
+    }
+
+    /// Whether a cancelled turn took too long to wind down (said on screen).
+    fn given_up(&mut self) -> bool {
+        let late = self.cancelled_at.is_some_and(|t| t.elapsed() > CANCEL_WAIT);
+        if late {
+            self.spinner.clear();
+            say(&self.palette.yellow(WINDING_DOWN));
+        }
+        late
+    }
+}
+
+/// Prints one line of the transcript (a closed stdout is not an error here).
+fn say(text: &str) {
+    let _ = writeln!(std::io::stdout(), "{text}");
 }

@@ -72,6 +72,74 @@ pub struct CapturedRun {
     pub sandbox_note: Option<String>,
 }
 
+/// A command the user started, ready to run through the shell tool's process code
+/// ([`RunningCommand::spawn`]: a session and process group of its own, registered so
+/// that a signal to Troupe ends it, pdeathsig, the environment policy, the sandbox).
+pub struct UserShell {
+    /// What [`RunningCommand::spawn`] starts.
+    pub spec: ShellSpec,
+    /// The sandbox mode in force for it.
+    mode: SandboxMode,
+    /// Why it runs in that sandbox (the note names it).
+    why: Why,
+    /// Whether it runs sandboxed at all.
+    sandboxed: bool,
+    network: bool,
+}
+
+impl UserShell {
+    /// Prepares `command` (`bash -c`, in the workspace's primary root) in `sandbox`
+    /// (`None`: the session's `sandbox.mode`), with `env` set for it; an error says why
+    /// it cannot run.
+    pub fn prepare(
+        command: &str,
+        services: &Services,
+        sandbox: Option<SandboxMode>,
+        env: Vec<(String, String)>,
+    ) -> Result<Self, String> {
+        let settings = &services.settings;
+        let mode = session::effective_mode(settings, sandbox).map_err(|e| e.to_string())?;
+        let roots = services.workspace.roots();
+        let prepared = session::prepare_for(settings, &roots, mode)
+            .map_err(|e| format!("Not run: its sandbox could not be prepared: {e}"))?;
+        if prepared.is_none() && sandbox.is_some_and(|m| m != SandboxMode::Off) {
+            return Err(format!("Not run: {}", session::UNSANDBOXED_WARNING));
+        }
+        let sandboxed = prepared.is_some();
+        let spec = ShellSpec {
+            script: command.to_string(),
+            cwd: services.workspace.primary().to_path_buf(),
+            env,
+            env_remove: Vec::new(),
+            env_policy: ChildEnvPolicy::from_settings(settings),
+            sandbox: prepared,
+        };
+        let why = match sandbox {
+            Some(SandboxMode::ReadOnly) => Why::ReadOnlyUnasked,
+            _ => Why::Configured,
+        };
+        Ok(Self {
+            spec,
+            mode,
+            why,
+            sandboxed,
+            network: settings.sandbox.network,
+        })
+    }
+
+    /// Starts it.
+    pub fn spawn(&self) -> Result<RunningCommand, String> {
+        RunningCommand::spawn(&self.spec).map_err(|e| e.to_string())
+    }
+
+    /// The `[sandbox] …` line when `output` shows the sandbox refused something.
+    pub fn sandbox_note(&self, output: &str) -> Option<String> {
+        self.sandboxed
+            .then(|| denial::note(self.mode, self.why, self.network, output))
+            .flatten()
+    }
+}
+
 /// Runs `command` with `bash -c` in the workspace, in a process group of its own (killed
 /// when `cancel` fires) and in `sandbox` (`None`: the session's `sandbox.mode`), and
 /// collects its output. An error says why it did not run.
@@ -81,24 +149,9 @@ pub async fn run_captured(
     sandbox: Option<SandboxMode>,
     cancel: &CancellationToken,
 ) -> Result<CapturedRun, String> {
-    let settings = &services.settings;
-    let mode = session::effective_mode(settings, sandbox).map_err(|e| e.to_string())?;
-    let roots = services.workspace.roots();
-    let prepared = session::prepare_for(settings, &roots, mode)
-        .map_err(|e| format!("Not run: its sandbox could not be prepared: {e}"))?;
-    if prepared.is_none() && sandbox.is_some_and(|m| m != SandboxMode::Off) {
-        return Err(format!("Not run: {}", session::UNSANDBOXED_WARNING));
-    }
-    let sandboxed = prepared.is_some();
-    let spec = ShellSpec {
-        script: command.to_string(),
-        cwd: services.workspace.primary().to_path_buf(),
-        env: vec![("GEMINI_CLI".into(), "1".into())],
-        env_remove: Vec::new(),
-        env_policy: ChildEnvPolicy::from_settings(settings),
-        sandbox: prepared,
-    };
-    let mut running = RunningCommand::spawn(&spec).map_err(|e| e.to_string())?;
+    let env = vec![("GEMINI_CLI".into(), "1".into())];
+    let shell = UserShell::prepare(command, services, sandbox, env)?;
+    let mut running = shell.spawn()?;
     let stop = running.wait(cancel, None, None, &mut |_| {}).await;
     let exit_code = match stop {
         Stop::Exited(status) => status.code(),
@@ -108,13 +161,7 @@ pub async fn run_captured(
     // Dropping `running` kills what the command left running in its group.
     let text = running.output.text().replace("\r\n", "\n");
     let output = text.strip_suffix('\n').unwrap_or(&text).to_string();
-    let why = match sandbox {
-        Some(SandboxMode::ReadOnly) => Why::ReadOnlyUnasked,
-        _ => Why::Configured,
-    };
-    let sandbox_note = sandboxed
-        .then(|| denial::note(mode, why, settings.sandbox.network, &output))
-        .flatten();
+    let sandbox_note = shell.sandbox_note(&output);
     Ok(CapturedRun {
         output,
         exit_code,

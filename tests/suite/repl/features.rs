@@ -160,7 +160,9 @@ fn a_custom_command_fills_args_shell_and_file_injections() {
     untrusted.line("3");
     untrusted.wait_for("Type a request");
     untrusted.line("/help");
-    let text = untrusted.wait_for("Custom commands");
+    // The last rows of /help: the screen may show its header before them.
+    untrusted.wait_for("Custom commands");
+    let text = untrusted.wait_for("  /hello");
     // The trust prompt above names the project's command; /help's list must not.
     let help = &text[text.rfind("/help").unwrap_or(0)..];
     assert!(

@@ -57,3 +57,37 @@ fn sigterm_ends_the_session_and_its_process_groups() {
         processes_with("sleep 1031").is_empty() && processes_with("sleep 1032").is_empty()
     });
 }
+
+#[test]
+fn sigterm_ends_a_running_shell_line_and_its_process_group() {
+    let s = Scratch::new();
+    let t = Term::start(&s, &[], &[], &["--yolo"]);
+    // The user's own `!` line, still running when the signal comes; `sleep 1041` is a
+    // background job of the line's bash, which only a kill of its group reaches.
+    t.line("!sleep 1041 & sleep 1042");
+    t.wait_until_true("sleep 1041 and 1042 running", || {
+        !processes_with("sleep 1041").is_empty() && !processes_with("sleep 1042").is_empty()
+    });
+    let (_, pgid, _) = processes()
+        .into_iter()
+        .find(|(_, _, args)| args.contains("sleep 1042"))
+        .expect("sleep 1042 is running");
+    let troupe = t.troupe_pid();
+    assert_ne!(
+        pgid,
+        processes()
+            .into_iter()
+            .find(|(pid, _, _)| *pid == troupe as i32)
+            .map(|(_, g, _)| g)
+            .expect("troupe is running"),
+        "the line runs in a process group of its own"
+    );
+    let killed = Command::new("kill")
+        .args(["-TERM", &troupe.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    t.wait_for("[troupe exited 143]");
+    let left = crate::common::processes::survivors(Some(pgid), "sleep 104");
+    assert!(left.is_empty(), "still running after SIGTERM: {left:?}");
+}
