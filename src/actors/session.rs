@@ -86,23 +86,20 @@ pub enum SessionError {
 
 /// The running session's actors and services. Private to the actors layer: a front
 /// end holds a [`SessionHandle`], whose ops this serves.
-// TRANSITION: the fields are `pub` until every front end drives its session through
-// the handle's ops alone.
-pub struct Session {
-    pub session_id: String,
-    pub chat: Addr<Chat>,
-    pub scheduler: Addr<Scheduler>,
-    pub policy: SharedPolicy,
+struct Session {
+    session_id: String,
+    chat: Addr<Chat>,
+    scheduler: Addr<Scheduler>,
     /// The approval policy as the Scheduler last published it.
     published_policy: tokio::sync::watch::Receiver<crate::protocol::PolicySnapshot>,
-    pub registry: Arc<ToolRegistry>,
-    pub services: Arc<Services>,
+    registry: Arc<ToolRegistry>,
+    services: Arc<Services>,
     /// Writes the session file (none when recording is off).
-    pub recorder: Option<Addr<SessionRecorder>>,
+    recorder: Option<Addr<SessionRecorder>>,
     /// The MCP servers and their status; `None` when none is configured.
-    pub mcp: Option<Arc<crate::mcp::McpHub>>,
+    mcp: Option<Arc<crate::mcp::McpHub>>,
     /// The session's hooks (SessionStart and SessionEnd are fired by the session).
-    pub hooks: crate::protocol::hooks::HookClient,
+    hooks: crate::protocol::hooks::HookClient,
     /// The approval requests waiting for the front end; closed at the end.
     approvals: Approvals,
     /// What ends with the session; `None` once [`Session::end`] ran.
@@ -168,7 +165,6 @@ impl Session {
             chat,
             scheduler,
             published_policy: policy.subscribe(),
-            policy,
             registry,
             services,
             recorder,

@@ -215,36 +215,6 @@ impl SessionHandle {
         self.session.chat.connected() && !self.ended.is_cancelled()
     }
 
-    /// TRANSITION: starts a session whose events and approval requests are pumped to
-    /// actix recipients, for the front ends not yet turned into event loops.
-    #[doc(hidden)]
-    pub async fn start_with_recipients(
-        options: SessionOptions,
-        events: Recipient<crate::protocol::UiEvent>,
-        approver: Recipient<crate::protocol::ApprovalRequest>,
-    ) -> Result<Arc<SessionHandle>, SessionError> {
-        let handle = Arc::new(Self::start(options).await?);
-        let pump = handle.clone();
-        actix::spawn(async move {
-            while let Some(event) = pump.next_event().await {
-                match event {
-                    Event::Ui(event) => events.do_send(event),
-                    Event::Approval { id, request } => {
-                        let (approver, handle) = (approver.clone(), pump.clone());
-                        actix::spawn(async move {
-                            let decision = approver.send(request).await.unwrap_or(
-                                crate::protocol::ApprovalDecision::Cancel { feedback: None },
-                            );
-                            handle.submit(Op::Decide { id, decision });
-                        });
-                    }
-                    Event::OpDone { .. } => {}
-                }
-            }
-        });
-        Ok(handle)
-    }
-
     /// Takes `op`, answering it on `answer` (at once, or when its async part is done).
     /// Messages to an actor are queued here, in submission order; only the wait for
     /// their answers runs later.
@@ -474,14 +444,5 @@ impl SessionHandle {
         work: impl std::future::Future<Output = OpResult> + Send + 'static,
     ) {
         self.home.spawn(async move { answer.send(work.await) });
-    }
-}
-
-/// TRANSITION: the session's parts, for the front ends not yet driven by ops alone.
-impl std::ops::Deref for SessionHandle {
-    type Target = Session;
-
-    fn deref(&self) -> &Session {
-        &self.session
     }
 }
