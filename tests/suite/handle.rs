@@ -9,8 +9,7 @@ use std::sync::Arc;
 use actix::System;
 use serde_json::{json, Value};
 
-use troupe::actors::session::{EndReason, SessionHandle, SessionOptions};
-use troupe::platform::workspace::Workspace;
+use troupe::actors::session::{EndReason, SessionHandle};
 use troupe::protocol::content::{Content, Role};
 use troupe::protocol::{
     ApprovalDecision, ApprovalId, ApprovalMode, CallStatus, CompletedCall, Event, Op, OpError,
@@ -19,6 +18,7 @@ use troupe::protocol::{
 use troupe::providers::scripted::ScriptedModel;
 use troupe::settings::load_with;
 
+use crate::common::in_process::{start_session, user_turn};
 use crate::common::{call, text, turn, Scratch};
 
 /// Starts a session in `s`'s workspace on the model turns `script`, with the test tools.
@@ -34,28 +34,7 @@ async fn start(s: &Scratch, script: &[Value], mode: ApprovalMode, extra: &[&str]
         .settings;
     let lines: Vec<String> = script.iter().map(Value::to_string).collect();
     let model = ScriptedModel::from_text("handle-test", &lines.join("\n")).expect("script");
-    SessionHandle::start(SessionOptions {
-        workspace: Arc::new(Workspace::new(&s.ws(), &[]).expect("workspace")),
-        model_name: "scripted".into(),
-        settings: Arc::new(settings),
-        model: Arc::new(model),
-        approval_mode: mode,
-        request_log: None,
-        test_tools: true,
-        editor_files: None,
-        plan: None,
-        call_progress: true,
-        wait_for_mcp: false,
-    })
-    .await
-    .expect("session")
-}
-
-fn user_turn(text: &str) -> Op {
-    Op::UserTurn {
-        text: text.into(),
-        parts: Vec::new(),
-    }
+    start_session(&s.ws(), Arc::new(settings), Arc::new(model), mode, true).await
 }
 
 /// What a turn showed, read off the event stream until it ended.

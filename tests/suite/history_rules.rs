@@ -8,14 +8,14 @@ use std::sync::Arc;
 use actix::System;
 use serde_json::{json, Value};
 
-use troupe::actors::session::{SessionHandle, SessionOptions};
-use troupe::platform::workspace::Workspace;
+use troupe::actors::session::SessionHandle;
 use troupe::protocol::content::{Content, Role};
 use troupe::protocol::{
     ApprovalDecision, ApprovalMode, CompressionOutcome, Event, Op, OpReply, TurnOutcome, UiEvent,
 };
 use troupe::providers::select::{select, ModelChoice};
 
+use crate::common::in_process::{start_session, user_turn};
 use crate::common::loopback::{Captured, Loopback, Reply};
 use crate::common::Scratch;
 
@@ -48,21 +48,8 @@ impl Harness {
             env: &env,
         };
         let model = select(&settings, &choice).expect("model");
-        let session = SessionHandle::start(SessionOptions {
-            workspace: Arc::new(Workspace::new(ws, &[]).expect("workspace")),
-            model_name: settings.model.name.clone(),
-            settings: Arc::new(settings),
-            model,
-            approval_mode: ApprovalMode::Yolo,
-            request_log: None,
-            test_tools: true,
-            editor_files: None,
-            plan: None,
-            call_progress: true,
-            wait_for_mcp: false,
-        })
-        .await
-        .expect("session");
+        let settings = Arc::new(settings);
+        let session = start_session(ws, settings, model, ApprovalMode::Yolo, true).await;
         Self {
             session,
             notices: Vec::new(),
@@ -107,13 +94,6 @@ impl Harness {
             Ok(OpReply::Compression(outcome)) => outcome,
             other => panic!("no compression outcome: {other:?}"),
         }
-    }
-}
-
-fn user_turn(text: &str) -> Op {
-    Op::UserTurn {
-        text: text.into(),
-        parts: Vec::new(),
     }
 }
 

@@ -10,7 +10,7 @@ use actix::prelude::*;
 use futures::stream;
 use serde_json::{json, Value};
 
-use troupe::actors::session::{EndReason, SessionHandle, SessionOptions};
+use troupe::actors::session::{EndReason, SessionHandle};
 use troupe::engine::model::{ModelEvent, ModelRequest};
 use troupe::frontends::headless::OutputFormat;
 use troupe::frontends::run_turn;
@@ -23,29 +23,17 @@ use troupe::protocol::{
 use troupe::providers::{ModelClient, ModelStream};
 use troupe::settings::{load_with, Settings};
 
+use crate::common::in_process::{self, user_turn};
 use crate::common::Scratch;
 
-/// Starts an in-process session driven through its handle. Must run inside a System.
+/// Starts an in-process session driven through its handle, in `default` mode without
+/// the test tools. Must run inside a System.
 async fn start_session(
     ws: Arc<Workspace>,
     settings: Arc<Settings>,
     model: Arc<dyn ModelClient>,
 ) -> SessionHandle {
-    SessionHandle::start(SessionOptions {
-        workspace: ws,
-        settings,
-        model,
-        model_name: "test-model".into(),
-        approval_mode: ApprovalMode::Default,
-        request_log: None,
-        test_tools: false,
-        editor_files: None,
-        plan: None,
-        call_progress: true,
-        wait_for_mcp: false,
-    })
-    .await
-    .expect("session")
+    in_process::start_session(ws.primary(), settings, model, ApprovalMode::Default, false).await
 }
 
 /// Reads the session's events until its turn ends: each UI event goes to `seen`, each
@@ -67,13 +55,6 @@ async fn until_turn_ends(
         }
     }
     panic!("the session's events ended before its turn");
-}
-
-fn user_turn(text: &str) -> Op {
-    Op::UserTurn {
-        text: text.into(),
-        parts: Vec::new(),
-    }
 }
 
 async fn memory(session: &SessionHandle, refresh: bool) -> troupe::protocol::MemoryReport {
