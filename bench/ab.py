@@ -10,8 +10,11 @@
    per call over the bare loop) and `turn_cpu_ms`.
 
 The two binaries take turns (old, new, old, new, ...; the order flips every pair), so a
-slow phase of the machine falls on both. Each run gets a fresh HOME. Prints the medians
-of each side and the ratio new / old (below 1: the new build is faster).
+slow phase of the machine falls on both. Each side has a HOME of its own, kept across its
+runs as a user's is (a first, unmeasured run registers the project there, as
+bench/vs-gemini.sh's first run does); the session files a run leaves are removed before
+the next, so retention's listing does not grow. Prints the medians of each side and the
+ratio new / old (below 1: the new build is faster).
 """
 import json
 import os
@@ -24,8 +27,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PEER = os.environ.get("PEER_SCRIPTS", os.path.join(HERE, "..", "..", "shared", "peers", "gemini-cli"))
 
 
-def process_run(troupe, work, n, tag):
-    home = tempfile.mkdtemp(prefix="ab-home-", dir=work)
+def clear_sessions(home):
+    for dirpath, _, files in os.walk(os.path.join(home, ".troupe")):
+        if os.path.basename(dirpath) == "chats":
+            for name in files:
+                os.remove(os.path.join(dirpath, name))
+
+
+def process_run(troupe, work, n, tag, home):
+    clear_sessions(home)
     out = os.path.join(work, f"t-{tag}")
     stdout = os.path.join(work, f"o-{tag}.json")
     env = dict(os.environ, HOME=home)
@@ -41,8 +51,7 @@ def process_run(troupe, work, n, tag):
     return float(wall) * 1e3, int(rss) / 1024
 
 
-def bench_run(troupe, work, n):
-    home = tempfile.mkdtemp(prefix="ab-home-", dir=work)
+def bench_run(troupe, work, n, home):
     env = dict(os.environ, HOME=home)
     report = os.path.join(home, "bench.json")
     subprocess.run([troupe, "bench", "--calls", str(n), "--repeat", "3", "--json", report],
@@ -66,13 +75,16 @@ def main():
     for binary in (old, new):
         subprocess.run([sys.executable, os.path.join(HERE, "timed.py"), "--evict", binary], check=True)
     sides = {"old": old, "new": new}
+    homes = {side: tempfile.mkdtemp(prefix=f"ab-home-{side}-", dir=work) for side in sides}
+    for side, binary in sides.items():
+        process_run(binary, work, n, f"warm-{side}", homes[side])
     results = {side: {"wall": [], "rss": [], "overhead": [], "cpu": []} for side in sides}
     for i in range(pairs):
         order = ("old", "new") if i % 2 == 0 else ("new", "old")
         for side in order:
             binary = sides[side]
-            wall, rss = process_run(binary, work, n, f"{i}-{side}")
-            overhead, cpu = bench_run(binary, work, n)
+            wall, rss = process_run(binary, work, n, f"{i}-{side}", homes[side])
+            overhead, cpu = bench_run(binary, work, n, homes[side])
             r = results[side]
             r["wall"].append(wall)
             r["rss"].append(rss)
