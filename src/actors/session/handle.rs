@@ -3,7 +3,7 @@
 //! out ([`SessionHandle::next_event`]). Front ends, the bench and (later) a parent
 //! agent hold a handle and nothing else of the session.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use actix::prelude::*;
@@ -23,6 +23,10 @@ use crate::protocol::{
 };
 use crate::settings::Settings;
 
+/// The op id of the marker that ends a session's event stream (never an op's: ids
+/// start at 1); [`SessionHandle::next_event`] answers `None` for it.
+const END_MARKER: OpId = OpId(0);
+
 /// What an op answers: a result, or why it was not taken.
 pub type OpResult = Result<OpReply, OpError>;
 
@@ -40,8 +44,10 @@ pub struct SessionHandle {
     next_op: AtomicU64,
     /// The arbiter the session was started on, where async ops run.
     home: ArbiterHandle,
-    /// Cancelled once the session has ended: the event stream then ends too.
+    /// Cancelled once the session has ended.
     ended: CancellationToken,
+    /// The end marker has been read: the event stream is over.
+    stream_over: AtomicBool,
 }
 
 /// Where an op's answer goes.
@@ -82,6 +88,7 @@ impl SessionHandle {
             next_op: AtomicU64::new(1),
             home: Arbiter::current(),
             ended: CancellationToken::new(),
+            stream_over: AtomicBool::new(false),
         })
     }
 
@@ -116,13 +123,17 @@ impl SessionHandle {
     /// end was read.
     pub async fn next_event(&self) -> Option<Event> {
         let mut events = self.events.lock().await;
-        if let Ok(event) = events.try_recv() {
-            return Some(event);
+        if self.stream_over.load(Ordering::Acquire) {
+            return None;
         }
-        tokio::select! {
-            biased;
-            event = events.recv() => event,
-            _ = self.ended.cancelled() => events.try_recv().ok(),
+        // One wait on the channel alone: the session's end comes as a marker on it,
+        // after every event sent before the end.
+        match events.recv().await {
+            Some(Event::OpDone { op: END_MARKER, .. }) | None => {
+                self.stream_over.store(true, Ordering::Release);
+                None
+            }
+            event => event,
         }
     }
 
@@ -300,10 +311,15 @@ impl SessionHandle {
             op @ Op::SwitchSession { .. } => self.switch_session(op, answer), // ---- REPL
             Op::Shutdown { reason, after } => {
                 let (session, ended) = (self.session.clone(), self.ended.clone());
+                let sink = self.sink.clone();
                 self.home.spawn(async move {
                     session.end(reason, after).await;
                     answer.send(Ok(OpReply::Done));
                     ended.cancel();
+                    sink.send_event(Event::OpDone {
+                        op: END_MARKER,
+                        result: Ok(OpReply::Done),
+                    });
                 });
             }
         }
