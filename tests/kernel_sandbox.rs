@@ -11,25 +11,12 @@ use std::sync::Arc;
 
 use tempfile::TempDir;
 use troupe::platform::sandbox::{
-    landlock_abi, PreparedSandbox, Protection, ProtectionStrategy, SandboxMode, SandboxPolicy,
+    PreparedSandbox, Protection, ProtectionStrategy, SandboxMode, SandboxPolicy,
 };
 
-/// Fails when the kernel has no Landlock, unless `TROUPE_ALLOW_NO_LANDLOCK=1` is set:
-/// then the test says SKIPPED and passes without checking anything (docs/testing.md).
-macro_rules! require_landlock {
-    () => {
-        if landlock_abi().is_none() {
-            if std::env::var("TROUPE_ALLOW_NO_LANDLOCK").as_deref() == Ok("1") {
-                eprintln!("SKIPPED: Landlock is not available on this kernel (TROUPE_ALLOW_NO_LANDLOCK=1)");
-                return;
-            }
-            panic!(
-                "Landlock is not available on this kernel, so this sandbox test cannot check \
-                 anything; set TROUPE_ALLOW_NO_LANDLOCK=1 to skip it"
-            );
-        }
-    };
-}
+#[path = "common/landlock.rs"]
+mod landlock;
+use landlock::require_landlock;
 
 /// A test directory outside the temp dir (which is writable in workspace-write):
 /// `<base>/ws` is the workspace, `<base>` its parent.

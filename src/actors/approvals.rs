@@ -73,7 +73,8 @@ impl Approvals {
     }
 
     /// How many requests wait for an answer.
-    pub fn pending(&self) -> usize {
+    #[cfg(test)]
+    fn pending(&self) -> usize {
         self.lock().as_ref().map_or(0, HashMap::len)
     }
 

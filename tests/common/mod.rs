@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 pub mod in_process;
+pub mod landlock;
 pub mod loopback;
 pub mod processes;
 

@@ -294,10 +294,4 @@ impl EventSink {
     pub fn send_event(&self, event: Event) {
         let _ = self.0.send(event);
     }
-
-    /// A sink whose events go nowhere (tests, a session nobody watches).
-    pub fn discard() -> Self {
-        let (sender, _) = tokio::sync::mpsc::unbounded_channel();
-        Self(sender)
-    }
 }
