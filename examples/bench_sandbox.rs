@@ -35,6 +35,8 @@ fn run(n: usize, abi: u8, ws: &std::path::Path) -> Result<(), Box<dyn std::error
         writable_roots: Vec::new(),
         network: true,
         deny_read: SandboxPolicy::default_deny_read(&home, &troupe::settings::troupe_home()),
+        readable_roots: Vec::new(),
+        home: home.clone(),
     };
     let ww = policy(SandboxMode::WorkspaceWrite);
     let ro = policy(SandboxMode::ReadOnly);

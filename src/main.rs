@@ -61,6 +61,7 @@ fn exit_now(code: i32) -> ! {
     use std::io::Write;
     // Every temp file of this process is gone: the next start need not sweep for them.
     troupe::platform::filesystem::writers::withdraw();
+    troupe::platform::sandbox::remove_private_tmp();
     let _ = std::io::stdout().flush();
     let _ = std::io::stderr().flush();
     // SAFETY: `_exit` takes no pointers and never returns; Rust's own buffers are

@@ -55,6 +55,8 @@ fn policy(mode: SandboxMode, ws: &Path) -> SandboxPolicy {
         writable_roots: vec![],
         network: false,
         deny_read: vec![],
+        readable_roots: vec![],
+        home: std::path::PathBuf::from("/nonexistent-home"),
     }
 }
 
@@ -130,7 +132,12 @@ fn read_only_forbids_writes_and_workspace_exec() {
     require_landlock!();
     let fx = fixture();
     let sb = prepare(&policy(SandboxMode::ReadOnly, &fx.ws));
-    assert_eq!(sb.protection(), Protection::NotNeeded);
+    let expected = if sb.is_world() {
+        Protection::World
+    } else {
+        Protection::NotNeeded
+    };
+    assert_eq!(sb.protection(), expected);
     let before = snapshot(&fx.base);
     for script in [
         "touch inside",

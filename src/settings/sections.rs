@@ -212,8 +212,11 @@ pub struct SandboxSettings {
     /// In `workspace-write`: whether commands may open sockets other than AF_UNIX.
     pub network: bool,
     /// Directories writable in `workspace-write` besides the workspace roots and the
-    /// temp dir.
+    /// private `/tmp`.
     pub writable_roots: Vec<String>,
+    /// Directories shown read-only to commands besides the system directories and the
+    /// usual toolchains.
+    pub readable_roots: Vec<String>,
 }
 
 /// `[environment]`: what children (shell commands, hooks, MCP servers, custom commands)

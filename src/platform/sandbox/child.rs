@@ -12,10 +12,15 @@ use std::path::{Path, PathBuf};
 use std::ptr;
 use std::sync::OnceLock;
 
+use super::world::WorldPlan;
+
 /// What the pre-exec hook does, fully prepared by the parent.
 pub(super) struct ChildPlan {
-    /// Populated Landlock ruleset (CLOEXEC, number >= 3).
-    pub(super) ruleset_fd: OwnedFd,
+    /// Populated Landlock ruleset (CLOEXEC, number >= 3), when the command runs in the
+    /// host's world; inside an allow-listed world the ruleset is built there.
+    pub(super) ruleset_fd: Option<OwnedFd>,
+    /// The allow-listed world, when namespaces are available.
+    pub(super) world: Option<WorldPlan>,
     /// Compiled seccomp program, if the network must be blocked.
     pub(super) seccomp: Option<Vec<libc::sock_filter>>,
     /// Mount namespace with read-only bind mounts, if used.
@@ -27,7 +32,9 @@ pub(super) struct ChildPlan {
 impl ChildPlan {
     /// Restricts the calling (child) process. Async-signal-safe.
     pub(super) fn apply(&self) -> io::Result<()> {
-        if let Some(ns) = &self.ns {
+        if let Some(world) = &self.world {
+            world.enter()?;
+        } else if let Some(ns) = &self.ns {
             ns.enter()?;
         }
         if let Some(caps) = &self.caps {
@@ -35,15 +42,14 @@ impl ChildPlan {
         }
         // SAFETY: plain prctl with integer arguments.
         check(unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) })?;
-        // SAFETY: the fd is owned by the plan, which outlives this call.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_landlock_restrict_self,
-                self.ruleset_fd.as_raw_fd(),
-                0u32,
-            )
-        };
-        check_long(rc)?;
+        if let Some(world) = &self.world {
+            world.landlock.restrict()?;
+        } else if let Some(fd) = &self.ruleset_fd {
+            // SAFETY: the fd is owned by the plan, which outlives this call.
+            let rc =
+                unsafe { libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) };
+            check_long(rc)?;
+        }
         if let Some(filter) = &self.seccomp {
             let prog = libc::sock_fprog {
                 // The length was checked against BPF_MAXINSNS in the parent.
@@ -277,7 +283,7 @@ fn locked_flags(path: &Path) -> io::Result<libc::c_ulong> {
         .fold(0, |acc, (_, ms_flag)| acc | ms_flag))
 }
 
-fn mount(
+pub(super) fn mount(
     source: Option<&CString>,
     target: &std::ffi::CStr,
     flags: libc::c_ulong,
@@ -287,7 +293,7 @@ fn mount(
     check(unsafe { libc::mount(src, target.as_ptr(), ptr::null(), flags, ptr::null()) })
 }
 
-fn write_file(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
+pub(super) fn write_file(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
     // SAFETY: raw open/write/close on a static path and a caller-owned buffer.
     let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
     check(fd)?;
@@ -303,7 +309,7 @@ fn write_file(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
     }
 }
 
-fn check(rc: libc::c_int) -> io::Result<()> {
+pub(super) fn check(rc: libc::c_int) -> io::Result<()> {
     if rc < 0 {
         Err(io::Error::last_os_error())
     } else {
@@ -311,7 +317,7 @@ fn check(rc: libc::c_int) -> io::Result<()> {
     }
 }
 
-fn check_long(rc: libc::c_long) -> io::Result<()> {
+pub(super) fn check_long(rc: libc::c_long) -> io::Result<()> {
     if rc < 0 {
         Err(io::Error::last_os_error())
     } else {

@@ -69,9 +69,14 @@
 
 mod child;
 pub mod denial;
+mod landlock_raw;
 mod rules;
 mod seccomp;
 pub mod session;
+mod world;
+mod world_child;
+
+pub use world::{remove_private_tmp, SYSTEM_ROOTS, TOOLCHAIN_ROOTS};
 
 use std::fmt;
 use std::io;
@@ -186,8 +191,14 @@ pub struct SandboxPolicy {
     /// `socket()` fails with `EPERM` for every domain but `AF_UNIX`.
     pub network: bool,
     /// Never readable (nor writable, nor executable) in any mode; missing ones are
-    /// skipped.
+    /// skipped. (Only the host-world fallback needs it: the allow-listed world shows
+    /// none of them.)
     pub deny_read: Vec<PathBuf>,
+    /// Shown read-only in the allow-listed world besides the system directories and
+    /// [`TOOLCHAIN_ROOTS`] (setting `sandbox.readable_roots`); missing ones skipped.
+    pub readable_roots: Vec<PathBuf>,
+    /// The user's home directory: the world holds it empty but for the toolchains.
+    pub home: PathBuf,
 }
 
 impl SandboxPolicy {
@@ -218,6 +229,11 @@ impl SandboxPolicy {
         };
         let abi = landlock_abi().ok_or(SandboxError::Unavailable)?;
         let block_net = read_only || !self.network;
+        if strategy == ProtectionStrategy::Auto {
+            if let Some(user_ns) = world_support() {
+                return self.prepare_world(abi, user_ns, block_net, read_only);
+            }
+        }
         let protection = protection_for(read_only, strategy)?;
 
         let mut deny: Vec<PathBuf> = self
@@ -251,7 +267,8 @@ impl SandboxPolicy {
         };
         Ok(Some(PreparedSandbox {
             plan: Arc::new(ChildPlan {
-                ruleset_fd,
+                ruleset_fd: Some(ruleset_fd),
+                world: None,
                 seccomp,
                 ns,
                 caps: CapDrop::for_current_process(),
@@ -259,7 +276,62 @@ impl SandboxPolicy {
             abi,
             protection,
             rule_count,
+            absent_protected: Vec::new(),
         }))
+    }
+
+    /// The allow-listed world: fresh namespaces holding only what the policy lists,
+    /// with Landlock and seccomp inside as a second layer.
+    fn prepare_world(
+        &self,
+        abi: u8,
+        user_ns: bool,
+        block_net: bool,
+        read_only: bool,
+    ) -> Result<Option<PreparedSandbox>, SandboxError> {
+        let private_tmp = world::private_tmp()?;
+        let plan = world::WorldPlan::build(&world::WorldInputs {
+            policy: self,
+            home: &self.home,
+            private_tmp,
+            abi,
+            user_ns,
+        })?;
+        let rule_count = plan.bind_count();
+        let seccomp = if block_net || read_only {
+            Some(seccomp::filter(block_net, read_only)?)
+        } else {
+            None
+        };
+        let absent_protected = if read_only {
+            Vec::new()
+        } else {
+            self.absent_protected()
+        };
+        Ok(Some(PreparedSandbox {
+            plan: Arc::new(ChildPlan {
+                ruleset_fd: None,
+                world: Some(plan),
+                seccomp,
+                ns: None,
+                caps: CapDrop::for_current_process(),
+            }),
+            abi,
+            protection: Protection::World,
+            rule_count,
+            absent_protected,
+        }))
+    }
+
+    /// The protected subdirectories that do not exist in a workspace root: a command
+    /// that creates one has it moved aside when it ends
+    /// ([`PreparedSandbox::refuse_created_protected`]).
+    fn absent_protected(&self) -> Vec<PathBuf> {
+        let roots = self.workspace_roots.iter().filter_map(|r| r.canonicalize().ok());
+        roots
+            .flat_map(|root| PROTECTED_SUBDIRS.map(|sub| root.join(sub)))
+            .filter(|p| p.symlink_metadata().is_err())
+            .collect()
     }
 
     /// `workspace-write`: the workspace roots, the extra writable roots and the temp
@@ -366,6 +438,9 @@ pub enum Protection {
     UserNamespace,
     /// Landlock rules enumerating the workspace roots' entries.
     Enumeration,
+    /// The allow-listed world: existing ones bound read-only, and one a command
+    /// creates moved aside when the command ends.
+    World,
 }
 
 /// A sandbox ready to be applied to any number of children. Cheap to clone.
@@ -375,6 +450,8 @@ pub struct PreparedSandbox {
     abi: u8,
     protection: Protection,
     rule_count: usize,
+    /// Protected subdirectories absent when the sandbox was prepared.
+    absent_protected: Vec<PathBuf>,
 }
 
 impl fmt::Debug for PreparedSandbox {
@@ -416,10 +493,101 @@ impl PreparedSandbox {
         self.protection
     }
 
-    /// Number of Landlock rules in the ruleset.
+    /// Number of Landlock rules in the ruleset (of host trees bound, in a world).
     pub fn rule_count(&self) -> usize {
         self.rule_count
     }
+
+    /// Whether the command runs in the allow-listed world (fresh namespaces).
+    pub fn is_world(&self) -> bool {
+        self.plan.world.is_some()
+    }
+
+    /// After the command: a protected subdirectory (`.git`, `.troupe`, `.gemini`) that
+    /// did not exist when the sandbox was prepared and exists now was made by the
+    /// command; it is renamed to `<name>.made-by-command[-N]` so that nothing loads it,
+    /// and the pairs (made, moved to) are returned for the command's result.
+    pub fn refuse_created_protected(&self) -> Vec<(PathBuf, PathBuf)> {
+        let mut moved = Vec::new();
+        for path in &self.absent_protected {
+            if path.symlink_metadata().is_err() {
+                continue;
+            }
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            let name = name.unwrap_or_default();
+            let target = (0..100)
+                .map(|n| match n {
+                    0 => path.with_file_name(format!("{name}.made-by-command")),
+                    n => path.with_file_name(format!("{name}.made-by-command-{n}")),
+                })
+                .find(|t| t.symlink_metadata().is_err());
+            let Some(target) = target else {
+                continue;
+            };
+            match std::fs::rename(path, &target) {
+                Ok(()) => moved.push((path.clone(), target)),
+                Err(e) => tracing::warn!(path = %path.display(), error = %e, "cannot move aside"),
+            }
+        }
+        moved
+    }
+}
+
+/// Whether commands can run in the allow-listed world here (probed once, by running
+/// `true` in one): `Some(user_ns)` when they can, `None` when namespaces, `/proc` or
+/// the new mount API are unavailable (commands then fall back to Landlock over the
+/// host's world, and every command asks).
+pub fn world_support() -> Option<bool> {
+    static SUPPORT: OnceLock<Option<bool>> = OnceLock::new();
+    if pretend_no_world() {
+        return None;
+    }
+    *SUPPORT.get_or_init(|| {
+        let abi = landlock_abi()?;
+        let user_ns = child::namespace_support()?;
+        let probe = world_probe(abi, user_ns);
+        if let Err(e) = &probe {
+            tracing::warn!(error = %e, "the allow-listed sandbox world is unavailable");
+        }
+        probe.ok().filter(|ok| *ok).map(|_| user_ns)
+    })
+}
+
+fn world_probe(abi: u8, user_ns: bool) -> Result<bool, SandboxError> {
+    let tmp = world::private_tmp()?;
+    let policy = SandboxPolicy {
+        mode: SandboxMode::ReadOnly,
+        workspace_roots: vec![tmp.to_path_buf()],
+        writable_roots: Vec::new(),
+        network: false,
+        deny_read: Vec::new(),
+        readable_roots: Vec::new(),
+        home: PathBuf::from("/nonexistent-home"),
+    };
+    let prepared = policy.prepare_world(abi, user_ns, true, true)?;
+    let Some(prepared) = prepared else {
+        return Ok(false);
+    };
+    let shell = ["/bin/sh", "/usr/bin/sh"].into_iter().find(|p| Path::new(p).exists());
+    let mut cmd = Command::new(shell.unwrap_or("/bin/sh"));
+    cmd.args(["-c", "test -d /proc/self && test ! -e /run"])
+        .current_dir("/")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    prepared.apply_to(&mut cmd);
+    Ok(cmd.status()?.success())
+}
+
+#[cfg(feature = "test-hooks")]
+fn pretend_no_world() -> bool {
+    crate::platform::test_hooks::enabled()
+        && std::env::var("TROUPE_TEST_NO_WORLD").is_ok_and(|v| v == "1")
+}
+
+#[cfg(not(feature = "test-hooks"))]
+fn pretend_no_world() -> bool {
+    false
 }
 
 /// What the kernel offers.

@@ -70,6 +70,14 @@ pub fn policy(settings: &Settings, roots: &[PathBuf], mode: SandboxMode) -> Sand
             .collect(),
         network: settings.sandbox.network && mode != SandboxMode::ReadOnly,
         deny_read: SandboxPolicy::default_deny_read(&home, &troupe_home),
+        readable_roots: settings
+            .sandbox
+            .readable_roots
+            .iter()
+            .filter(|r| !r.trim().is_empty())
+            .map(|r| crate::settings::expand_tilde(std::path::Path::new(r.trim())))
+            .collect(),
+        home,
     }
 }
 
