@@ -72,7 +72,9 @@ fn exit_now(code: i32) -> ! {
 fn config(args: &troupe::cli::config_cmd::ConfigArgs) -> Result<i32, app::AppError> {
     let cwd = std::env::current_dir()?;
     let loaded = troupe::cli::config_cmd::load(&cwd, args)?;
-    if let Some(file) = &loaded.skipped_project_file {
+    if let Some(notice) = &loaded.settings.trust_notice {
+        eprintln!("{notice}");
+    } else if let Some(file) = &loaded.skipped_project_file {
         eprintln!("{}", troupe::settings::trust::skipped_notice(file));
     }
     print!("{}", loaded.describe());

@@ -222,7 +222,10 @@ pub fn run(workspace: &Path) -> Result<Vec<String>, MigrateError> {
         .unwrap_or_default();
     hooks.extend(migrated);
     obj.insert("hooks".into(), Value::Object(hooks));
+    let before = crate::settings::trust::pin::file_hash(&target);
     write_json(&target, &settings)?;
+    // Troupe's own write: the trust pin follows it (when the file was as trusted).
+    crate::frontends::trust::pin_own_write(workspace, &target, before.as_deref());
     lines.push("✓ Hooks successfully migrated to .gemini/settings.json".into());
     lines.push(
         "\nMigration complete! Please review the migrated hooks in .gemini/settings.json".into(),

@@ -212,15 +212,23 @@ fn read_doc(path: &Path) -> Result<DocumentMut, McpCliError> {
         })
 }
 
-fn write_doc(path: &Path, doc: &DocumentMut) -> Result<(), McpCliError> {
+/// Writes the settings file; a project file's new content is pinned as trusted when
+/// the folder is trusted and the file was as trusted before (Troupe's own write must
+/// not make the folder ask to be trusted again).
+fn write_doc(path: &Path, doc: &DocumentMut, cwd: &Path) -> Result<(), McpCliError> {
     let err = |source| McpCliError::Write {
         path: path.into(),
         source,
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(err)?;
+    let before = crate::settings::trust::pin::file_hash(path);
     crate::platform::filesystem::owned_file::replace_private(path, doc.to_string().as_bytes())
-        .map_err(|e| err(e.into_io()))
+        .map_err(|e| err(e.into_io()))?;
+    if path.starts_with(cwd) {
+        crate::frontends::trust::pin_own_write(cwd, path, before.as_deref());
+    }
+    Ok(())
 }
 
 fn add(args: AddArgs, cwd: &Path) -> Result<i32, McpCliError> {
@@ -246,7 +254,7 @@ fn add(args: AddArgs, cwd: &Path) -> Result<i32, McpCliError> {
         })?;
     let existed = servers.contains_key(&args.name);
     servers.insert(&args.name, Item::Table(new.as_table().clone()));
-    write_doc(&path, &doc)?;
+    write_doc(&path, &doc, cwd)?;
     let name = &args.name;
     if existed {
         eprintln!("MCP server \"{name}\" is already configured within {scope} settings.");
@@ -290,7 +298,7 @@ fn remove(scope: ScopeArg, name: &str, cwd: &Path) -> Result<i32, McpCliError> {
         .and_then(Item::as_table_mut)
         .is_some_and(|t| t.remove(name).is_some());
     if removed {
-        write_doc(&path, &doc)?;
+        write_doc(&path, &doc, cwd)?;
         eprintln!("Server \"{name}\" removed from {scope} settings.");
     } else {
         eprintln!("Server \"{name}\" not found in {scope} settings.");

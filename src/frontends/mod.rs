@@ -95,10 +95,15 @@ pub fn workspace(args: &RunArgs) -> Result<Arc<Workspace>, AppError> {
 pub fn load_settings(ws: &Workspace, args: &RunArgs) -> Result<LoadedSettings, AppError> {
     let trusted = trust::run_trust(ws, args).is_trusted();
     let loaded = load_layers(ws, args, trusted, &[], "")?;
-    if let Some(file) = &loaded.skipped_project_file {
-        // With project hooks left out, the session's first warning says this too.
-        let hooks = settings::hook_trust::skipped_project_hooks(ws.primary(), &loaded.settings);
-        if hooks.is_empty() {
+    // With project hooks left out, the session's first warning says this instead.
+    let hooks_say_it =
+        || !settings::hook_trust::skipped_project_hooks(ws.primary(), &loaded.settings).is_empty();
+    if let Some(notice) = &loaded.settings.trust_notice {
+        if !hooks_say_it() {
+            eprintln!("{notice}");
+        }
+    } else if let Some(file) = &loaded.skipped_project_file {
+        if !hooks_say_it() {
             eprintln!("{}", settings::trust::skipped_notice(file));
         }
     }

@@ -87,13 +87,14 @@ async fn open_stdio(
 ) -> Result<Connected, String> {
     let name = &config.name;
     let mut cmd = tokio::process::Command::new(command);
-    // The children's policy first, then the server's own `env` on top of it.
+    // The children's policy first, then what every unsandboxed child gets (git runs
+    // no program a repository names, Python keeps the working directory off
+    // `sys.path`), then the server's own `env` on top of it.
     ChildEnvPolicy::new(config.env_pass.clone()).apply_std(cmd.as_std_mut());
+    let configured = server_env(&config.entry.env, &crate::settings::secrets::env_var);
+    crate::platform::child_env::unsandboxed::apply(cmd.as_std_mut(), &configured);
     cmd.args(&config.entry.args)
-        .envs(server_env(
-            &config.entry.env,
-            &crate::settings::secrets::env_var,
-        ))
+        .envs(configured)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

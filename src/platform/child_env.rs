@@ -1,5 +1,6 @@
 //! One environment policy for every child process: shell commands, hooks,
-//! MCP stdio servers and custom-command `!{…}` expansions.
+//! MCP stdio servers and custom-command `!{…}` expansions. Hooks and MCP stdio
+//! servers, which run outside the sandbox, get [`unsandboxed`]'s variables on top.
 //!
 //! A child inherits the parent's environment minus every variable whose name
 //! looks like it holds a secret ([`is_secret_name`], the one rule in
@@ -27,6 +28,8 @@ use std::ffi::OsString;
 use std::process::Command;
 
 pub use crate::engine::secret_names::is_secret_name;
+
+pub mod unsandboxed;
 
 /// The environment policy for child processes: drop secret-looking variables
 /// except those named in an explicit pass-list.

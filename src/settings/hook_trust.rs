@@ -87,18 +87,36 @@ pub fn skipped_project_hooks(
 /// means in approval mode `mode`, how to run them, and the project settings file that
 /// is not applied either (`skipped_file`).
 pub fn skipped_hooks_warning(names: &[String], mode: &str, skipped_file: Option<&Path>) -> String {
-    let consequence = match mode {
-        "yolo" => " This run is in yolo mode: every tool call runs without the checks these hooks would make.",
-        "auto_edit" | "autoEdit" | "auto-edit" => {
-            " This run is in auto_edit mode: edits run without the checks these hooks would make."
-        }
-        _ => "",
-    };
+    let consequence = consequence(mode);
     let file = skipped_file
         .map(|f| format!(" Its settings file {} is not applied either.", f.display()))
         .unwrap_or_default();
     format!(
         "WARNING: this folder is not trusted, so its project hooks were NOT run: {}.{consequence} Trust the folder with `troupe trust` (or for one run, --skip-trust) to run them.{file}",
+        names.join(", ")
+    )
+}
+
+/// What running without the project hooks means in approval mode `mode`.
+fn consequence(mode: &str) -> &'static str {
+    match mode {
+        "yolo" => " This run is in yolo mode: every tool call runs without the checks these hooks would make.",
+        "auto_edit" | "autoEdit" | "auto-edit" => {
+            " This run is in auto_edit mode: edits run without the checks these hooks would make."
+        }
+        _ => "",
+    }
+}
+
+/// The warning for project hooks left out because the trusted folder's configuration
+/// changed since it was trusted: which hooks, what that means in approval mode `mode`,
+/// then `notice` ([`crate::settings::trust::changed_notice`]: which files, how to trust
+/// again).
+pub fn changed_hooks_warning(names: &[String], mode: &str, notice: &str) -> String {
+    let consequence = consequence(mode);
+    let notice = notice.strip_prefix("troupe: ").unwrap_or(notice);
+    format!(
+        "WARNING: this folder's project hooks were NOT run: {}.{consequence} Why: {notice}",
         names.join(", ")
     )
 }

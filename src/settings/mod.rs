@@ -107,18 +107,33 @@ pub fn load(workspace: &Path, overrides: &[String]) -> Result<LoadedSettings, Se
 }
 
 /// [`load`] with the trust decision made by the caller (`--skip-trust`, the prompt).
+/// A folder left untrusted because its configuration changed since it was trusted
+/// gets the notice saying so ([`Settings::trust_notice`]).
 pub fn load_in(
     workspace: &Path,
     overrides: &[String],
     trusted: bool,
 ) -> Result<LoadedSettings, SettingsError> {
-    load_for_trust(
+    let mut loaded = load_for_trust(
         &troupe_home().join("config.toml"),
         workspace,
         &crate::settings::secrets::env_vars(),
         overrides,
         trusted,
-    )
+    )?;
+    if !trusted {
+        let state = trust::is_trusted(workspace);
+        if let Some(notice) = trust::changed_notice(&state, workspace) {
+            for server in &mut loaded.settings.untrusted_mcp_servers {
+                server.blocked = Some(format!(
+                    "MCP server '{}' is configured in the project settings, which are not applied: they changed since the folder was trusted (trust it again with `troupe trust`).",
+                    server.name
+                ));
+            }
+            loaded.settings.trust_notice = Some(notice);
+        }
+    }
+    Ok(loaded)
 }
 
 /// [`load_in`] with the user file and environment explicit (for tests).

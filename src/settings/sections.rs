@@ -38,6 +38,12 @@ pub struct Settings {
     /// hooks, custom commands) must do nothing of the kind when it is false.
     #[serde(skip)]
     pub trusted: bool,
+    /// When the folder is listed as trusted but its project configuration changed
+    /// since (see [`crate::settings::trust::pin`]): the notice saying which files and how
+    /// to trust it again, said once at start (by the hooks' warning when project hooks
+    /// are left out, else on its own).
+    #[serde(skip)]
+    pub trust_notice: Option<String>,
 }
 
 /// `[mcp]`: how MCP servers are started.

@@ -29,6 +29,7 @@ mod mcp_serve;
 mod openai_wire;
 mod owned_files;
 mod parse_guard;
+mod planted_config;
 mod prompt_budget;
 mod properties;
 mod read_search;

@@ -58,11 +58,15 @@ pub fn start(
     if !refused.is_empty() {
         let names: Vec<String> = refused.into_iter().map(|d| d.name).collect();
         let project_file = workspace.join(".troupe").join("config.toml");
-        events.do_send(UiEvent::Warning(trust::skipped_hooks_warning(
-            &names,
-            &settings.approval.mode,
-            project_file.is_file().then_some(project_file.as_path()),
-        )));
+        let warning = match &settings.trust_notice {
+            Some(notice) => trust::changed_hooks_warning(&names, &settings.approval.mode, notice),
+            None => trust::skipped_hooks_warning(
+                &names,
+                &settings.approval.mode,
+                project_file.is_file().then_some(project_file.as_path()),
+            ),
+        };
+        events.do_send(UiEvent::Warning(warning));
     }
     for warning in &loaded.warnings {
         events.do_send(UiEvent::Warning(warning.clone()));

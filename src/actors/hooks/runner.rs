@@ -2,8 +2,10 @@
 //! its own, the input JSON on stdin, stdout and stderr read separately (each capped),
 //! the whole group killed on timeout, on cancellation, or when the run is dropped. The
 //! environment is Troupe's under the children's policy ([`ChildEnvPolicy`]: no
-//! secret-named variable unless `[environment] pass` names it), then the session
-//! variables, then the hook's own `env`.
+//! secret-named variable unless `[environment] pass` names it), then the variables of
+//! every unsandboxed child ([`crate::platform::child_env::unsandboxed`]: git runs no
+//! program a repository names, Python keeps the working directory off `sys.path`),
+//! then the session variables, then the hook's own `env`.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -117,6 +119,8 @@ pub async fn run(
 ) -> RunResult {
     let mut cmd = Command::new("bash");
     env.child_env.apply_std(cmd.as_std_mut());
+    // Outside the sandbox: no planted Python module or git program runs.
+    crate::platform::child_env::unsandboxed::apply(cmd.as_std_mut(), &def.env);
     cmd.arg("-c")
         .arg(expand_command(&def.command, env))
         .current_dir(&env.cwd)

@@ -1,4 +1,5 @@
-//! The first interactive start in an untrusted folder with project settings asks once.
+//! The first interactive start in an untrusted folder with project settings asks once;
+//! so does a start in a trusted folder whose configuration changed since.
 
 use serde_json::json;
 
@@ -97,4 +98,36 @@ fn the_prompt_lists_servers_hooks_commands_and_env_one_by_one() {
     }
     t.line("3");
     t.wait_for("Type a request");
+}
+
+#[test]
+fn a_trusted_folder_whose_settings_changed_asks_again_and_the_answer_pins_them() {
+    let s = Scratch::new();
+    s.write(".troupe/config.toml", "[model]\nmax_turns = 9\n");
+    let out = s.bare_command().arg("trust").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    s.write(".troupe/config.toml", "[approval]\nmode = \"auto_edit\"\n");
+    let turns = [
+        turn(vec![call(
+            "write_file",
+            json!({"file_path": "a.txt", "content": "x\n"}),
+        )]),
+        turn(vec![text("Wrote it.")]),
+    ];
+    let t = Term::launch(&s, &turns, &[], &[]);
+    let screen = t.wait_for("Choose 1, 2 or 3");
+    assert!(screen.contains("changed since you trusted"), "{screen}");
+    assert!(screen.contains("changed: .troupe/config.toml"), "{screen}");
+    t.line("1");
+    t.wait_for("Type a request");
+    // Trusted again: the changed settings apply (auto_edit: no confirmation).
+    t.line("write a.txt");
+    t.wait_for("Wrote it.");
+    assert_eq!(s.read("a.txt"), "x\n");
+    let config = s.bare_command().arg("config").output().unwrap();
+    assert!(
+        !stderr(&config).contains("changed since"),
+        "{}",
+        stderr(&config)
+    );
 }
