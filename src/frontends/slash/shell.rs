@@ -134,9 +134,16 @@ impl UserShell {
 
     /// The `[sandbox] …` line when `output` shows the sandbox refused something.
     pub fn sandbox_note(&self, output: &str) -> Option<String> {
-        self.sandboxed
+        let refused = self
+            .sandboxed
             .then(|| denial::note(self.mode, self.why, self.network, output))
-            .flatten()
+            .flatten();
+        let moved = self.spec.sandbox.as_ref().map(|s| s.refuse_created_protected());
+        let made = moved.as_deref().and_then(denial::moved_aside_note);
+        match (refused, made) {
+            (Some(a), Some(b)) => Some(format!("{a}\n{b}")),
+            (a, b) => a.or(b),
+        }
     }
 }
 

@@ -35,6 +35,21 @@ pub enum Why {
 pub fn shows_denial(output: &str, network: bool) -> bool {
     DENIAL_MARKS.iter().any(|m| output.contains(m))
         || (!network && NETWORK_MARKS.iter().any(|m| output.contains(m)))
+        || shows_hidden_path(output)
+}
+
+/// Whether `output` says a path the world does not show is missing (`HOME`, `/run`,
+/// other users' homes): the sandbox hid it, rather than it not existing.
+fn shows_hidden_path(output: &str) -> bool {
+    let home = crate::settings::home_dir();
+    let home = home.to_string_lossy();
+    output.lines().any(|line| {
+        line.contains("No such file or directory")
+            && (["/run/", "/var/run/", "/home/", "/root/", "/mnt/", "/media/", "~/"]
+                .iter()
+                .any(|p| line.contains(p))
+                || (home.len() > 1 && line.contains(home.as_ref())))
+    })
 }
 
 /// The `[sandbox] …` line for a command run in `mode` whose `output` shows a denial;
@@ -47,10 +62,24 @@ pub fn note(mode: SandboxMode, why: Why, network: bool, output: &str) -> Option<
     Some(note_text(mode, why, network))
 }
 
+/// The line for protected directories a command made, which were moved aside.
+pub fn moved_aside_note(moved: &[(std::path::PathBuf, std::path::PathBuf)]) -> Option<String> {
+    if moved.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = moved
+        .iter()
+        .map(|(made, to)| format!("{} (moved to {})", made.display(), to.display()))
+        .collect();
+    Some(format!(
+        "[sandbox] the command created {}: commands may not create .git, .troupe or .gemini in a workspace root (configuration a command writes must not run in a later step); ask the user to create it themselves",
+        list.join(", ")
+    ))
+}
+
 /// The text of the line, whatever the output (see [`note`]).
 pub fn note_text(mode: SandboxMode, why: Why, network: bool) -> String {
-    const UNREADABLE: &str =
-        "~/.ssh, ~/.gnupg, ~/.aws, ~/.config/gcloud and Troupe's home are unreadable";
+    const UNREADABLE: &str = "commands see only the system directories, the usual toolchains (~/.cargo, ~/.rustup, ~/.pyenv, …), the workspace and a private /tmp: the rest of HOME, Troupe's home and the host's sockets do not exist for them (sandbox.readable_roots adds directories to read)";
     match (mode, why) {
         (SandboxMode::ReadOnly, Why::ReadOnlyUnasked) => format!(
             "[sandbox] read-only denied this command: it ran without asking because it looks read-only, so it ran under the read-only sandbox: it may not write any file, use the network or run programs from outside the system directories; {UNREADABLE}. A command that needs more must be approved by the user; it then runs under sandbox.mode."
@@ -68,7 +97,7 @@ pub fn note_text(mode: SandboxMode, why: Why, network: bool) -> String {
                 )
             };
             format!(
-                "[sandbox] workspace-write denied this command: it may write only inside the workspace roots, the temp dir and sandbox.writable_roots; .git, .troupe and .gemini are read-only; {UNREADABLE}{net}. To allow it: --sandbox off (or sandbox.mode = \"off\"), or add the directory to sandbox.writable_roots{net_fix}"
+                "[sandbox] workspace-write denied this command: it may write only inside the workspace roots, its private /tmp and sandbox.writable_roots; .git, .troupe and .gemini are read-only; {UNREADABLE}{net}. To allow it: --sandbox off (or sandbox.mode = \"off\"), or add the directory to sandbox.writable_roots{net_fix}"
             )
         }
     }

@@ -91,6 +91,27 @@ use landlock::AccessFs;
 use child::{CapDrop, ChildPlan, NsPlan};
 use rules::{path_err, RuleBuilder, DEVICE_RW, READ};
 
+/// Variables that name a socket or agent of the host (terminal multiplexers, ssh and
+/// gpg agents, the session bus, docker, the display): not passed to a command in the
+/// allow-listed world, where those sockets do not exist, unless `[environment] pass`
+/// names them.
+pub const HOST_SOCKET_VARS: [&str; 14] = [
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "GPG_AGENT_INFO",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DOCKER_HOST",
+    "XDG_RUNTIME_DIR",
+    "WAYLAND_DISPLAY",
+    "DISPLAY",
+    "XAUTHORITY",
+    "ZELLIJ",
+    "KITTY_LISTEN_ON",
+];
+
 /// Directories directly inside each workspace root that stay read-only in
 /// `workspace-write`.
 pub const PROTECTED_SUBDIRS: [&str; 3] = [".git", ".troupe", ".gemini"];

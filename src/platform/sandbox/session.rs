@@ -48,7 +48,9 @@ fn pretend_no_landlock() -> bool {
 /// when it can run under the read-only sandbox (Landlock present and `sandbox.mode`
 /// not `off`).
 pub fn read_only_available(settings: &Settings) -> bool {
-    usable_abi().is_some() && !matches!(configured_mode(settings), Ok(SandboxMode::Off) | Err(_))
+    usable_abi().is_some()
+        && super::world_support().is_some()
+        && !matches!(configured_mode(settings), Ok(SandboxMode::Off) | Err(_))
 }
 
 /// The policy of a command of this session run in `mode`: the workspace roots, the
@@ -150,8 +152,14 @@ pub fn warn_if_unsandboxed(settings: &Settings) {
     let wants = !matches!(configured_mode(settings), Ok(SandboxMode::Off));
     if wants && usable_abi().is_none() {
         warn_once();
+    } else if wants && super::world_support().is_none() && !WARNED.swap(true, Ordering::SeqCst) {
+        eprintln!("troupe: warning: {NO_WORLD_WARNING}");
+        tracing::warn!("{NO_WORLD_WARNING}");
     }
 }
+
+/// What the warning about a missing namespace sandbox says.
+pub const NO_WORLD_WARNING: &str = "the namespace sandbox is unavailable here (user or mount namespaces refused, e.g. kernel.unprivileged_userns_clone=0 or an AppArmor restriction): commands run under Landlock over the host's files, and every command asks";
 
 /// One line on what is in force: `workspace-write, Landlock ABI 7`, `off`, or
 /// `workspace-write requested, but Landlock is unavailable: commands run unsandboxed`.
@@ -169,8 +177,11 @@ pub fn summary(settings: &Settings) -> String {
         (SandboxMode::Off, _) => {
             "off: commands run unsandboxed, and every command asks (unless yolo)".to_string()
         }
+        (_, Some(abi)) if super::world_support().is_some() => format!(
+            "{mode}{network}, an allow-listed world (namespaces) with Landlock ABI {abi} inside; commands that run without asking because they look read-only run under read-only"
+        ),
         (_, Some(abi)) => format!(
-            "{mode}{network}, Landlock ABI {abi}; commands that run without asking because they look read-only run under read-only"
+            "{mode}{network}, Landlock ABI {abi} over the host's files (namespaces unavailable): every command asks"
         ),
         (_, None) => format!(
             "{mode} requested, but Landlock is unavailable: commands run unsandboxed"

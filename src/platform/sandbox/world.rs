@@ -199,12 +199,9 @@ impl WorldPlan {
             t.bind(&root, &root, !writable);
             workspaces.push(root);
         }
-        for root in &workspaces {
-            for sub in PROTECTED_SUBDIRS {
-                let p = root.join(sub);
-                if writable && p.symlink_metadata().is_ok_and(|m| m.is_dir()) {
-                    t.bind(&p, &p, true);
-                }
+        if writable {
+            for root in &workspaces {
+                protect_subdirs(&mut t, root);
             }
         }
         private_dev(&mut t);
@@ -359,6 +356,39 @@ fn premake_under_tmp(t: &Targets, private_tmp: &Path) -> Result<(), SandboxError
     }
     Ok(())
 }
+
+/// What of a writable workspace root stays read-only: `.troupe` and `.gemini` whole;
+/// of `.git` the parts that name programs git runs — `config`, `hooks` (made, empty,
+/// when missing, so that no command can add one) and the submodules' `modules` —
+/// while objects, refs and the index stay writable so that `git commit` works.
+fn protect_subdirs(t: &mut Targets, root: &Path) {
+    for sub in PROTECTED_SUBDIRS {
+        let p = root.join(sub);
+        if !p.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        if sub != ".git" {
+            t.bind(&p, &p, true);
+            continue;
+        }
+        // A mount point itself, so that it cannot be renamed or removed (and a new
+        // one made in its place).
+        t.bind(&p, &p, false);
+        let hooks = p.join("hooks");
+        if hooks.symlink_metadata().is_err() {
+            let _ = fs::create_dir(&hooks);
+        }
+        for part in GIT_PROGRAM_PARTS {
+            let q = p.join(part);
+            if q.symlink_metadata().is_ok_and(|m| !m.file_type().is_symlink()) {
+                t.bind(&q, &q, true);
+            }
+        }
+    }
+}
+
+/// The parts of a `.git` directory that make git run programs.
+const GIT_PROGRAM_PARTS: [&str; 4] = ["config", "hooks", "modules", "info"];
 
 /// The system directories: real ones bound read-only, links recreated.
 fn system_roots(t: &mut Targets) {

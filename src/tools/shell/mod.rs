@@ -242,7 +242,8 @@ async fn run(p: Params, ctx: ToolContext) -> ToolOutput {
     let llm = wrap_untrusted(&result_text(&text));
     let mut llm = cap_output(llm, &services, &ctx.call_id).await;
     // Troupe's own words, after (outside) the command's output.
-    if let Some(note) = sandbox.note(&text.output) {
+    let notes = [sandbox.note(&text.output), sandbox.protected_note()];
+    for note in notes.into_iter().flatten() {
         llm.push('\n');
         llm.push_str(&note);
         ctx.warn(note);

@@ -172,6 +172,15 @@ impl RunningCommand {
         for name in &spec.env_remove {
             command.env_remove(name);
         }
+        if spec.sandbox.as_ref().is_some_and(PreparedSandbox::is_world) {
+            // The host's sockets do not exist in the world, nor its temp dir.
+            for name in crate::platform::sandbox::HOST_SOCKET_VARS {
+                if !spec.env_policy.is_passed(name) {
+                    command.env_remove(name);
+                }
+            }
+            command.env("TMPDIR", "/tmp");
+        }
         command.envs(spec.env.iter().map(|(k, v)| (k, v)));
         // SAFETY: the closure runs in the forked child before exec and only makes
         // async-signal-safe system calls (setsid(2), prctl(2)).
