@@ -5,7 +5,9 @@
 //! of the scratch dir and at a 127.0.0.1 listener the test opens.
 
 mod attacks;
+mod real_work;
 mod repl;
+mod world;
 
 use std::collections::BTreeMap;
 use std::io::ErrorKind;
