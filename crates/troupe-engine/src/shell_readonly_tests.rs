@@ -123,6 +123,8 @@ fn paths_outside_the_workspace_ask() {
         "cd .. && cat x",
         "cd /tmp",
         "cd",
+        "cd - && cat x",
+        "cd -P .. && cat x",
         "ls ../*",
         "cat \"..\"/x",
         "cat .\\./x",

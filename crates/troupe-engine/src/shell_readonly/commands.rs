@@ -13,7 +13,8 @@ use super::{classify_line, find, git, sed, PathScope, MAX_DEPTH};
 use crate::secret_names::is_secret_file_name;
 
 /// Commands whose arguments are never paths and that set nothing (`printf` apart:
-/// without `-v` it only prints).
+/// without `-v` it only prints). None has an option that reads or writes a file or
+/// follows a link, so an abbreviated long option cannot reach one.
 const NO_PATHS: [&str; 12] = [
     "echo", "true", "false", "id", "pwd", "whoami", "uname", "seq", "expr", "numfmt", "which", "tr",
 ];
@@ -56,6 +57,9 @@ pub(super) fn check_command(
         let [Some(dir)] = args else {
             return Err("`cd` without one literal directory".into());
         };
+        if dir.starts_with('-') {
+            return Err("`cd -` goes to $OLDPWD (or is an option)".into());
+        }
         let target = resolve(dir, cwd, &scope.home).ok_or("`cd` to an unknown place")?;
         if !(scope.inside)(&target) {
             return Err(format!("`cd` leaves the workspace ({})", target.display()));
