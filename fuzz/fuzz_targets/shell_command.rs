@@ -86,6 +86,7 @@ fuzz_target!(|data: &[u8]| {
         inside: &inside,
         // A glob counts as inside when its pattern does, as the lexical check above.
         glob_inside: &inside,
+        tree_clean: &|_: &std::path::Path| true,
     };
     if classify(&command, &scope) != Verdict::ReadOnly {
         return;

@@ -4,6 +4,7 @@
 pub mod child_env;
 pub mod context_files;
 pub mod context_imports;
+pub mod descriptors;
 pub mod filesystem;
 pub mod ignore_rules;
 pub mod interrupt;

@@ -33,6 +33,37 @@ pub fn line_diff<'a>(old: &'a str, new: &'a str) -> TextDiff<'a, 'a, 'a, str> {
         .diff_lines(old, new)
 }
 
+/// The lines of `text` as a terminal draws them: each ends after a `\n` (the last
+/// may have none). A lone `\r` is not a line end here (`similar`'s own line split
+/// ends a line at one), so a view of these lines shows it where it is.
+pub fn lf_lines(text: &str) -> Vec<&str> {
+    text.split_inclusive('\n').collect()
+}
+
+/// [`line_diff`] of lines split by [`lf_lines`] (the caller keeps the lines).
+pub fn lf_line_diff<'a, 'b>(old: &'b [&'a str], new: &'b [&'a str]) -> TextDiff<'a, 'a, 'b, str> {
+    let bytes: usize = old.iter().chain(new).map(|l| l.len()).sum();
+    let deadline = if bytes > MAX_DIFF_INPUT_BYTES {
+        Instant::now()
+    } else {
+        Instant::now() + DIFF_DEADLINE
+    };
+    TextDiff::configure()
+        .deadline(deadline)
+        .diff_slices(old, new)
+}
+
+/// A diff line as a view shows it: without its line end (`\n` or `\r\n`), every
+/// other `\r` drawn as the two characters `\r` (then [`crate::sanitize`] shows
+/// what else needs showing).
+pub fn visible_line(line: &str) -> String {
+    let body = line
+        .strip_suffix('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .unwrap_or(line);
+    body.replace('\r', "\\r")
+}
+
 /// `text` cut to at most `max` bytes (at a line end when there is one), with a last
 /// line saying how much was left out.
 pub fn cap_text(text: String, max: usize, what: &str) -> String {
@@ -138,9 +169,11 @@ pub fn unified_of<'a>(name: &str, diff: &'a TextDiff<'a, 'a, 'a, str>) -> FileDi
     }
 }
 
-/// The hunks of the diff from `old` to `new` as numbered rows (1-based line numbers).
+/// The hunks of the diff from `old` to `new` as numbered rows (1-based line numbers;
+/// lines end at `\n` only, [`lf_lines`]; a lone `\r` is shown as `\r`).
 pub fn rows(old: &str, new: &str) -> Vec<DiffRow> {
-    let diff = line_diff(old, new);
+    let (old_lines, new_lines) = (lf_lines(old), lf_lines(new));
+    let diff = lf_line_diff(&old_lines, &new_lines);
     let mut out = Vec::new();
     for hunk in diff
         .unified_diff()
@@ -159,16 +192,11 @@ pub fn rows(old: &str, new: &str) -> Vec<DiffRow> {
                 ChangeTag::Insert => RowKind::Added,
                 ChangeTag::Delete => RowKind::Removed,
             };
-            let text = change.value();
             out.push(DiffRow {
                 kind,
                 old_line: change.old_index().map(|i| i + 1),
                 new_line: change.new_index().map(|i| i + 1),
-                text: text
-                    .strip_suffix('\n')
-                    .map(|t| t.strip_suffix('\r').unwrap_or(t))
-                    .unwrap_or(text)
-                    .to_string(),
+                text: visible_line(change.value()),
             });
         }
     }
@@ -200,6 +228,23 @@ mod tests {
         );
         let added = rows.iter().find(|r| r.kind == RowKind::Added).unwrap();
         assert_eq!((added.old_line, added.new_line), (None, Some(2)));
+    }
+
+    #[test]
+    fn a_lone_carriage_return_is_no_line_break_in_rows() {
+        let rows = rows("a\r\nb\n", "a\r\nb\rEVIL\n");
+        let texts: Vec<(RowKind, &str)> = rows.iter().map(|r| (r.kind, r.text.as_str())).collect();
+        assert_eq!(
+            texts[1..],
+            [
+                (RowKind::Context, "a"),
+                (RowKind::Removed, "b"),
+                (RowKind::Added, "b\\rEVIL")
+            ]
+        );
+        assert_eq!(lf_lines("x\ry\nz"), ["x\ry\n", "z"]);
+        assert_eq!(visible_line("x\ry\r\n"), "x\\ry");
+        assert_eq!(visible_line("end\r"), "end\\r");
     }
 
     #[test]

@@ -15,6 +15,11 @@
 //! | DEL (0x7f)                              | `^?`          |
 //! | C1 control U+0080–U+009F                | `<U+009B>`    |
 //! | bidi embeddings/overrides/isolates/marks, zero-width chars, U+2028/U+2029, U+FEFF | `<U+202E>` |
+//! | other invisible or blank-rendering code points: soft hyphen, word joiner and the invisible operators U+2060–U+206F, Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), tag characters U+E0000–U+E007F (and the rest of U+E0000–U+E0FFF), braille blank U+2800, … | `<U+E0041>` |
+//!
+//! Variation selectors U+FE00–U+FE0F are kept: they pick the emoji or text form of
+//! the character before them (`⚠️`) and hide nothing on their own. Spaces (U+00A0,
+//! U+2000–U+200A, U+3000) are kept too: they show as the blanks they are.
 //!
 //! Both functions borrow their input unchanged when nothing needs escaping;
 //! the check is a single byte scan that only decodes a character at the few
@@ -27,6 +32,8 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+pub mod hosts;
+
 /// Which characters are kept as they are.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -37,10 +44,13 @@ enum Mode {
 }
 
 /// UTF-8 lead bytes of every non-ASCII character that [`is_hidden_or_c1`]
-/// matches: `0xC2` (C1 controls U+0080–U+009F), `0xD8` (U+061C), `0xE2`
-/// (U+200B–U+200F, U+2028–U+202E, U+2066–U+2069) and `0xEF` (U+FEFF).
-/// A unit test checks this list against the predicate over all of Unicode.
-const LEAD_BYTES: [u8; 4] = [0xC2, 0xD8, 0xE2, 0xEF];
+/// matches: `0xC2` (C1 controls U+0080–U+009F, U+00AD), `0xCD` (U+034F), `0xD8`
+/// (U+061C), `0xE1` (U+115F, U+1160, U+17B4, U+17B5, U+180B–U+180F), `0xE2`
+/// (U+200B–U+200F, U+2028–U+202E, U+2060–U+206F, U+2800), `0xE3` (U+3164), `0xEF`
+/// (U+FEFF, U+FFA0, U+FFF0–U+FFFB), `0xF0` (U+1BCA0–U+1BCA3, U+1D173–U+1D17A) and
+/// `0xF3` (U+E0000–U+E0FFF). A unit test checks this list against the predicate over
+/// all of Unicode.
+const LEAD_BYTES: [u8; 9] = [0xC2, 0xCD, 0xD8, 0xE1, 0xE2, 0xE3, 0xEF, 0xF0, 0xF3];
 
 /// Caret-notation letters for C0 controls 0x00..=0x1f (`^@` .. `^_`).
 const CARET: &[u8; 32] = b"@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_";
@@ -105,23 +115,47 @@ fn first_unsafe(text: &str, mode: Mode) -> Option<usize> {
     })
 }
 
-/// True for C1 controls and for the Unicode format characters that reorder
-/// or hide text.
+/// True for C1 controls and for the Unicode characters that reorder text or draw
+/// nothing (or a blank) where a character is.
 fn is_hidden_or_c1(c: char) -> bool {
     matches!(
         c,
         // C1 controls, including CSI U+009B, OSC U+009D, ST U+009C.
         '\u{80}'..='\u{9f}'
+        // SOFT HYPHEN, COMBINING GRAPHEME JOINER.
+        | '\u{ad}'
+        | '\u{34f}'
         // ARABIC LETTER MARK: a bidi mark like LRM/RLM.
         | '\u{61c}'
+        // HANGUL CHOSEONG / JUNGSEONG FILLER.
+        | '\u{115f}'..='\u{1160}'
+        // KHMER VOWEL INHERENT AQ / AA.
+        | '\u{17b4}'..='\u{17b5}'
+        // MONGOLIAN FREE VARIATION SELECTORS, VOWEL SEPARATOR.
+        | '\u{180b}'..='\u{180f}'
         // ZWSP, ZWNJ, ZWJ, LRM, RLM.
         | '\u{200b}'..='\u{200f}'
         // LINE SEPARATOR, PARAGRAPH SEPARATOR, LRE, RLE, PDF, LRO, RLO.
         | '\u{2028}'..='\u{202e}'
-        // LRI, RLI, FSI, PDI.
-        | '\u{2066}'..='\u{2069}'
+        // WORD JOINER, the invisible operators, LRI, RLI, FSI, PDI and the
+        // deprecated format characters.
+        | '\u{2060}'..='\u{206f}'
+        // BRAILLE PATTERN BLANK.
+        | '\u{2800}'
+        // HANGUL FILLER.
+        | '\u{3164}'
         // ZERO WIDTH NO-BREAK SPACE / BOM.
         | '\u{feff}'
+        // HALFWIDTH HANGUL FILLER.
+        | '\u{ffa0}'
+        // Unassigned specials and the interlinear annotation controls.
+        | '\u{fff0}'..='\u{fffb}'
+        // SHORTHAND FORMAT controls, MUSICAL SYMBOL format controls.
+        | '\u{1bca0}'..='\u{1bca3}'
+        | '\u{1d173}'..='\u{1d17a}'
+        // TAG characters (U+E0000–U+E007F), variation selectors supplement and
+        // the rest of the ignorable plane-14 block.
+        | '\u{e0000}'..='\u{e0fff}'
     )
 }
 

@@ -1,6 +1,8 @@
 //! Which environment variable names hold secrets: one pure rule for every place Troupe
 //! decides what a child process may see (`troupe::platform::child_env`) and what it
-//! takes out of its own environment at start (`troupe::settings::secrets`).
+//! takes out of its own environment at start (`troupe::settings::secrets`); and which
+//! file names hold secrets ([`is_secret_file_name`]: a command that names or may reach
+//! one is never read-only, `crate::shell_readonly`).
 //!
 //! The check is by *name* only: values are never inspected, so e.g. a `DATABASE_URL`
 //! with an embedded password is passed through.
@@ -72,6 +74,57 @@ pub fn is_secret_name(name: &str) -> bool {
         || upper.starts_with("SECRET_")
 }
 
+/// Lower-case base names of files that hold secrets.
+const SECRET_FILES: [&str; 18] = [
+    ".env",
+    ".envrc",
+    ".netrc",
+    "_netrc",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".git-credentials",
+    ".dockercfg",
+    ".htpasswd",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "id_ecdsa_sk",
+    "id_ed25519_sk",
+    "credentials",
+    "credentials.json",
+];
+
+/// Lower-case endings of private-key and key-store file names.
+const SECRET_FILE_ENDINGS: [&str; 6] = [".pem", ".key", ".p12", ".pfx", ".jks", ".keystore"];
+
+/// True if a file called `name` (a base name, not a path) looks like it holds secrets:
+/// `.env`, `.env.*` (`.env.local`, `.env.production`, …), `.envrc`, `.netrc`,
+/// `.npmrc`, `.pypirc`, `.pgpass`, `.git-credentials`, SSH private keys (`id_rsa`,
+/// `id_ed25519`, …), `credentials`, `gha-creds-*.json` (the workspace's blocked
+/// name) and private keys or key stores (`*.pem`, `*.key`, `*.p12`, `*.pfx`, `*.jks`).
+/// Case-insensitive (ASCII); trailing dots and spaces and a `:stream` suffix are
+/// ignored, as the workspace's blocked-segment check does.
+///
+/// ```
+/// # use troupe_engine::secret_names::is_secret_file_name;
+/// assert!(is_secret_file_name(".env.local"));
+/// assert!(is_secret_file_name(".envrc"));
+/// assert!(!is_secret_file_name("env.rs"));
+/// ```
+pub fn is_secret_file_name(name: &str) -> bool {
+    let head = name.split(':').next().unwrap_or("");
+    let lower = head.trim_end_matches([' ', '.']).to_ascii_lowercase();
+    let lower = lower.as_str();
+    SECRET_FILES.contains(&lower)
+        || lower.starts_with(".env.")
+        || (lower.starts_with("gha-creds-") && lower.ends_with(".json"))
+        || SECRET_FILE_ENDINGS
+            .iter()
+            .any(|end| lower.len() > end.len() && lower.ends_with(end))
+}
+
 /// A secret given on the command line: a `-c KEY=VALUE` (or `--config`) flag whose
 /// key's last part names a secret (`model.gemini.api_key`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,4 +188,44 @@ fn secret_assignment(arg: &[u8], offset: usize) -> Option<SecretArgument> {
         value,
         key,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_file_names() {
+        for name in [
+            ".env",
+            ".env.local",
+            ".env.production",
+            ".ENV",
+            ".env.",
+            ".env:stream",
+            ".envrc",
+            ".netrc",
+            ".npmrc",
+            ".git-credentials",
+            "id_rsa",
+            "id_ed25519",
+            "gha-creds-1234.json",
+            "server.pem",
+            "tls.key",
+        ] {
+            assert!(is_secret_file_name(name), "{name}");
+        }
+        for name in [
+            "env",
+            "env.rs",
+            ".environment",
+            "id_rsa.pub",
+            ".pem",
+            "keys.rs",
+            "Cargo.toml",
+            "",
+        ] {
+            assert!(!is_secret_file_name(name), "{name}");
+        }
+    }
 }

@@ -7,13 +7,23 @@
 //! so any command or process substitution (quoted or not, backticks included), any
 //! `${…}` expansion (`${x@P}` runs prompt expansion), any arithmetic, any assignment or
 //! environment prefix, any redirection, subshell, loop, function or background job
-//! makes it ask; (2) every command is on the read-only list and uses no option that
-//! writes or executes (`uniq IN OUT`, `sort -o`, `find -exec`, `git --output`,
-//! `rg --pre`, …); and (3) every path argument resolves inside the workspace roots
-//! (`cat ../x`, `cat /etc/passwd`, `cat ~/.ssh/id_rsa` ask).
+//! makes it ask; (2) every command is on the read-only list and uses only options
+//! listed for it, spelled out (GNU tools take any unambiguous abbreviation of a long
+//! option: `--dereference-r`, `--out=F`), none that writes or executes (`uniq IN OUT`,
+//! `sort -o`, `find -exec`, `git --output`, `rg --pre`, a sed `w`, `r` or `e`, …);
+//! `printf -v` (which assigns, and evaluates an array subscript) asks; (3) every path
+//! argument resolves inside the workspace roots (`cat ../x`, `cat /etc/passwd`,
+//! `cat ~/.ssh/id_rsa` ask); and (4) no argument names a file that may hold secrets
+//! (`.env`, `.env.*`, `.envrc`, … — [`crate::secret_names::is_secret_file_name`];
+//! `git show HEAD:.env` asks) and no recursive search walks a tree holding one.
 
 mod commands;
+mod find;
+mod git;
+mod options;
 mod paths;
+mod sed;
+mod specs;
 
 use std::path::{Path, PathBuf};
 
@@ -62,6 +72,11 @@ pub struct PathScope<'a> {
     /// `*`, `?`, `[…]` after a glob-free directory prefix inside the roots; no `..`,
     /// no brace, no dot-leading glob component) lies inside the roots.
     pub glob_inside: &'a dyn Fn(&Path) -> bool,
+    /// Whether a recursive search from this absolute path (`grep -r`, `rg`; symbolic
+    /// links met on the way not followed) reaches no file with a secret name
+    /// ([`crate::secret_names::is_secret_file_name`]); the caller looks, and a tree
+    /// too large to look through is not clean.
+    pub tree_clean: &'a dyn Fn(&Path) -> bool,
 }
 
 /// The classifier's answer.

@@ -6,7 +6,9 @@
 //! What the user approves is exactly what runs: commands, file paths, tool names and
 //! titles are shown with [`one_line`], multi-line text with [`for_terminal`], so an
 //! escape sequence in a proposed command is shown (`\e]52;…^G^M`) instead of rewriting
-//! the screen, and nothing is trimmed or reformatted.
+//! the screen, and nothing is trimmed or reformatted. A URL host written with
+//! non-ASCII letters (`gіthub.com`, Cyrillic `і`) is named with its ASCII form
+//! (`xn--gthub-n2e.com`) on a line of its own, and URLs to fetch are shown in it.
 
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -15,6 +17,7 @@ use std::time::Duration;
 use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use crossterm::{cursor, queue, terminal};
 
+use crate::engine::sanitize::hosts::{ascii_hosts, idn_hosts, IdnHost};
 use crate::engine::sanitize::{for_terminal, one_line};
 use crate::protocol::{ApprovalDecision, ApprovalRequest, ConfirmationDetails};
 
@@ -88,11 +91,15 @@ pub fn describe(request: &ApprovalRequest, ctx: &ConfirmContext) -> Vec<String> 
             urls,
         } => {
             lines.push(p.bold(&format!("? {}", one_line(title))));
-            lines.extend(for_terminal(prompt).lines().map(|l| format!("  {l}")));
+            lines.extend(
+                for_terminal(&ascii_hosts(prompt))
+                    .lines()
+                    .map(|l| format!("  {l}")),
+            );
             lines.push(p.dim("  URLs to fetch:"));
             lines.extend(
                 urls.iter()
-                    .map(|u| format!("   - {}", p.cyan(&one_line(u)))),
+                    .map(|u| format!("   - {}", p.cyan(&one_line(&ascii_hosts(u))))),
             );
         }
         ConfirmationDetails::Info { title, prompt } => {
@@ -107,7 +114,48 @@ pub fn describe(request: &ApprovalRequest, ctx: &ConfirmContext) -> Vec<String> 
             }
         }
     }
+    lines.extend(idn_hosts_of(request).iter().map(|h| idn_line(h, p)));
     lines
+}
+
+/// The URL hosts with non-ASCII letters in what the confirmation shows, each once.
+fn idn_hosts_of(request: &ApprovalRequest) -> Vec<IdnHost> {
+    let args = request.args.to_string();
+    let mut texts: Vec<&str> = Vec::new();
+    match &request.details {
+        ConfirmationDetails::Edit { title, .. } => texts.push(title),
+        ConfirmationDetails::Exec { title, command, .. } => {
+            texts.extend([title.as_str(), command.as_str()])
+        }
+        ConfirmationDetails::Fetch {
+            title,
+            prompt,
+            urls,
+        } => {
+            texts.extend([title.as_str(), prompt.as_str()]);
+            texts.extend(urls.iter().map(String::as_str));
+        }
+        ConfirmationDetails::Info { title, prompt } => {
+            texts.extend([title.as_str(), prompt.as_str()])
+        }
+        ConfirmationDetails::Mcp { title, .. } => texts.extend([title.as_str(), &args]),
+    }
+    let mut hosts: Vec<IdnHost> = Vec::new();
+    for host in texts.into_iter().flat_map(idn_hosts) {
+        if !hosts.contains(&host) {
+            hosts.push(host);
+        }
+    }
+    hosts
+}
+
+/// `  ! host gіthub.com is xn--gthub-n2e.com (non-ASCII letters)`.
+fn idn_line(host: &IdnHost, p: Palette) -> String {
+    p.yellow(&format!(
+        "  ! host {} is {} (written with non-ASCII letters)",
+        one_line(&host.written),
+        host.ascii_or_note()
+    ))
 }
 
 /// A shell command as the confirmation shows it: byte for byte on one (wrapped) line
@@ -319,104 +367,5 @@ fn choose_by_line(menu: &[(Choice, String)]) -> Choice {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn edits_offer_the_editor_and_shell_names_its_root_commands() {
-        let edit = ConfirmationDetails::Edit {
-            title: "Confirm Edit: a".into(),
-            file_path: "/w/a".into(),
-            diff: String::new(),
-            original: "a\n".into(),
-            proposed: "b\n".into(),
-            lines_added: 1,
-            lines_removed: 1,
-        };
-        let labels: Vec<Choice> = options(&edit, "~/.troupe/config.toml")
-            .iter()
-            .map(|o| o.0)
-            .collect();
-        assert_eq!(
-            labels,
-            [
-                Choice::Once,
-                Choice::Session,
-                Choice::Save,
-                Choice::Modify,
-                Choice::No
-            ]
-        );
-        let exec = ConfirmationDetails::Exec {
-            title: "Shell".into(),
-            command: "git status && ls".into(),
-            root_commands: vec!["git".into(), "ls".into()],
-            dir: "/w".into(),
-        };
-        let ctx = ConfirmContext {
-            palette: Palette { color: false },
-            saved_to: "x".into(),
-            workspace: Path::new("/w"),
-        };
-        let request = |details: ConfirmationDetails| ApprovalRequest {
-            call_id: "c1".into(),
-            tool_name: "t".into(),
-            args: serde_json::Value::Null,
-            details,
-        };
-        assert_eq!(
-            describe(&request(exec.clone()), &ctx),
-            ["? Shell", "  $ git status && ls", "  in /w"]
-        );
-        let fetch = ConfirmationDetails::Fetch {
-            title: "Confirm Web Fetch".into(),
-            prompt: "Summarise".into(),
-            urls: vec!["https://example.com/a".into()],
-        };
-        assert_eq!(
-            describe(&request(fetch), &ctx),
-            [
-                "? Confirm Web Fetch",
-                "  Summarise",
-                "  URLs to fetch:",
-                "   - https://example.com/a"
-            ]
-        );
-        let menu = options(&exec, "x");
-        assert_eq!(menu.len(), 4);
-        assert_eq!(menu[1].1, "Allow for this session: git, ls");
-    }
-
-    #[test]
-    fn a_command_is_shown_whole_on_one_line_with_its_escapes_visible() {
-        let exec = ConfirmationDetails::Exec {
-            title: "Confirm Shell Command".into(),
-            command: "touch P #\x1b]52;c;ZXZpbA==\x07\r\x1b[2K  $ ls -la\nrm -rf x".into(),
-            root_commands: vec!["touch\x1b[8m".into()],
-            dir: "/w/\u{202e}txt.exe".into(),
-        };
-        let ctx = ConfirmContext {
-            palette: Palette { color: false },
-            saved_to: "x".into(),
-            workspace: Path::new("/w"),
-        };
-        let request = ApprovalRequest {
-            call_id: "c1".into(),
-            tool_name: "run_shell_command".into(),
-            args: serde_json::Value::Null,
-            details: exec.clone(),
-        };
-        assert_eq!(
-            describe(&request, &ctx),
-            [
-                "? Confirm Shell Command",
-                "  $ touch P #\\e]52;c;ZXZpbA==^G^M\\e[2K  $ ls -la\\nrm -rf x",
-                "  in /w/<U+202E>txt.exe"
-            ]
-        );
-        assert_eq!(
-            options(&exec, "x")[1].1,
-            "Allow for this session: touch\\e[8m"
-        );
-    }
-}
+#[path = "confirm_tests.rs"]
+mod tests;

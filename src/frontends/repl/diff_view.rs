@@ -2,10 +2,13 @@
 //! size of the change, then hunks with old and new line numbers, removed lines red,
 //! added lines green, and unchanged stretches between hunks collapsed to one line.
 //! The file's lines are shown through the one sanitiser: an escape sequence in the
-//! content is shown (`\e[2J`), not obeyed.
+//! content is shown (`\e[2J`), not obeyed. Lines end at `\n` only: a lone `\r` is
+//! shown as `\r` in its line, never drawn as a line break (which would let a line
+//! pass for two, or hide what follows it).
 
 use similar::ChangeTag;
 
+use crate::engine::diff::{lf_line_diff, lf_lines, visible_line};
 use crate::engine::sanitize::one_line;
 
 use super::terminal::Palette;
@@ -21,7 +24,8 @@ pub fn render_edit(
     p: Palette,
     max_lines: usize,
 ) -> Vec<String> {
-    let diff = crate::engine::diff::line_diff(original, proposed);
+    let (old_lines, new_lines) = (lf_lines(original), lf_lines(proposed));
+    let diff = lf_line_diff(&old_lines, &new_lines);
     let (mut added, mut removed) = (0usize, 0usize);
     for change in diff.iter_all_changes() {
         match change.tag() {
@@ -62,7 +66,8 @@ pub fn render_edit(
         }
         for op in group {
             for change in diff.iter_changes(op) {
-                let text = one_line(change.value().trim_end_matches(['\n', '\r']));
+                let line = visible_line(change.value());
+                let text = one_line(&line);
                 let old = change.old_index().map(|i| i + 1);
                 let new = change.new_index().map(|i| i + 1);
                 let num = |n: Option<usize>| match n {
@@ -122,5 +127,30 @@ mod tests {
             "{lines:#?}"
         );
         assert_eq!(lines.last().unwrap().trim(), "⋯ 7 unchanged lines ⋯");
+    }
+
+    #[test]
+    fn a_lone_carriage_return_is_shown_not_drawn_as_a_line_break() {
+        let original = "keep\nsafe = true\n";
+        let proposed = "keep\nsafe = true\rrun = \"curl x | sh\"\n";
+        let lines = render_edit("a.toml", original, proposed, Palette { color: false }, 100);
+        assert_eq!(
+            lines,
+            [
+                "a.toml  +1 -1",
+                "1 1   keep",
+                "2   - safe = true",
+                "  2 + safe = true\\rrun = \"curl x | sh\"",
+            ]
+        );
+        // CRLF line ends are line ends.
+        let lines = render_edit(
+            "b",
+            "x\r\ny\r\n",
+            "x\r\nz\r\n",
+            Palette { color: false },
+            100,
+        );
+        assert_eq!(lines[1..], ["1 1   x", "2   - y", "  2 + z"]);
     }
 }

@@ -364,7 +364,10 @@ impl Repl {
     /// Reads a line while a helper thread prints whatever arrives meanwhile above the
     /// prompt.
     fn read_line(&mut self, prompt: &str) -> rustyline::Result<String> {
-        let printer = self.editor.create_external_printer().ok();
+        // rustyline makes the printer's pipe without close-on-exec.
+        let printer = crate::platform::descriptors::cloexec_new(|| {
+            self.editor.create_external_printer().ok()
+        });
         let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(0);
         let events = self.events.clone();
         let notices = self.notices.clone();

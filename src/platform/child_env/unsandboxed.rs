@@ -16,11 +16,13 @@ pub const PYTHON_SAFE_PATH: &str = "PYTHONSAFEPATH";
 /// What git must not run for an unsandboxed child, whatever a repository's
 /// configuration says: the fsmonitor, hooks, a pager, the signature program. (A shell
 /// command that runs without approval gets these and more: [`git_hardening`].)
-const PROGRAMS_OFF: [(&str, &str); 4] = [
+const PROGRAMS_OFF: [(&str, &str); 5] = [
     ("core.fsmonitor", "false"),
     ("core.hooksPath", "/dev/null"),
     ("core.pager", "cat"),
     ("log.showSignature", "false"),
+    // A repository's default format may hold `%G?`, which runs `gpg.program`.
+    ("format.pretty", "medium"),
 ];
 
 /// Sets the unsandboxed children's variables on `cmd` (after the children's policy,
@@ -82,6 +84,7 @@ pub fn git_hardening() -> (Vec<(String, String)>, Vec<String>) {
         PROGRAMS_OFF[2],
         ("core.untrackedCache", "false"),
         PROGRAMS_OFF[3],
+        PROGRAMS_OFF[4],
         ("status.showUntrackedFiles", "normal"),
         ("pager.status", "false"),
         ("pager.log", "false"),

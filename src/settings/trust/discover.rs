@@ -73,7 +73,15 @@ fn mcp_servers(config: &Path) -> Vec<String> {
         .iter()
         .map(|s| match &s.entry.url {
             Some(url) if s.entry.command.is_none() => {
-                format!("MCP server \"{}\" connects to: {url}", s.name)
+                let mut line = format!(
+                    "MCP server \"{}\" connects to: {}",
+                    s.name,
+                    crate::engine::sanitize::hosts::ascii_hosts(url)
+                );
+                for host in crate::engine::sanitize::hosts::idn_hosts(url) {
+                    line.push_str(&format!(" (host written as {})", host.written));
+                }
+                line
             }
             _ => format!("MCP server \"{}\" runs: {}", s.name, s.target()),
         })
@@ -201,5 +209,23 @@ mod tests {
             "{found:?}"
         );
         assert!(has(".env: Troupe never loads it"), "{found:?}");
+    }
+
+    #[test]
+    fn a_server_url_with_a_non_ascii_host_is_shown_in_punycode() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path();
+        std::fs::create_dir_all(ws.join(".troupe")).unwrap();
+        std::fs::write(
+            ws.join(".troupe/config.toml"),
+            "[mcp_servers.gh]\nurl = \"https://api.g\u{456}thub.com/mcp\"\n",
+        )
+        .unwrap();
+        let found = discover(ws, &[]);
+        assert!(
+            found.iter().any(|f| f
+                == "MCP server \"gh\" connects to: https://api.xn--gthub-n2e.com/mcp (host written as api.g\u{456}thub.com)"),
+            "{found:?}"
+        );
     }
 }

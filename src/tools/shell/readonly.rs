@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use crate::engine::shell_readonly::{classify, PathScope, Verdict};
-pub use crate::platform::filesystem::glob_check::glob_matches_inside;
 use crate::platform::filesystem::glob_check::GlobSpec;
+pub use crate::platform::filesystem::glob_check::{glob_matches_inside, tree_clean};
 use crate::platform::filesystem::FsClient;
 use crate::tools::Services;
 
@@ -19,24 +19,31 @@ pub fn verdict(command: &str, cwd: &Path, services: &Services) -> Verdict {
         home: crate::settings::home_dir(),
         inside: &inside,
         glob_inside: &glob_inside,
+        tree_clean: &tree_clean,
     };
     classify(command, &scope)
 }
 
-/// [`verdict`] with the glob checks left for the FileSystem pool: the verdict if every
-/// glob pattern's matches stay inside, and those patterns (a pattern that may match
-/// outside only ever makes the verdict `Ask`, so a `ReadOnly` here still needs them
-/// checked, [`settle_globs`]).
+/// [`verdict`] with the glob and tree checks left for the FileSystem pool: the verdict
+/// if every glob pattern's matches stay inside and every tree a recursive search walks
+/// is clean, and those patterns and trees (they only ever make the verdict `Ask`, so a
+/// `ReadOnly` here still needs them checked, [`settle_globs`]).
 pub fn verdict_deferring_globs(
     command: &str,
     cwd: &Path,
     services: &Services,
-) -> (Verdict, Vec<std::path::PathBuf>) {
+) -> (Verdict, GlobSpec) {
     let inside = |path: &Path| services.workspace.check(path).is_ok();
-    let patterns = std::sync::Mutex::new(Vec::new());
+    let deferred = std::sync::Mutex::new(GlobSpec::default());
     let glob_inside = |pattern: &Path| {
-        if let Ok(mut patterns) = patterns.lock() {
-            patterns.push(pattern.to_path_buf());
+        if let Ok(mut deferred) = deferred.lock() {
+            deferred.patterns.push(pattern.to_path_buf());
+        }
+        true
+    };
+    let tree_clean = |root: &Path| {
+        if let Ok(mut deferred) = deferred.lock() {
+            deferred.trees.push(root.to_path_buf());
         }
         true
     };
@@ -45,18 +52,19 @@ pub fn verdict_deferring_globs(
         home: crate::settings::home_dir(),
         inside: &inside,
         glob_inside: &glob_inside,
+        tree_clean: &tree_clean,
     };
     let verdict = classify(command, &scope);
     (
         verdict,
-        patterns.into_inner().unwrap_or_else(|e| e.into_inner()),
+        deferred.into_inner().unwrap_or_else(|e| e.into_inner()),
     )
 }
 
-/// Whether every match of `patterns` stays inside the workspace, checked on the
-/// FileSystem pool (a pool that cannot answer: not known to stay inside).
-pub async fn settle_globs(patterns: Vec<std::path::PathBuf>, fs: &FsClient) -> bool {
-    fs.glob(GlobSpec { patterns }).await.unwrap_or(false)
+/// Whether every match of the patterns stays inside the workspace and every tree is
+/// clean, checked on the FileSystem pool (a pool that cannot answer: not known to).
+pub async fn settle_globs(checks: GlobSpec, fs: &FsClient) -> bool {
+    fs.glob(checks).await.unwrap_or(false)
 }
 
 /// [`verdict`] with its glob checks on the FileSystem pool.
@@ -66,7 +74,10 @@ pub async fn verdict_settled(command: &str, cwd: &Path, services: &Services) -> 
             if settle_globs(globs, &services.fs).await {
                 Verdict::ReadOnly
             } else {
-                Verdict::Ask("a glob pattern may match a path outside the workspace".into())
+                Verdict::Ask(
+                    "a glob pattern may match a path outside the workspace or a secret file, or a recursive search may reach a secret file"
+                        .into(),
+                )
             }
         }
         (verdict, _) => verdict,
@@ -130,6 +141,43 @@ pub async fn external_diff_guard(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_hardening_sets_the_default_format_so_no_signature_placeholder_runs() {
+        let (set, _) = git_hardening();
+        let key = set
+            .iter()
+            .find(|(_, v)| v == "format.pretty")
+            .map(|(k, _)| k.replace("KEY", "VALUE"))
+            .expect("format.pretty overridden");
+        assert!(set.contains(&(key, "medium".to_string())), "{set:?}");
+    }
+
+    #[test]
+    fn a_tree_holding_a_secret_file_is_not_clean() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = dir.path();
+        std::fs::create_dir_all(ws.join("src/deep")).expect("mkdir");
+        std::fs::create_dir_all(ws.join("conf")).expect("mkdir");
+        std::fs::write(ws.join("src/deep/a.rs"), "").expect("write");
+        std::fs::write(ws.join("conf/.env.local"), "K=v").expect("write");
+        std::os::unix::fs::symlink(ws.join("conf"), ws.join("src/link")).expect("link");
+        assert!(
+            tree_clean(&ws.join("src")),
+            "a link met on the way is not followed"
+        );
+        assert!(!tree_clean(&ws.join("conf")));
+        assert!(!tree_clean(ws));
+        assert!(
+            !tree_clean(&ws.join("src/link")),
+            "a link given is followed"
+        );
+        assert!(tree_clean(&ws.join("src/deep/a.rs")));
+        std::fs::write(ws.join("src/id_rsa"), "").expect("write");
+        let inside = |p: &Path| p.starts_with(ws);
+        assert!(!glob_matches_inside(&ws.join("src/id_*"), &inside));
+        assert!(glob_matches_inside(&ws.join("src/deep/*"), &inside));
+    }
 
     #[test]
     fn a_glob_reaching_a_link_out_of_the_workspace_is_not_inside() {

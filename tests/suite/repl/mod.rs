@@ -13,6 +13,7 @@ mod layout;
 mod live_output;
 mod mcp;
 mod reapproval;
+mod screen;
 mod sessions;
 mod signals;
 mod status_line;

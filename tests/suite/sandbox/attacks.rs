@@ -77,8 +77,25 @@ fn read_only(fx: &Fixture, attacks: &[Attack]) -> Vec<String> {
 fn classifier_approved_commands_run_under_read_only_in_default_mode() {
     require_landlock!();
     let fx = Fixture::new();
-    // Each of these passes the read-only classifier: in default mode it runs without
-    // asking, and (unsandboxed) would write a file or run the workspace's `ls`.
+    // `ls` passes the read-only classifier: in default mode it runs without asking,
+    // and with `.` first in PATH (unsandboxed) it would run the workspace's `ls`.
+    let path = format!(".:{}", std::env::var("PATH").unwrap_or_default());
+    let before = fx.snapshot();
+    let (responses, _) = fx.run(&["ls"], &[], &[("PATH", &path)]);
+    assert!(changes(&before, &fx.snapshot()).is_empty(), "{responses:?}");
+    assert!(!responses[0].contains(DENIED_BY_POLICY), "{}", responses[0]);
+    assert!(!responses[0].contains("EVIL"), "{}", responses[0]);
+    assert!(responses[0].contains(RO_NOTE), "{}", responses[0]);
+    assert!(responses[0].contains("without asking"), "{}", responses[0]);
+}
+
+/// Issue 42: lines the classifier once let run unasked (bash evaluates the array
+/// subscript of `printf -v`, abbreviated long options, `uniq -`) now ask, and — in
+/// `-p` default mode, which cannot ask — are refused.
+#[test]
+fn commands_the_classifier_let_through_now_ask_in_default_mode() {
+    require_landlock!();
+    let fx = Fixture::new();
     let attacks = [
         attack("printf -v 'a[$(touch P1)]' x"),
         attack("printf -v PATH %s .; ls"),
@@ -90,13 +107,96 @@ fn classifier_approved_commands_run_under_read_only_in_default_mode() {
     let responses = no_trace(&fx, &attacks, &[]);
     for (a, response) in attacks.iter().zip(&responses) {
         assert!(
-            !response.contains(DENIED_BY_POLICY),
-            "`{}` was not auto-approved (the test would prove nothing): {response}",
+            response.contains(DENIED_BY_POLICY),
+            "`{}` ran without asking: {response}",
             a.command
         );
     }
-    assert!(responses[0].contains(RO_NOTE), "{}", responses[0]);
-    assert!(responses[0].contains("without asking"), "{}", responses[0]);
+}
+
+/// Issue 42, held out: assignments through builtins, options that read names or
+/// scripts from files, abbreviations of options that follow links, and commands that
+/// print secret files. Each asks (refused in `-p` default mode); a plain read in the
+/// same batch still runs, so the classifier's auto-approval was live.
+#[test]
+fn assignments_abbreviations_and_secret_reads_ask_in_default_mode() {
+    require_landlock!();
+    let fx = Fixture::new();
+    let home = fx.s.home();
+    std::fs::write(home.join(".netrc"), "machine x password NETRC-SECRET\n").expect("netrc");
+    fx.s.write(".env.local", "API_KEY=ENV-LOCAL-SECRET\n");
+    fx.s.write(".envrc", "export TOKEN=ENVRC-SECRET\n");
+    fx.s.write("1p", "line\n");
+    fx.s.write("names0", "in.txt\0");
+    secret_repository(&fx);
+    let key = home.join(".ssh/id_rsa");
+    let commands = [
+        "printf -v 'a[$(cat ~/.netrc >&2)]' x".to_string(),
+        "printf -v GIT_CONFIG_VALUE_0 %s x; git status".to_string(),
+        "find -files0-from names0".to_string(),
+        format!("sed -n 1p -er{}", key.display()),
+        format!("sed -n 1p --expression=r{}", key.display()),
+        "grep --dereference-r PRIVATE sub".to_string(),
+        "cat .env.local".to_string(),
+        "cat .envrc".to_string(),
+        "grep -r SECRET".to_string(),
+        "git show HEAD:.env".to_string(),
+        "git log -p -- .env.local".to_string(),
+        "git diff HEAD~1 -- .envrc".to_string(),
+    ];
+    let mut batch: Vec<&str> = commands.iter().map(String::as_str).collect();
+    batch.push("cat in.txt");
+    let (responses, out) = fx.run(&batch, &[], &[]);
+    let (plain, asked) = responses.split_last().expect("responses");
+    assert!(
+        !plain.contains(DENIED_BY_POLICY) && plain.contains("b\\na"),
+        "the plain read did not run unasked: {plain}\n{}",
+        stderr(&out)
+    );
+    for (command, response) in commands.iter().zip(asked) {
+        assert!(
+            response.contains(DENIED_BY_POLICY),
+            "`{command}` ran without asking: {response}"
+        );
+        for secret in [
+            "NETRC-SECRET",
+            "ENV-LOCAL-SECRET",
+            "ENVRC-SECRET",
+            "PRIVATE KEY",
+            "COMMITTED-SECRET",
+        ] {
+            assert!(
+                !response.contains(secret),
+                "`{command}` leaked {secret}: {response}"
+            );
+        }
+    }
+}
+
+/// A workspace repository with `.env`, `.env.local` and `.envrc` in its history.
+fn secret_repository(fx: &Fixture) {
+    let ws = fx.s.ws();
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(args)
+            .current_dir(&ws)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", fx.s.home())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .stdout(Stdio::null())
+            .status()
+            .expect("git");
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    fx.s.write(".env", "TOKEN=COMMITTED-SECRET\n");
+    git(&["add", "-f", ".env", ".env.local", ".envrc", "in.txt"]);
+    git(&["commit", "-qm", "one"]);
+    fx.s.write(".envrc", "export TOKEN=ENVRC-SECRET-2\n");
+    git(&["commit", "-qam", "two"]);
 }
 
 #[test]

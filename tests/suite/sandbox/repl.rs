@@ -5,8 +5,14 @@ use super::*;
 use crate::suite::repl::term::Term;
 
 fn start(fx: &Fixture) -> Term {
+    start_with(fx, &[])
+}
+
+fn start_with(fx: &Fixture, env: &[(&str, String)]) -> Term {
     let tmp = fx.root().join("tmp").display().to_string();
-    Term::start(&fx.s, &[], &[("TMPDIR", tmp)], &[])
+    let mut env = env.to_vec();
+    env.push(("TMPDIR", tmp));
+    Term::start(&fx.s, &[], &env, &[])
 }
 
 #[test]
@@ -40,10 +46,12 @@ fn a_refused_shell_line_can_run_again_without_the_sandbox() {
 fn an_unasked_shell_line_runs_under_read_only_and_about_says_so() {
     require_landlock!();
     let fx = Fixture::new();
-    let t = start(&fx);
+    // `.` first in PATH: `ls` is the workspace's.
+    let path = format!(".:{}", std::env::var("PATH").unwrap_or_default());
+    let t = start_with(&fx, &[("PATH", path)]);
     // The classifier accepts it, so it runs without asking: under read-only the
     // workspace's `ls` cannot start.
-    t.line("!printf -v PATH %s .; ls");
+    t.line("!ls");
     t.wait_for(RO_NOTE);
     t.wait_for("Run it again without the sandbox? [y/N]");
     t.line("n");

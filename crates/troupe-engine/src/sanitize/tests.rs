@@ -8,11 +8,25 @@ fn forbidden(c: char) -> bool {
         '\u{0}'..='\u{8}'
             | '\u{b}'..='\u{1f}'
             | '\u{7f}'..='\u{9f}'
+            | '\u{ad}'
+            | '\u{34f}'
             | '\u{61c}'
+            | '\u{115f}'
+            | '\u{1160}'
+            | '\u{17b4}'
+            | '\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
             | '\u{200b}'..='\u{200f}'
             | '\u{2028}'..='\u{202e}'
-            | '\u{2066}'..='\u{2069}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{2800}'
+            | '\u{3164}'
             | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff0}'..='\u{fffb}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0000}'..='\u{e0fff}'
     )
 }
 
@@ -91,8 +105,45 @@ fn zero_width_and_separators_are_visible() {
         "a<U+200B>b<U+200D>c<U+200E><U+200F>d<U+2028>e<U+2029>f<U+FEFF>g<U+061C>"
     );
     // Neighbours that are not in the set pass through.
-    let ok = "\u{200a}\u{2010}\u{2027}\u{202f}\u{2065}\u{206a}\u{fefe}\u{61b}";
+    let ok = "\u{200a}\u{2010}\u{2027}\u{202f}\u{205f}\u{2070}\u{fefe}\u{61b}";
     assert!(matches!(for_terminal(ok), Cow::Borrowed(_)));
+}
+
+/// Issue 42: every code point that draws nothing, or a blank where a letter is, is
+/// shown: a word joiner or invisible operator inside a command, tag characters that
+/// spell hidden text, Hangul fillers that pass for a blank.
+#[test]
+fn invisible_and_blank_letters_are_visible() {
+    assert_eq!(
+        one_line("rm\u{2060} -rf\u{2061}\u{2062}\u{2063}\u{2064} x"),
+        "rm<U+2060> -rf<U+2061><U+2062><U+2063><U+2064> x"
+    );
+    // "hi" in tag characters, then CANCEL TAG.
+    assert_eq!(
+        for_terminal("ok\u{e0068}\u{e0069}\u{e007f}"),
+        "ok<U+E0068><U+E0069><U+E007F>"
+    );
+    assert_eq!(
+        for_terminal("\u{e0000}\u{e0001}\u{e0100}"),
+        "<U+E0000><U+E0001><U+E0100>"
+    );
+    assert_eq!(
+        one_line("a\u{3164}b\u{ffa0}c\u{115f}d\u{1160}e"),
+        "a<U+3164>b<U+FFA0>c<U+115F>d<U+1160>e"
+    );
+    assert_eq!(
+        for_terminal("c\u{ad}a\u{34f}t\u{2800}\u{180e}\u{17b4}\u{206a}\u{fff9}\u{1d173}"),
+        "c<U+00AD>a<U+034F>t<U+2800><U+180E><U+17B4><U+206A><U+FFF9><U+1D173>"
+    );
+    // The bidi controls, all of them.
+    assert_eq!(
+        one_line("\u{200e}\u{200f}\u{61c}\u{202a}\u{202e}\u{2066}\u{2069}"),
+        "<U+200E><U+200F><U+061C><U+202A><U+202E><U+2066><U+2069>"
+    );
+    // Emoji presentation and CJK text are kept.
+    for kept in ["⚠\u{fe0f} 日本語 한국어 ひらがな 🦀", "\u{3000}\u{a0}"] {
+        assert!(matches!(for_terminal(kept), Cow::Borrowed(_)), "{kept}");
+    }
 }
 
 #[test]
@@ -154,7 +205,8 @@ fn nasty_char() -> impl Strategy<Value = char> {
         2 => prop::sample::select(vec![
             '\x1b', '\n', '\t', '\r', '\x07', '\u{61c}', '\u{200a}', '\u{200b}', '\u{200f}',
             '\u{2010}', '\u{2028}', '\u{2029}', '\u{202a}', '\u{202e}', '\u{202f}', '\u{2066}',
-            '\u{2069}', '\u{206a}', '\u{feff}', '[', ']', ';', '\\',
+            '\u{2069}', '\u{206a}', '\u{feff}', '\u{2060}', '\u{2064}', '\u{3164}',
+            '\u{ffa0}', '\u{115f}', '\u{e0041}', '\u{e007f}', '\u{fe0f}', '[', ']', ';', '\\',
         ]),
     ]
 }

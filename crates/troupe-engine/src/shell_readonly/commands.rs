@@ -1,15 +1,22 @@
-//! The read-only command list of [`super`]: which commands may run without asking, which
-//! of their options write or run a program, and which of their arguments are paths.
+//! The read-only command list of [`super`]: which commands may run without asking, the
+//! options they may use ([`super::specs`]; any other, and any abbreviation of a long
+//! option, asks), and what they read — the files named (inside the workspace, none
+//! with a secret name) and the trees a recursive search walks (none holding a secret
+//! file).
 
 use std::path::PathBuf;
 
-use super::paths::{check_path_operand, resolve};
-use super::{classify_line, PathScope, MAX_DEPTH};
+use super::options::{parse, Parsed};
+use super::paths::{check_path_operand, resolve, tree_root};
+use super::specs::{spec_of, SED};
+use super::{classify_line, find, git, sed, PathScope, MAX_DEPTH};
+use crate::secret_names::is_secret_file_name;
 
-/// Commands whose arguments are never paths.
-const NO_PATHS: [&str; 13] = [
-    "echo", "true", "false", "id", "pwd", "whoami", "uname", "seq", "expr", "numfmt", "which",
-    "tr", "printf",
+/// Commands whose arguments are never paths and that set nothing (`printf` apart:
+/// without `-v` it only prints). None has an option that reads or writes a file or
+/// follows a link, so an abbreviated long option cannot reach one.
+const NO_PATHS: [&str; 12] = [
+    "echo", "true", "false", "id", "pwd", "whoami", "uname", "seq", "expr", "numfmt", "which", "tr",
 ];
 
 /// Commands that read the files they are given (and nothing else).
@@ -18,6 +25,13 @@ const READ_FILES: [&str; 19] = [
     "sort", "base64", "find", "rg", "git", "sed",
 ];
 
+/// What a read-only command reads: files by name, and trees it walks.
+#[derive(Default)]
+struct Reads {
+    paths: Vec<String>,
+    trees: Vec<String>,
+}
+
 pub(super) fn check_command(
     name: &str,
     args: &[Option<String>],
@@ -25,6 +39,9 @@ pub(super) fn check_command(
     cwd: &mut PathBuf,
     depth: usize,
 ) -> Result<(), String> {
+    if name == "printf" {
+        return check_printf(args);
+    }
     if NO_PATHS.contains(&name) {
         return Ok(());
     }
@@ -40,6 +57,9 @@ pub(super) fn check_command(
         let [Some(dir)] = args else {
             return Err("`cd` without one literal directory".into());
         };
+        if dir.starts_with('-') {
+            return Err("`cd -` goes to $OLDPWD (or is an option)".into());
+        }
         let target = resolve(dir, cwd, &scope.home).ok_or("`cd` to an unknown place")?;
         if !(scope.inside)(&target) {
             return Err(format!("`cd` leaves the workspace ({})", target.display()));
@@ -54,93 +74,158 @@ pub(super) fn check_command(
         .iter()
         .map(|a| a.clone().ok_or("an argument depends on an expansion"))
         .collect::<Result<_, _>>()?;
-    if let Some(reason) = writes_or_executes(name, &known) {
-        return Err(reason);
+    for arg in &known {
+        secret_in(name, arg)?;
     }
-    if follows_symlinks_recursively(name, &known) {
-        return Err(format!(
-            "`{name}` follows symbolic links while recursing (they may lead outside)"
-        ));
-    }
-    if name == "git" {
-        if let Some(problem) = git_problem(&known) {
-            return Err(format!("`git` {problem}"));
-        }
-    }
-    for path in path_operands(name, &known) {
+    let reads = reads_of(name, &known)?;
+    for path in &reads.paths {
         if path == "-" {
             continue;
         }
-        check_path_operand(&path, cwd, scope)?;
+        secret_in(name, path)?;
+        check_path_operand(path, cwd, scope)?;
+    }
+    for tree in &reads.trees {
+        let root = tree_root(tree, cwd, &scope.home)
+            .ok_or_else(|| format!("cannot tell where `{tree}` is"))?;
+        if !(scope.tree_clean)(&root) {
+            return Err(format!(
+                "`{name}` searches {} recursively, which holds a file that may hold secrets (or too many files to tell)",
+                root.display()
+            ));
+        }
     }
     Ok(())
 }
 
-/// The arguments of a read-only command that may name files: every operand that is not
-/// an option, the value of `--opt=value`, and any single-dash option holding a path
-/// (asked about as such). A grep/rg/sed pattern or script given as first operand is
-/// not a path.
-fn path_operands(name: &str, args: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    let explicit_pattern = args.iter().any(|a| {
-        matches!(a.as_str(), "-e" | "-f" | "--regexp" | "--file")
-            || a.starts_with("--regexp=")
-            || a.starts_with("--file=")
-    });
-    let mut skip_first = matches!(name, "grep" | "rg" | "sed") && !explicit_pattern;
-    let mut after_dashdash = false;
-    let mut find_expression = false;
-    for arg in args {
-        if find_expression {
-            continue;
+/// `printf FORMAT ARGS` only prints; `printf -v NAME` assigns a variable, and bash
+/// evaluates an array subscript in NAME (`-v 'a[$(id)]'` runs `id`) or sets one
+/// that changes what runs next (`PATH`, `GIT_CONFIG_*`, `BASH_ENV`).
+fn check_printf(args: &[Option<String>]) -> Result<(), String> {
+    match args.first() {
+        Some(None) => {
+            Err("`printf`'s first argument depends on an expansion (it may be `-v`)".into())
         }
-        if !after_dashdash && arg == "--" {
-            after_dashdash = true;
-            continue;
+        Some(Some(first)) if first.starts_with('-') && first != "--" => {
+            Err("`printf -v` assigns a variable (and bash evaluates its subscript)".into())
         }
-        if !after_dashdash && arg.starts_with('-') && arg.len() > 1 {
-            if name == "find" && !matches!(arg.as_str(), "-L" | "-H" | "-P") {
-                find_expression = true;
-                continue;
-            }
-            if let Some((_, value)) = arg.split_once('=') {
-                out.push(value.to_string());
-            } else if !arg.starts_with("--") && arg.contains(['/', '~']) {
-                out.push(arg.trim_start_matches('-').to_string());
-            }
-            continue;
-        }
-        if name == "find" && (arg == "(" || arg == "!") {
-            find_expression = true;
-            continue;
-        }
-        if skip_first {
-            skip_first = false;
-            continue;
-        }
-        if name == "git" && !after_dashdash && is_git_revision_like(arg) {
-            continue;
-        }
-        out.push(arg.clone());
+        _ => Ok(()),
     }
-    out
 }
 
-/// A recursive listing or search that follows every symbolic link it meets (`grep -R`,
-/// `rg -L`, `find -L`): a link inside the workspace may point anywhere.
-fn follows_symlinks_recursively(name: &str, args: &[String]) -> bool {
-    let short = |letter: char| {
-        args.iter()
-            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(letter))
-    };
-    let long = |option: &str| args.iter().any(|a| a == option);
-    match name {
-        "grep" => short('R') || long("--dereference-recursive"),
-        "rg" => short('L') || long("--follow"),
-        "find" => args.iter().any(|a| a == "-L" || a == "-follow"),
-        "ls" => short('R') && (short('L') || long("--dereference")),
-        _ => false,
+/// Asks when `arg` names a file with a secret name: the whole word, the value of
+/// `--opt=value`, either side of `REV:path`, each component of a path.
+fn secret_in(name: &str, arg: &str) -> Result<(), String> {
+    let hit = arg
+        .split(['=', ':', ','])
+        .flat_map(|piece| piece.split('/'))
+        .find(|component| is_secret_file_name(component));
+    match hit {
+        Some(file) => Err(format!(
+            "`{name}` names `{file}`, a file that may hold secrets"
+        )),
+        None => Ok(()),
     }
+}
+
+/// The files and trees a read-only command line reads, or why it is not read-only.
+fn reads_of(name: &str, args: &[String]) -> Result<Reads, String> {
+    match name {
+        "git" => git_reads(args),
+        "find" => Ok(Reads {
+            paths: find::starting_points(args)?,
+            trees: Vec::new(),
+        }),
+        "sed" => sed_reads(args),
+        _ => {
+            let spec = spec_of(name).ok_or_else(|| format!("`{name}` has no option list"))?;
+            let parsed = parse(name, spec, args)?;
+            match name {
+                "grep" | "rg" => search_reads(name, parsed),
+                "uniq" if parsed.operands.len() > 1 => {
+                    Err("`uniq` writes its second operand".into())
+                }
+                "ls" if parsed.has(&["-R", "--recursive"])
+                    && parsed.has(&["-L", "--dereference"]) =>
+                {
+                    Err("`ls -RL` follows symbolic links while recursing".into())
+                }
+                _ => Ok(Reads {
+                    paths: parsed.operands,
+                    trees: Vec::new(),
+                }),
+            }
+        }
+    }
+}
+
+/// grep and rg: the pattern (first operand, unless given with `-e`/`-f`), the files
+/// searched, the pattern and ignore files, and — recursive (`grep -r`, any `rg`) —
+/// the trees walked (the operands, or `.`).
+fn search_reads(name: &str, parsed: Parsed) -> Result<Reads, String> {
+    if parsed.has(&["-R", "--dereference-recursive"]) && name == "grep" {
+        return Err("`grep -R` follows symbolic links while recursing".into());
+    }
+    let explicit = parsed.has(&["-e", "-f", "--regexp", "--file", "--files", "--type-list"]);
+    let mut operands = parsed.operands.clone();
+    if !explicit && !operands.is_empty() {
+        operands.remove(0);
+    }
+    let recursive = name == "rg"
+        || parsed.has(&["-r", "--recursive"])
+        || parsed
+            .values(&["-d", "--directories"])
+            .any(|v| !v.is_empty() && "recurse".starts_with(v));
+    let mut paths = operands.clone();
+    paths.extend(
+        parsed
+            .values(&["-f", "--file", "--exclude-from", "--ignore-file"])
+            .map(str::to_string),
+    );
+    let trees = match (recursive, operands.is_empty()) {
+        (false, _) => Vec::new(),
+        (true, true) => vec![".".to_string()],
+        (true, false) => operands,
+    };
+    Ok(Reads { paths, trees })
+}
+
+/// sed: every script (`-e`, `--expression`, else the first operand) must only print
+/// and edit the stream; the other operands are files.
+fn sed_reads(args: &[String]) -> Result<Reads, String> {
+    let parsed = parse("sed", &SED, args)?;
+    let mut scripts: Vec<&str> = parsed.values(&["-e", "--expression"]).collect();
+    let mut operands = parsed.operands.as_slice();
+    if scripts.is_empty() {
+        let (script, rest) = operands.split_first().ok_or("`sed` without a script")?;
+        scripts.push(script);
+        operands = rest;
+    }
+    if let Some(problem) = scripts.iter().find_map(|s| sed::script_problem(s)) {
+        return Err(problem);
+    }
+    Ok(Reads {
+        paths: operands.to_vec(),
+        trees: Vec::new(),
+    })
+}
+
+/// git: the pathspecs (after `--`, or words that are not revisions).
+fn git_reads(args: &[String]) -> Result<Reads, String> {
+    let operands = git::operands(args)?;
+    let mut paths = Vec::new();
+    let mut after_dashdash = false;
+    for operand in operands {
+        if operand == "--" {
+            after_dashdash = true;
+        } else if after_dashdash || !is_git_revision_like(&operand) {
+            paths.push(operand);
+        }
+    }
+    Ok(Reads {
+        paths,
+        trees: Vec::new(),
+    })
 }
 
 /// `HEAD`, `main..topic`, `HEAD~2`: git arguments that are not paths (checked anyway
@@ -149,24 +234,38 @@ fn is_git_revision_like(arg: &str) -> bool {
     arg != ".." && !arg.contains('/') && !arg.contains(['*', '?', '~']) || arg.starts_with("HEAD~")
 }
 
-/// An option or operand that makes a read-only command write a file or run a program.
+/// Whether a long option `arg` (`--out=F`) is `full` or an abbreviation of it.
+fn abbreviates(arg: &str, full: &[&str]) -> bool {
+    let Some(key) = arg.strip_prefix("--") else {
+        return false;
+    };
+    let key = key.split('=').next().unwrap_or("");
+    !key.is_empty() && full.iter().any(|f| f.starts_with(key))
+}
+
+/// An option or operand that makes a read-only command write a file or run a program
+/// (for allow-list entries: `sort` covers `sort -n`, never `sort --out=F`). Long
+/// options are matched with their abbreviations.
 pub fn writes_or_executes(name: &str, args: &[String]) -> Option<String> {
     let has = |pred: &dyn Fn(&str) -> bool| args.iter().any(|a| pred(a));
-    let operands: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    let short = |letters: &[char]| {
+        has(&|a| a.starts_with('-') && !a.starts_with("--") && a.contains(letters))
+    };
     let why = |what: &str| Some(format!("`{name}` {what}"));
     match name {
-        "uniq" if operands.len() > 1 => why("writes its second operand"),
+        "uniq" => match spec_of("uniq").map(|spec| parse("uniq", spec, args)) {
+            Some(Ok(parsed)) if parsed.operands.len() <= 1 => None,
+            _ => why("may write its second operand"),
+        },
         "sort"
-            if has(&|a| {
-                a.starts_with("--output")
-                    || a.starts_with("--temporary-directory")
-                    || a.starts_with("--compress-program")
-                    || (a.starts_with('-') && !a.starts_with("--") && a.contains(['o', 'T']))
-            }) =>
+            if short(&['o', 'T'])
+                || has(&|a| {
+                    abbreviates(a, &["output", "temporary-directory", "compress-program"])
+                }) =>
         {
             why("writes with -o/-T or runs --compress-program")
         }
-        "base64" if has(&|a| a.starts_with("-o") || a.starts_with("--output")) => {
+        "base64" if has(&|a| a.starts_with("-o") || abbreviates(a, &["output"])) => {
             why("writes with -o")
         }
         "find"
@@ -187,78 +286,38 @@ pub fn writes_or_executes(name: &str, args: &[String]) -> Option<String> {
         {
             why("runs or writes with -exec/-ok/-delete/-fprint")
         }
-        "rg" if has(&|a| {
-            matches!(a, "--search-zip" | "-z")
-                || a.starts_with("--pre")
-                || a.starts_with("--hostname-bin")
-        }) =>
+        "rg" if short(&['z'])
+            || has(&|a| abbreviates(a, &["search-zip", "pre", "pre-glob", "hostname-bin"])) =>
         {
             why("runs a program with --pre/--search-zip")
         }
         "git" => match args.split_first() {
             Some((sub, rest))
                 if matches!(sub.as_str(), "status" | "log" | "diff" | "show")
-                    && rest.iter().any(git_writes) =>
+                    && rest.iter().any(|a| git_writes(a)) =>
             {
                 why("writes or runs a program with this option")
             }
             _ => None,
         },
-        "sed" if !safe_sed(args) => why("is not a plain `sed -n 'Np'`"),
+        "sed" if sed_reads(args).is_err() => why("is not a plain stream edit"),
         _ => None,
     }
 }
 
-fn git_writes(a: &String) -> bool {
-    a.starts_with("--output")
-        || a.starts_with("--ext-diff")
-        || a.starts_with("--textconv")
-        || a.starts_with("--show-signature")
-        || a.starts_with("--open-files-in-pager")
-        || a == "--no-index"
-        || a == "-O"
-}
-
-/// Why a git command line is not a read-only listing.
-fn git_problem(args: &[String]) -> Option<&'static str> {
-    let Some((sub, rest)) = args.split_first() else {
-        return Some("without a sub-command");
-    };
-    match sub.as_str() {
-        "status" | "log" | "diff" | "show" if !rest.iter().any(git_writes) => None,
-        "branch"
-            if rest.iter().all(|a| {
-                matches!(
-                    a.as_str(),
-                    "--show-current"
-                        | "-a"
-                        | "--all"
-                        | "-r"
-                        | "--remotes"
-                        | "-v"
-                        | "-vv"
-                        | "--list"
-                )
-            }) =>
-        {
-            None
-        }
-        "status" | "log" | "diff" | "show" => Some("writes or runs a program with this option"),
-        _ => Some("is not status, log, diff, show or a branch listing"),
-    }
-}
-
-fn safe_sed(args: &[String]) -> bool {
-    let print = |s: &str| {
-        let body = s.strip_suffix('p').unwrap_or("x");
-        !body.is_empty()
-            && body
-                .split(',')
-                .all(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
-            && body.split(',').count() <= 2
-    };
-    match args {
-        [n, script] | [n, script, _] => n == "-n" && print(script),
-        _ => false,
-    }
+fn git_writes(a: &str) -> bool {
+    !git::is_listed(a)
+        && abbreviates(
+            a,
+            &[
+                "output",
+                "ext-diff",
+                "textconv",
+                "show-signature",
+                "open-files-in-pager",
+                "no-index",
+            ],
+        )
+        || a.starts_with("-O")
+        || ((a.starts_with("--format") || a.starts_with("--pretty")) && a.contains("%G"))
 }

@@ -78,6 +78,13 @@ pub(super) fn resolve(path: &str, cwd: &Path, home: &Path) -> Option<PathBuf> {
     absolute(path, cwd, home).map(normalize_lexically)
 }
 
+/// Where a recursive search of `path` starts: the path made absolute and normalised,
+/// cut before its first glob component (the walk of that directory covers every
+/// match); `None` for `~user`.
+pub(super) fn tree_root(path: &str, cwd: &Path, home: &Path) -> Option<PathBuf> {
+    absolute(path, cwd, home).map(|p| normalize_lexically(glob_free_prefix(&p)))
+}
+
 /// The directory part of a path before its first glob character.
 fn glob_free_prefix(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
