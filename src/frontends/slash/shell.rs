@@ -138,7 +138,11 @@ impl UserShell {
             .sandboxed
             .then(|| denial::note(self.mode, self.why, self.network, output))
             .flatten();
-        let moved = self.spec.sandbox.as_ref().map(|s| s.refuse_created_protected());
+        let moved = self
+            .spec
+            .sandbox
+            .as_ref()
+            .map(|s| s.refuse_created_protected());
         let made = moved.as_deref().and_then(denial::moved_aside_note);
         match (refused, made) {
             (Some(a), Some(b)) => Some(format!("{a}\n{b}")),

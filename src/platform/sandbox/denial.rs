@@ -45,9 +45,17 @@ fn shows_hidden_path(output: &str) -> bool {
     let home = home.to_string_lossy();
     output.lines().any(|line| {
         line.contains("No such file or directory")
-            && (["/run/", "/var/run/", "/home/", "/root/", "/mnt/", "/media/", "~/"]
-                .iter()
-                .any(|p| line.contains(p))
+            && ([
+                "/run/",
+                "/var/run/",
+                "/home/",
+                "/root/",
+                "/mnt/",
+                "/media/",
+                "~/",
+            ]
+            .iter()
+            .any(|p| line.contains(p))
                 || (home.len() > 1 && line.contains(home.as_ref())))
     })
 }

@@ -107,7 +107,10 @@ pub(super) fn inside_rules(
         }
     } else {
         add(Path::new("/"), read | EXECUTE)?;
-        let extra = policy.writable_roots.iter().filter_map(|p| p.canonicalize().ok());
+        let extra = policy
+            .writable_roots
+            .iter()
+            .filter_map(|p| p.canonicalize().ok());
         for root in workspaces.iter().cloned().chain(extra) {
             add(&root, read | EXECUTE | write)?;
         }
@@ -203,4 +206,3 @@ impl InsideRules {
         Ok(())
     }
 }
-

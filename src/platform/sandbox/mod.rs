@@ -348,7 +348,10 @@ impl SandboxPolicy {
     /// that creates one has it moved aside when it ends
     /// ([`PreparedSandbox::refuse_created_protected`]).
     fn absent_protected(&self) -> Vec<PathBuf> {
-        let roots = self.workspace_roots.iter().filter_map(|r| r.canonicalize().ok());
+        let roots = self
+            .workspace_roots
+            .iter()
+            .filter_map(|r| r.canonicalize().ok());
         roots
             .flat_map(|root| PROTECTED_SUBDIRS.map(|sub| root.join(sub)))
             .filter(|p| p.symlink_metadata().is_err())
@@ -589,7 +592,9 @@ fn world_probe(abi: u8, user_ns: bool) -> Result<bool, SandboxError> {
     let Some(prepared) = prepared else {
         return Ok(false);
     };
-    let shell = ["/bin/sh", "/usr/bin/sh"].into_iter().find(|p| Path::new(p).exists());
+    let shell = ["/bin/sh", "/usr/bin/sh"]
+        .into_iter()
+        .find(|p| Path::new(p).exists());
     let mut cmd = Command::new(shell.unwrap_or("/bin/sh"));
     cmd.args(["-c", "test -d /proc/self && test ! -e /run"])
         .current_dir("/")

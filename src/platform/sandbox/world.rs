@@ -121,6 +121,8 @@ pub(super) struct WorldPlan {
     pub(super) net_ns: bool,
     /// The Landlock layer applied inside the world.
     pub(super) landlock: InsideRules,
+    /// Scaffolds remounted read-only once everything is mounted.
+    pub(super) read_only_after: Vec<CString>,
 }
 
 /// What a plan is built from: the policy plus where `HOME` and the private `/tmp` are.
@@ -145,7 +147,13 @@ struct Target {
 }
 
 enum TargetKind {
-    Bind { src: PathBuf, read_only: bool },
+    Bind {
+        src: PathBuf,
+        read_only: bool,
+    },
+    /// A tmpfs holding only the mount points beneath it, read-only once they are made
+    /// (the parents of a workspace that lies in `/tmp`).
+    Scaffold,
     Symlink(PathBuf),
     Tmpfs(&'static str),
     Proc,
@@ -227,6 +235,7 @@ impl WorldPlan {
             // (about 1.3 ms a command) is needed only on older kernels.
             net_ns: !(policy.network && writable) && inputs.abi < 6,
             landlock: landlock_raw::inside_rules(inputs.abi, policy, &workspaces)?,
+            read_only_after: Vec::new(),
         };
         if inputs.user_ns {
             // SAFETY: trivial getters.
@@ -234,7 +243,7 @@ impl WorldPlan {
             plan.uid_map = format!("{uid} {uid} 1\n").into_bytes();
             plan.gid_map = format!("{gid} {gid} 1\n").into_bytes();
         }
-        premake_under_tmp(&t, inputs.private_tmp)?;
+        scaffold_under_tmp(&mut t, inputs.private_tmp)?;
         plan.emit(t, inputs.home, &masks)?;
         Ok(plan)
     }
@@ -263,6 +272,14 @@ impl WorldPlan {
                     target: c_path(to).map_err(SandboxError::Io)?,
                     link: dst,
                 }),
+                TargetKind::Scaffold => {
+                    self.ops.push(MountOp::Dir(dst.clone()));
+                    self.ops.push(MountOp::Tmpfs {
+                        dst: dst.clone(),
+                        options: CString::new("mode=0755,size=64k").map_err(io_invalid)?,
+                    });
+                    self.read_only_after.push(dst);
+                }
                 TargetKind::Tmpfs(options) => {
                     self.ops.push(MountOp::Dir(dst.clone()));
                     self.ops.push(MountOp::Tmpfs {
@@ -331,27 +348,41 @@ impl WorldPlan {
     }
 }
 
-/// Mount points beneath `/tmp` live in the private `/tmp` directory of the host
-/// (bound there, read-only in `read-only`): they are made here, not in the child.
-fn premake_under_tmp(t: &Targets, private_tmp: &Path) -> Result<(), SandboxError> {
+/// A workspace (or another shown tree) beneath `/tmp` is shown inside the private
+/// `/tmp`: its first directory there is a read-only scaffold (a tmpfs holding only
+/// the mount points), so that `touch ../x` fails instead of writing somewhere the
+/// user never sees. The scaffold's mount point is made in the private directory.
+fn scaffold_under_tmp(t: &mut Targets, private_tmp: &Path) -> Result<(), SandboxError> {
+    let mut firsts: Vec<PathBuf> = Vec::new();
     for target in &t.entries {
         let Ok(rel) = target.path.strip_prefix("/tmp") else {
             continue;
         };
-        if rel.as_os_str().is_empty() {
+        let mut parts = rel.components();
+        let Some(first) = parts.next() else {
+            continue;
+        };
+        let first = Path::new("/tmp").join(first);
+        let host = private_tmp.join(first.strip_prefix("/tmp").unwrap_or(&first));
+        let is_file = matches!(&target.kind, TargetKind::Bind { src, .. } if src.is_file());
+        if is_file && parts.next().is_none() {
+            if !host.exists() {
+                fs::File::create(&host).map_err(|e| super::rules::path_err(&host, e))?;
+            }
             continue;
         }
-        let host = private_tmp.join(rel);
-        let is_file = match &target.kind {
-            TargetKind::Bind { src, .. } => src.is_file(),
-            _ => false,
-        };
-        let dir = if is_file { host.parent() } else { Some(host.as_path()) };
-        if let Some(dir) = dir {
-            fs::create_dir_all(dir).map_err(|e| super::rules::path_err(dir, e))?;
+        fs::create_dir_all(&host).map_err(|e| super::rules::path_err(&host, e))?;
+        let deeper = rel.components().count() > 1;
+        if deeper && !firsts.contains(&first) {
+            firsts.push(first);
         }
-        if is_file && !host.exists() {
-            fs::File::create(&host).map_err(|e| super::rules::path_err(&host, e))?;
+    }
+    for first in firsts {
+        if !t.entries.iter().any(|e| e.path == first) {
+            t.entries.push(Target {
+                path: first,
+                kind: TargetKind::Scaffold,
+            });
         }
     }
     Ok(())
@@ -380,7 +411,9 @@ fn protect_subdirs(t: &mut Targets, root: &Path) {
         }
         for part in GIT_PROGRAM_PARTS {
             let q = p.join(part);
-            if q.symlink_metadata().is_ok_and(|m| !m.file_type().is_symlink()) {
+            if q.symlink_metadata()
+                .is_ok_and(|m| !m.file_type().is_symlink())
+            {
                 t.bind(&q, &q, true);
             }
         }

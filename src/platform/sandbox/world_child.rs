@@ -103,17 +103,30 @@ impl WorldPlan {
         self.open_trees()?;
         let stage = c"/tmp";
         let tmpfs_flags = libc::MS_NOSUID | libc::MS_NODEV;
-        mount_fs(c"tmpfs", stage, c"tmpfs", tmpfs_flags, Some(c"mode=0755,size=1m"))?;
+        mount_fs(
+            c"tmpfs",
+            stage,
+            c"tmpfs",
+            tmpfs_flags,
+            Some(c"mode=0755,size=1m"),
+        )?;
         for op in &self.ops {
             self.apply_op(op)?;
         }
         let ro = libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV;
+        for scaffold in &self.read_only_after {
+            mount(None, scaffold, ro)?;
+        }
         mount(None, c"/tmp/dev", ro)?;
         mount(None, stage, ro)?;
         // SAFETY: plain syscalls on static or stack-owned NUL-terminated strings.
         unsafe {
             check(libc::chdir(stage.as_ptr()))?;
-            check_long(libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()))?;
+            check_long(libc::syscall(
+                libc::SYS_pivot_root,
+                c".".as_ptr(),
+                c".".as_ptr(),
+            ))?;
             check(libc::umount2(c".".as_ptr(), libc::MNT_DETACH))?;
             check(libc::chdir(c"/".as_ptr()))?;
             check(libc::chdir(cwd.as_ptr().cast()))?;
@@ -136,9 +149,8 @@ impl WorldPlan {
             };
             let flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint | AT_RECURSIVE;
             // SAFETY: open_tree on a NUL-terminated path owned by the plan.
-            let fd = unsafe {
-                libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, src.as_ptr(), flags)
-            };
+            let fd =
+                unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, src.as_ptr(), flags) };
             check_long(fd)?;
             let fd = fd as libc::c_int;
             let mut set = MOUNT_ATTR_NOSUID;
@@ -411,7 +423,15 @@ fn mount_fs(
 ) -> io::Result<()> {
     let data = data.map_or(ptr::null(), |d| d.as_ptr().cast::<libc::c_void>());
     // SAFETY: NUL-terminated strings owned by the caller.
-    check(unsafe { libc::mount(source.as_ptr(), target.as_ptr(), fstype.as_ptr(), flags, data) })
+    check(unsafe {
+        libc::mount(
+            source.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            flags,
+            data,
+        )
+    })
 }
 
 fn exists_ok(rc: libc::c_int) -> io::Result<()> {

@@ -16,13 +16,21 @@ fn toolchain_args() -> Vec<String> {
         .filter(|p| Path::new(p).exists())
         .map(|p| format!("\"{p}\""))
         .collect();
-    vec!["--yolo".into(), "-c".into(), format!("sandbox.readable_roots=[{}]", roots.join(", "))]
+    vec![
+        "--yolo".into(),
+        "-c".into(),
+        format!("sandbox.readable_roots=[{}]", roots.join(", ")),
+    ]
 }
 
 fn toolchain_env() -> Vec<(String, String)> {
     let home = std::env::var("HOME").unwrap_or_default();
     let mut env = Vec::new();
-    for (var, rel) in [("CARGO_HOME", ".cargo"), ("RUSTUP_HOME", ".rustup"), ("PYENV_ROOT", ".pyenv")] {
+    for (var, rel) in [
+        ("CARGO_HOME", ".cargo"),
+        ("RUSTUP_HOME", ".rustup"),
+        ("PYENV_ROOT", ".pyenv"),
+    ] {
         let value = std::env::var(var).unwrap_or_else(|_| format!("{home}/{rel}"));
         env.push((var.to_string(), value));
     }
@@ -43,10 +51,20 @@ fn run_work(fx: &Fixture, commands: &[&str]) -> Vec<String> {
 fn cargo_builds_and_tests_a_small_crate() {
     require_landlock!();
     let fx = Fixture::new();
-    fx.s.write("crate/Cargo.toml", "[package]\nname = \"small\"\nversion = \"0.1.0\"\nedition = \"2021\"\n");
-    fx.s.write("crate/src/lib.rs", "pub fn two() -> u32 { 2 }\n#[test]\nfn it_is_two() { assert_eq!(two(), 2); }\n");
+    fx.s.write(
+        "crate/Cargo.toml",
+        "[package]\nname = \"small\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    fx.s.write(
+        "crate/src/lib.rs",
+        "pub fn two() -> u32 { 2 }\n#[test]\nfn it_is_two() { assert_eq!(two(), 2); }\n",
+    );
     let r = run_work(&fx, &["cd crate && cargo build --offline 2>&1 && cargo test --offline 2>&1 | grep 'test result' && echo ALL-DONE"]);
-    assert!(r[0].contains("test result: ok. 1 passed") && r[0].contains("ALL-DONE"), "{}", r[0]);
+    assert!(
+        r[0].contains("test result: ok. 1 passed") && r[0].contains("ALL-DONE"),
+        "{}",
+        r[0]
+    );
     assert!(fx.s.ws().join("crate/target").exists());
 }
 
@@ -60,7 +78,10 @@ fn pytest_runs_in_a_virtualenv_inside_the_workspace() {
         wheels.display()
     );
     let fx = Fixture::new();
-    fx.s.write("proj/test_sum.py", "def test_sum():\n    assert sum([2, 3]) == 5\n");
+    fx.s.write(
+        "proj/test_sum.py",
+        "def test_sum():\n    assert sum([2, 3]) == 5\n",
+    );
     // The virtualenv is made inside the sandbox too, from the local wheels.
     let command = format!(
         "cd proj && python3 -m venv .venv && .venv/bin/pip install -q --no-index --find-links {} pytest 2>&1 | tail -2; .venv/bin/python -m pytest -q 2>&1 | tail -3",
@@ -84,5 +105,9 @@ fn npm_test_runs_a_small_package() {
     fx.s.write("pkg/package.json", "{\"name\": \"small\", \"version\": \"1.0.0\", \"scripts\": {\"test\": \"node test.js\"}}\n");
     fx.s.write("pkg/test.js", "const assert = require('assert');\nassert.strictEqual(2 + 3, 5);\nconsole.log('NODE-TESTS-PASSED');\n");
     let r = run_work(&fx, &["cd pkg && npm test 2>&1; echo exit=$?"]);
-    assert!(r[0].contains("NODE-TESTS-PASSED") && r[0].contains("exit=0"), "{}", r[0]);
+    assert!(
+        r[0].contains("NODE-TESTS-PASSED") && r[0].contains("exit=0"),
+        "{}",
+        r[0]
+    );
 }

@@ -65,7 +65,7 @@ fn an_unasked_shell_line_runs_under_read_only_and_about_says_so() {
     t.line("/about");
     let abi = troupe::platform::sandbox::landlock_abi().unwrap_or_default();
     t.wait_for(&format!(
-        "Sandbox        workspace-write, Landlock ABI {abi}"
+        "Sandbox        workspace-write, an allow-listed world (namespaces) with Landlock ABI {abi}"
     ));
     t.line("/quit");
     t.wait_for("[troupe exited 0]");

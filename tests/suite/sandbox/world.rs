@@ -67,10 +67,21 @@ fn host_sockets_exist_for_no_command_in_any_mode() {
     for mode in MODES {
         let (r, out) = fx.run(&commands, mode, &env);
         for (command, response) in commands.iter().zip(&r) {
-            assert!(!response.contains("CONNECTED"), "{mode:?} `{command}`: {response}\n{}", stderr(&out));
+            assert!(
+                !response.contains("CONNECTED"),
+                "{mode:?} `{command}`: {response}\n{}",
+                stderr(&out)
+            );
         }
-        for (name, listener) in [("tmux", &tmux), ("agent", &agent), ("abstract", &abstract_listener)] {
-            assert!(!accepted(listener), "{mode:?}: the {name} socket was reached");
+        for (name, listener) in [
+            ("tmux", &tmux),
+            ("agent", &agent),
+            ("abstract", &abstract_listener),
+        ] {
+            assert!(
+                !accepted(listener),
+                "{mode:?}: the {name} socket was reached"
+            );
         }
     }
     let (r, _) = fx.run(&commands, OFF, &env);
@@ -83,12 +94,28 @@ fn host_sockets_exist_for_no_command_in_any_mode() {
 /// Fake credentials where the usual tools keep them: (path under HOME, marker).
 fn plant_credentials(fx: &Fixture) -> Vec<String> {
     let files = [
-        ".netrc", ".git-credentials", ".config/gh/hosts.yml", ".docker/config.json",
-        ".kube/config", ".npmrc", ".pypirc", ".cargo/credentials.toml", ".cargo/credentials",
-        ".gemini/oauth_creds.json", ".bash_history", ".zsh_history", ".python_history",
-        ".ssh/id_ed25519", ".gnupg/private-keys-v1.d/key.key", ".aws/credentials",
-        ".config/gcloud/application_default_credentials.json", ".azure/accessTokens.json",
-        ".terraform.d/credentials.tfrc.json", ".pgpass", ".my.cnf", ".gem/credentials",
+        ".netrc",
+        ".git-credentials",
+        ".config/gh/hosts.yml",
+        ".docker/config.json",
+        ".kube/config",
+        ".npmrc",
+        ".pypirc",
+        ".cargo/credentials.toml",
+        ".cargo/credentials",
+        ".gemini/oauth_creds.json",
+        ".bash_history",
+        ".zsh_history",
+        ".python_history",
+        ".ssh/id_ed25519",
+        ".gnupg/private-keys-v1.d/key.key",
+        ".aws/credentials",
+        ".config/gcloud/application_default_credentials.json",
+        ".azure/accessTokens.json",
+        ".terraform.d/credentials.tfrc.json",
+        ".pgpass",
+        ".my.cnf",
+        ".gem/credentials",
         ".config/hub",
     ];
     files
@@ -118,7 +145,11 @@ fn no_credential_in_home_is_read_by_any_command_in_any_mode() {
     for mode in MODES {
         let (r, out) = fx.run(&commands, mode, &[]);
         for (command, response) in commands.iter().zip(&r) {
-            assert!(!response.contains("FAKE-SECRET"), "{mode:?} `{command}` read it: {response}\n{}", stderr(&out));
+            assert!(
+                !response.contains("FAKE-SECRET"),
+                "{mode:?} `{command}` read it: {response}\n{}",
+                stderr(&out)
+            );
         }
     }
     let (r, _) = fx.run(&commands[..1], OFF, &[]);
@@ -129,18 +160,27 @@ fn no_credential_in_home_is_read_by_any_command_in_any_mode() {
 fn a_process_outside_the_sandbox_is_not_signalled() {
     require_landlock!();
     let fx = Fixture::new();
-    let mut outside = std::process::Command::new("sleep").arg("60").spawn().expect("sleep");
+    let mut outside = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .expect("sleep");
     let pid = outside.id();
     let commands = [format!("kill -9 {pid}; echo sent")];
     let commands: Vec<&str> = commands.iter().map(String::as_str).collect();
     for mode in [&["--yolo"][..], &["--yolo", "--sandbox", "read-only"]] {
         let (r, _) = fx.run(&commands, mode, &[]);
         assert!(r[0].contains("sent"), "{}", r[0]);
-        assert!(outside.try_wait().expect("try_wait").is_none(), "{mode:?}: the outside process was killed");
+        assert!(
+            outside.try_wait().expect("try_wait").is_none(),
+            "{mode:?}: the outside process was killed"
+        );
     }
     let (_, _) = fx.run(&commands[..1], OFF, &[]);
     let status = outside.wait().expect("wait");
-    assert!(!status.success(), "fixture: the outside process is reachable unsandboxed");
+    assert!(
+        !status.success(),
+        "fixture: the outside process is reachable unsandboxed"
+    );
 }
 
 #[test]
@@ -149,9 +189,14 @@ fn a_command_never_reaches_the_users_terminal() {
     let fx = Fixture::new();
     // The user's terminal: a pseudo-terminal whose other end the test holds.
     let pty = nix::pty::openpty(None, None).expect("openpty");
-    let tty = std::fs::read_link(format!("/proc/self/fd/{}", pty.slave.as_raw_fd())).expect("tty path");
+    let tty =
+        std::fs::read_link(format!("/proc/self/fd/{}", pty.slave.as_raw_fd())).expect("tty path");
     let mut master = std::fs::File::from(pty.master);
-    nix::fcntl::fcntl(&master, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK)).expect("nonblock");
+    nix::fcntl::fcntl(
+        &master,
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+    )
+    .expect("nonblock");
     let tty = tty.display().to_string();
     let commands = [
         format!("printf 'Allow? [y/N] FAKE-PROMPT' > {tty}; echo wrote"),
@@ -165,14 +210,28 @@ fn a_command_never_reaches_the_users_terminal() {
         let mut screen = Vec::new();
         let _ = master.read_to_end(&mut screen);
         let screen = String::from_utf8_lossy(&screen);
-        assert!(!screen.contains("FAKE-PROMPT"), "{mode:?}: drawn on the terminal: {screen}");
-        assert!(!r[1].contains("KEYS"), "{mode:?}: read a keystroke: {}", r[1]);
-        assert!(!r[2].lines().any(|l| l.trim().parse::<u32>().is_ok()), "{mode:?}: host terminals listed: {}", r[2]);
+        assert!(
+            !screen.contains("FAKE-PROMPT"),
+            "{mode:?}: drawn on the terminal: {screen}"
+        );
+        assert!(
+            !r[1].contains("KEYS"),
+            "{mode:?}: read a keystroke: {}",
+            r[1]
+        );
+        assert!(
+            !r[2].lines().any(|l| l.trim().parse::<u32>().is_ok()),
+            "{mode:?}: host terminals listed: {}",
+            r[2]
+        );
     }
     let (_, _) = fx.run(&commands[..1], OFF, &[]);
     let mut screen = Vec::new();
     let _ = master.read_to_end(&mut screen);
-    assert!(String::from_utf8_lossy(&screen).contains("FAKE-PROMPT"), "fixture: the terminal is reachable unsandboxed");
+    assert!(
+        String::from_utf8_lossy(&screen).contains("FAKE-PROMPT"),
+        "fixture: the terminal is reachable unsandboxed"
+    );
 }
 
 #[test]
@@ -184,16 +243,32 @@ fn a_command_cannot_create_or_replace_git_troupe_or_gemini() {
         "mkdir -p .gemini && echo '{}' > .gemini/settings.json; echo made",
         "git init -q . ; echo made",
     ];
-    let (r, out) = fx.run(&commands, &["--yolo"], &[]);
-    for (sub, response) in [".troupe", ".gemini", ".git"].iter().zip(&r) {
-        assert!(!fx.s.ws().join(sub).exists(), "{sub} was left in place: {response}\n{}", stderr(&out));
-        assert!(fx.s.ws().join(format!("{sub}.made-by-command")).exists(), "{response}");
-        assert!(response.contains("commands may not create .git, .troupe or .gemini"), "{response}");
+    // One run each: a command's check moves aside what it made, not another's.
+    for (sub, command) in [".troupe", ".gemini", ".git"].iter().zip(commands) {
+        let (r, out) = fx.run(&[command], &["--yolo"], &[]);
+        let response = &r[0];
+        assert!(
+            !fx.s.ws().join(sub).exists(),
+            "{sub} was left in place: {response}\n{}",
+            stderr(&out)
+        );
+        assert!(
+            fx.s.ws().join(format!("{sub}.made-by-command")).exists(),
+            "{response}"
+        );
+        assert!(
+            response.contains("commands may not create .git, .troupe or .gemini"),
+            "{response}"
+        );
     }
     // An existing .git: its config and hooks are read-only and it cannot be swapped
     // for another, but commits work.
     let git = |args: &[&str]| {
-        let status = std::process::Command::new("git").args(args).current_dir(fx.s.ws()).status().expect("git");
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(fx.s.ws())
+            .status()
+            .expect("git");
         assert!(status.success(), "git {args:?}");
     };
     std::fs::remove_dir_all(fx.s.ws().join(".git.made-by-command")).expect("rm");
@@ -207,7 +282,11 @@ fn a_command_cannot_create_or_replace_git_troupe_or_gemini() {
     let (r, _) = fx.run(&commands, &["--yolo"], &[]);
     let config = std::fs::read_to_string(fx.s.ws().join(".git/config")).expect("config");
     assert!(!config.contains("fsmonitor"), "{config}\n{}", r[0]);
-    assert!(!fx.s.ws().join(".git/hooks/pre-commit").exists(), "{}", r[1]);
+    assert!(
+        !fx.s.ws().join(".git/hooks/pre-commit").exists(),
+        "{}",
+        r[1]
+    );
     assert!(!fx.s.ws().join(".git-old").exists(), "{}", r[2]);
     assert!(r[3].contains("COMMITTED"), "{}", r[3]);
 }
