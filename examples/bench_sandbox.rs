@@ -1,5 +1,6 @@
 //! The kernel sandbox's cost per command: spawns `/bin/true` N times (default 200)
-//! without a sandbox and under each mode, interleaved, the sandbox prepared for every
+//! without a sandbox and under each mode — in the allow-listed world and, for
+//! comparison, with Landlock alone over the host's files — interleaved, the sandbox prepared for every
 //! spawn as Troupe does (`SandboxPolicy::prepare` then `apply_to`), and prints the
 //! medians and the differences. Also the median of `prepare` alone.
 //!
@@ -8,7 +9,9 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use troupe::platform::sandbox::{landlock_abi, SandboxError, SandboxMode, SandboxPolicy};
+use troupe::platform::sandbox::{
+    landlock_abi, ProtectionStrategy, SandboxError, SandboxMode, SandboxPolicy,
+};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n: usize = std::env::args()
@@ -42,49 +45,54 @@ fn run(n: usize, abi: u8, ws: &std::path::Path) -> Result<(), Box<dyn std::error
     let ro = policy(SandboxMode::ReadOnly);
     if let Some(p) = ww.prepare()? {
         println!(
-            "Landlock ABI {abi}; workspace-write protection {:?}, {} rules",
+            "Landlock ABI {abi}; workspace-write protection {:?}, {} trees bound",
             p.protection(),
             p.rule_count()
         );
     }
-    let (mut plain, mut with_ww, mut with_ro, mut prepare) = (vec![], vec![], vec![], vec![]);
+    let world = ProtectionStrategy::Auto;
+    let host = ProtectionStrategy::MountNamespace;
+    let series: [(&str, Option<(&SandboxPolicy, ProtectionStrategy)>); 5] = [
+        ("unsandboxed", None),
+        ("world, workspace-write", Some((&ww, world))),
+        ("world, read-only", Some((&ro, world))),
+        ("Landlock only, workspace-write", Some((&ww, host))),
+        ("Landlock only, read-only", Some((&ro, host))),
+    ];
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); series.len()];
+    let mut prepare = Vec::new();
     for _ in 0..n {
-        plain.push(spawn(None)?);
-        with_ww.push(spawn(Some(&ww))?);
-        with_ro.push(spawn(Some(&ro))?);
+        for (i, (_, how)) in series.iter().enumerate() {
+            times[i].push(spawn(*how)?);
+        }
         let started = Instant::now();
         let _ = ww.prepare()?;
         prepare.push(started.elapsed());
     }
-    let base = median(&mut plain);
-    let ww_m = median(&mut with_ww);
-    let ro_m = median(&mut with_ro);
-    println!("{n} spawns of /bin/true each, interleaved; medians:");
-    println!("  unsandboxed                      {:>8.3} ms", ms(base));
+    let base = median(&mut times[0]);
+    println!("{n} spawns of /bin/true each, interleaved, prepare + spawn + wait; medians:");
+    for (i, (name, _)) in series.iter().enumerate() {
+        let m = median(&mut times[i]);
+        println!(
+            "  {name:<32} {:>8.3} ms  (+{:.3} ms)",
+            ms(m),
+            ms(m.saturating_sub(base))
+        );
+    }
     println!(
-        "  workspace-write (prepare+spawn)  {:>8.3} ms  (+{:.3} ms)",
-        ms(ww_m),
-        ms(ww_m.saturating_sub(base))
-    );
-    println!(
-        "  read-only (prepare+spawn)        {:>8.3} ms  (+{:.3} ms)",
-        ms(ro_m),
-        ms(ro_m.saturating_sub(base))
-    );
-    println!(
-        "  prepare alone (workspace-write)  {:>8.3} ms",
+        "  prepare alone (world, workspace-write) {:>8.3} ms",
         ms(median(&mut prepare))
     );
     Ok(())
 }
 
 /// One spawn and wait; with `policy`, the sandbox is prepared for this spawn.
-fn spawn(policy: Option<&SandboxPolicy>) -> Result<Duration, SandboxError> {
+fn spawn(how: Option<(&SandboxPolicy, ProtectionStrategy)>) -> Result<Duration, SandboxError> {
     let started = Instant::now();
     let mut cmd = Command::new("/bin/true");
     cmd.stdin(Stdio::null()).current_dir(std::env::temp_dir());
-    if let Some(policy) = policy {
-        if let Some(prepared) = policy.prepare()? {
+    if let Some((policy, strategy)) = how {
+        if let Some(prepared) = policy.prepare_with(strategy)? {
             prepared.apply_to(&mut cmd);
         }
     }

@@ -134,7 +134,7 @@ mod tests {
         };
         let vars = variables(&env);
         let get = |k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
-        assert_eq!(get("GIT_CONFIG_COUNT"), Some("6"));
+        assert_eq!(get("GIT_CONFIG_COUNT"), Some("7"));
         assert_eq!(get("GIT_CONFIG_KEY_2"), Some("core.fsmonitor"));
         assert_eq!(get("GIT_CONFIG_VALUE_3"), Some("/dev/null"));
         assert_eq!(get("GIT_CONFIG_KEY_0"), None);

@@ -16,10 +16,12 @@ use std::ffi::CString;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::AtomicI32;
-use std::sync::OnceLock;
 
 use super::child::c_path;
 use super::landlock_raw::{self, InsideRules};
+pub(super) use super::world_paths::private_tmp;
+pub use super::world_paths::remove_private_tmp;
+use super::world_paths::{denied_inside, env_files, secret_files};
 use super::{SandboxError, SandboxMode, SandboxPolicy, PROTECTED_SUBDIRS};
 
 /// Where the new root is assembled before `pivot_root` (a tmpfs mounted over it in the
@@ -53,7 +55,7 @@ pub const TOOLCHAIN_ROOTS: [&str; 14] = [
 ];
 
 /// Files inside the shown directories that hold secrets and are shown empty.
-const SECRET_FILES: [&str; 8] = [
+pub(super) const SECRET_FILES: [&str; 8] = [
     "/etc/shadow",
     "/etc/shadow-",
     "/etc/gshadow",
@@ -77,7 +79,7 @@ const DEVICES: [&str; 6] = [
 
 /// At most this many `.env*` files of a workspace are hidden from `read-only`
 /// commands; past it the walk stops (and says so in the log).
-const MAX_ENV_MASKS: usize = 256;
+pub(super) const MAX_ENV_MASKS: usize = 256;
 
 /// One step of building the new root, in order. Paths are inside the staging root.
 pub(super) enum MountOp {
@@ -137,16 +139,16 @@ pub(super) struct WorldInputs<'a> {
 /// Collects mount targets, then orders them so that a parent is mounted before
 /// anything beneath it.
 #[derive(Default)]
-struct Targets {
-    entries: Vec<Target>,
+pub(super) struct Targets {
+    pub(super) entries: Vec<Target>,
 }
 
-struct Target {
-    path: PathBuf,
-    kind: TargetKind,
+pub(super) struct Target {
+    pub(super) path: PathBuf,
+    pub(super) kind: TargetKind,
 }
 
-enum TargetKind {
+pub(super) enum TargetKind {
     Bind {
         src: PathBuf,
         read_only: bool,
@@ -490,62 +492,6 @@ fn resolv_conf(t: &mut Targets) {
     }
 }
 
-/// The `deny_read` paths that a shown tree holds (a readable root that contains
-/// `~/.ssh`, say): each is shown empty.
-fn denied_inside(t: &Targets, deny_read: &[PathBuf]) -> Vec<PathBuf> {
-    let shown: Vec<&Path> = t
-        .entries
-        .iter()
-        .filter_map(|e| match &e.kind {
-            TargetKind::Bind { src, .. } => Some(src.as_path()),
-            _ => None,
-        })
-        .collect();
-    deny_read
-        .iter()
-        .filter_map(|p| p.canonicalize().ok())
-        .filter(|p| shown.iter().any(|root| p.starts_with(root) && p != root))
-        .collect()
-}
-
-/// The secret files of [`SECRET_FILES`] that exist.
-fn secret_files(home: &Path) -> Vec<PathBuf> {
-    SECRET_FILES
-        .iter()
-        .map(|p| match p.strip_prefix("~/") {
-            Some(rel) => home.join(rel),
-            None => PathBuf::from(p),
-        })
-        .filter(|p| p.is_file())
-        .filter_map(|p| p.canonicalize().ok())
-        .collect()
-}
-
-/// `.env`, `.env.*` and `.envrc` files beneath a workspace root (ignore files not
-/// honoured: a secret is usually ignored), hidden from `read-only` commands.
-fn env_files(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let walk = ignore::WalkBuilder::new(root)
-        .standard_filters(false)
-        .filter_entry(|e| {
-            let name = e.file_name();
-            !(name == ".git" || name == "node_modules" || name == "target")
-        })
-        .build();
-    for entry in walk.flatten() {
-        let name = entry.file_name().to_string_lossy();
-        let secret = name == ".env" || name.starts_with(".env.") || name == ".envrc";
-        if secret && entry.file_type().is_some_and(|k| k.is_file()) {
-            out.push(entry.into_path());
-            if out.len() >= MAX_ENV_MASKS {
-                tracing::warn!(root = %root.display(), "more than {MAX_ENV_MASKS} .env files: the rest stay readable");
-                break;
-            }
-        }
-    }
-    out
-}
-
 /// `path` inside the staging root.
 fn stage_path(path: &Path) -> Result<CString, SandboxError> {
     let mut s = String::from(STAGE);
@@ -557,59 +503,4 @@ fn stage_path(path: &Path) -> Result<CString, SandboxError> {
 
 fn io_invalid(e: std::ffi::NulError) -> SandboxError {
     SandboxError::Io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
-}
-
-/// The private `/tmp` of this process's commands: one directory (mode 0700) in
-/// Troupe's home (`tmp/sandbox-<pid>-…`, which no command sees), shared by all
-/// commands of the process so that a file one command leaves in `/tmp` is there for
-/// the next. Removed by [`remove_private_tmp`]; those of processes that are gone are
-/// removed when the next one starts.
-pub(super) fn private_tmp() -> Result<&'static Path, SandboxError> {
-    let dir = PRIVATE_TMP.get_or_init(|| {
-        let parent = crate::settings::troupe_home().join("tmp");
-        fs::create_dir_all(&parent).map_err(|e| e.to_string())?;
-        remove_stale_private_tmps(&parent);
-        tempfile::Builder::new()
-            .prefix(&format!("sandbox-{}-", std::process::id()))
-            .tempdir_in(&parent)
-            .map(|d| d.keep())
-            .map_err(|e| e.to_string())
-    });
-    match dir {
-        Ok(p) => Ok(p.as_path()),
-        Err(e) => Err(SandboxError::Io(std::io::Error::other(e.clone()))),
-    }
-}
-
-/// Removes the `sandbox-<pid>-…` directories of processes that no longer run.
-fn remove_stale_private_tmps(parent: &Path) {
-    let Ok(entries) = fs::read_dir(parent) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix("sandbox-")
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|pid| pid.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        // SAFETY: signal 0 only checks that the process exists.
-        let alive = unsafe { libc::kill(pid, 0) } == 0
-            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-        if !alive {
-            let _ = fs::remove_dir_all(entry.path());
-        }
-    }
-}
-
-static PRIVATE_TMP: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-
-/// Removes the private `/tmp` when the process ends (best effort; nothing when no
-/// command ran in a world).
-pub fn remove_private_tmp() {
-    if let Some(Ok(dir)) = PRIVATE_TMP.get() {
-        let _ = fs::remove_dir_all(dir);
-    }
 }
