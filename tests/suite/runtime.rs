@@ -555,6 +555,9 @@ fn the_recorder_and_the_corrector_share_one_background_arbiter() {
             "-p",
             "threads",
             "--yolo",
+            // The command looks at Troupe's own threads: outside the sandbox's world.
+            "--sandbox",
+            "off",
             "-c",
             "sessions.record=true",
             "-c",

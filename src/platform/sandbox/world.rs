@@ -125,6 +125,9 @@ pub(super) struct WorldPlan {
     pub(super) landlock: InsideRules,
     /// Scaffolds remounted read-only once everything is mounted.
     pub(super) read_only_after: Vec<CString>,
+    /// Where this process's argument strings are (`arg_start`, `arg_end`), for the
+    /// helper processes to rename themselves.
+    pub(super) argv_area: Option<(usize, usize)>,
 }
 
 /// What a plan is built from: the policy plus where `HOME` and the private `/tmp` are.
@@ -238,6 +241,7 @@ impl WorldPlan {
             net_ns: !(policy.network && writable) && inputs.abi < 6,
             landlock: landlock_raw::inside_rules(inputs.abi, policy, &workspaces)?,
             read_only_after: Vec::new(),
+            argv_area: argv_area(),
         };
         if inputs.user_ns {
             // SAFETY: trivial getters.
@@ -388,6 +392,19 @@ fn scaffold_under_tmp(t: &mut Targets, private_tmp: &Path) -> Result<(), Sandbox
         }
     }
     Ok(())
+}
+
+/// This process's argument area, from `/proc/self/stat` (fields 48 and 49), read once.
+fn argv_area() -> Option<(usize, usize)> {
+    static AREA: std::sync::OnceLock<Option<(usize, usize)>> = std::sync::OnceLock::new();
+    *AREA.get_or_init(|| {
+        let stat = fs::read_to_string("/proc/self/stat").ok()?;
+        let fields: Vec<&str> = crate::engine::proc_stat::fields_after_name(&stat)?.collect();
+        // After the name, field 3 (state) is index 0: arg_start is field 48.
+        let start = fields.get(45)?.parse().ok()?;
+        let end = fields.get(46)?.parse().ok()?;
+        (start > 0 && end > start).then_some((start, end))
+    })
 }
 
 /// What of a writable workspace root stays read-only: `.troupe` and `.gemini` whole;

@@ -61,8 +61,10 @@ impl WorldPlan {
         let [read_end, write_end] = status_pipe;
         let init = raw_fork()?;
         if init != 0 {
+            self.rename(c"troupe-sbx-mon", b"troupe: sandbox monitor");
             monitor(init, read_end, write_end);
         }
+        self.rename(c"troupe-sbx-init", b"troupe: sandbox init");
         // The init: PID 1 of the new namespace. It dies with the monitor until the
         // command has ended (then jobs the command left may outlive the monitor).
         // SAFETY: plain syscalls.
@@ -90,6 +92,25 @@ impl WorldPlan {
             );
         }
         Ok(())
+    }
+
+    /// Names this helper process (its `comm` and its command line, which is Troupe's
+    /// own until now) so that neither `ps` nor Troupe's job listing takes it for
+    /// Troupe or for a job.
+    fn rename(&self, comm: &std::ffi::CStr, title: &[u8]) {
+        // SAFETY: PR_SET_NAME copies at most 16 bytes of a NUL-terminated string.
+        unsafe { libc::prctl(libc::PR_SET_NAME, comm.as_ptr(), 0, 0, 0) };
+        if let Some((start, end)) = self.argv_area {
+            let len = end.saturating_sub(start);
+            // SAFETY: [start, end) is this process's own copy of the argument strings
+            // (read from /proc/self/stat by the parent), which nothing reads any more.
+            unsafe {
+                let area = std::slice::from_raw_parts_mut(start as *mut u8, len);
+                area.fill(0);
+                let n = title.len().min(len.saturating_sub(1));
+                area[..n].copy_from_slice(&title[..n]);
+            }
+        }
     }
 
     /// Assembles the new root on the staging tmpfs and pivots into it.

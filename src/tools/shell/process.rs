@@ -360,7 +360,7 @@ pub fn group_members(pgid: i32, leader: i32) -> Vec<i32> {
         else {
             continue;
         };
-        if pid == leader {
+        if pid == leader || is_sandbox_helper(&entry.path()) {
             continue;
         }
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
@@ -377,6 +377,12 @@ pub fn group_members(pgid: i32, leader: i32) -> Vec<i32> {
     }
     members.sort_unstable();
     members
+}
+
+/// Whether a process is the sandbox's own init or monitor (not a job).
+fn is_sandbox_helper(proc_dir: &std::path::Path) -> bool {
+    std::fs::read_to_string(proc_dir.join("comm"))
+        .is_ok_and(|comm| matches!(comm.trim_end(), "troupe-sbx-init" | "troupe-sbx-mon"))
 }
 
 /// The name of a signal number (`SIGTERM`), or the number.
