@@ -9,23 +9,13 @@ use std::ffi::CString;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use landlock::{Access, AccessFs, AccessNet, BitFlags, Scope, ABI};
+
 use super::child::{c_path, check_long};
+use super::rules::{write_rights, DEVICE_RW, FILE_RIGHTS, READ, TARGET_ABI};
 use super::world::SYSTEM_ROOTS;
 use super::{SandboxError, SandboxMode, SandboxPolicy};
 
-const EXECUTE: u64 = 1 << 0;
-const WRITE_FILE: u64 = 1 << 1;
-const READ_FILE: u64 = 1 << 2;
-const READ_DIR: u64 = 1 << 3;
-const MAKE_CHAR: u64 = 1 << 6;
-const MAKE_BLOCK: u64 = 1 << 11;
-const TRUNCATE: u64 = 1 << 14;
-const IOCTL_DEV: u64 = 1 << 15;
-const FILE_RIGHTS: u64 = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV;
-const NET_BIND_TCP: u64 = 1;
-const NET_CONNECT_TCP: u64 = 2;
-const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1;
-const SCOPE_SIGNAL: u64 = 2;
 const RULE_PATH_BENEATH: libc::c_int = 1;
 
 /// Devices writable in every mode (besides the command's own pseudo-terminals).
@@ -62,16 +52,6 @@ pub(super) struct InsideRules {
     rules: Vec<InsideRule>,
 }
 
-/// Filesystem rights the kernel of `abi` handles.
-fn handled_fs(abi: u8) -> u64 {
-    match abi {
-        0 | 1 => (1 << 13) - 1,
-        2 => (1 << 14) - 1,
-        3 | 4 => (1 << 15) - 1,
-        _ => (1 << 16) - 1,
-    }
-}
-
 /// Plans the layer: in `read-only`, reading everywhere in the world and executing
 /// only the system directories; in `workspace-write`, reading and executing
 /// everywhere and writing in the workspace roots, the writable roots, `/tmp` and
@@ -82,10 +62,15 @@ pub(super) fn inside_rules(
     policy: &SandboxPolicy,
     workspaces: &[PathBuf],
 ) -> Result<InsideRules, SandboxError> {
-    let fs_all = handled_fs(abi);
-    let read = READ_FILE | READ_DIR;
-    let write = fs_all & !(EXECUTE | READ_FILE | READ_DIR | MAKE_CHAR | MAKE_BLOCK);
-    let device = (READ_FILE | READ_DIR | WRITE_FILE | TRUNCATE | IOCTL_DEV) & fs_all;
+    // The rights of the kernel's ABI (capped at the one the host-world rules target),
+    // as the landlock crate names them; the raw calls below take their bits.
+    let abi_rights = ABI::from(i32::from(abi)).min(TARGET_ABI);
+    let handled = AccessFs::from_all(abi_rights);
+    let fs_all = handled.bits();
+    let read = READ.bits();
+    let execute = BitFlags::from(AccessFs::Execute).bits();
+    let write = (write_rights() & handled).bits();
+    let device = (DEVICE_RW & handled).bits();
     let read_only = policy.mode == SandboxMode::ReadOnly;
     let mut rules = Vec::new();
     let mut add = |path: &Path, access: u64| -> Result<(), SandboxError> {
@@ -102,19 +87,19 @@ pub(super) fn inside_rules(
         for dir in SYSTEM_ROOTS {
             let path = Path::new(dir);
             if path.symlink_metadata().is_ok_and(|m| m.is_dir()) {
-                add(path, read | EXECUTE)?;
+                add(path, read | execute)?;
             }
         }
     } else {
-        add(Path::new("/"), read | EXECUTE)?;
+        add(Path::new("/"), read | execute)?;
         let extra = policy
             .writable_roots
             .iter()
             .filter_map(|p| p.canonicalize().ok());
         for root in workspaces.iter().cloned().chain(extra) {
-            add(&root, read | EXECUTE | write)?;
+            add(&root, read | execute | write)?;
         }
-        add(Path::new("/tmp"), read | EXECUTE | write)?;
+        add(Path::new("/tmp"), read | execute | write)?;
         add(Path::new("/dev/shm"), read | write)?;
     }
     for dev in DEVICE_FILES {
@@ -125,12 +110,12 @@ pub(super) fn inside_rules(
     Ok(InsideRules {
         handled_fs: fs_all,
         handled_net: if block_net && abi >= 4 {
-            NET_BIND_TCP | NET_CONNECT_TCP
+            (AccessNet::BindTcp | AccessNet::ConnectTcp).bits()
         } else {
             0
         },
         scoped: if abi >= 6 {
-            SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL
+            (Scope::AbstractUnixSocket | Scope::Signal).bits()
         } else {
             0
         },
@@ -180,7 +165,7 @@ impl InsideRules {
             let access = if rule.dir {
                 rule.access
             } else {
-                rule.access & FILE_RIGHTS
+                rule.access & FILE_RIGHTS.bits()
             };
             let attr = PathBeneathAttr {
                 allowed_access: access,
@@ -204,5 +189,48 @@ impl InsideRules {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The masks are the kernel's uapi bits: for ABI 7, every filesystem right is
+    /// handled (bits 0–15), writes are all of them but execute, read file, read dir
+    /// and the two device-node rights, and scoping covers both scopes.
+    #[test]
+    fn masks_are_the_uapi_bits() {
+        let policy = SandboxPolicy {
+            mode: SandboxMode::WorkspaceWrite,
+            workspace_roots: vec![PathBuf::from("/w")],
+            writable_roots: Vec::new(),
+            network: false,
+            deny_read: Vec::new(),
+            readable_roots: Vec::new(),
+            home: PathBuf::from("/h"),
+        };
+        let rules = inside_rules(7, &policy, &[PathBuf::from("/w")]).expect("rules");
+        assert_eq!(rules.handled_fs, 0xFFFF);
+        assert_eq!(rules.handled_net, 0b11);
+        assert_eq!(rules.scoped, 0b11);
+        let ws = rules
+            .rules
+            .iter()
+            .find(|r| r.path.as_bytes() == b"/w")
+            .expect("ws rule");
+        assert_eq!(ws.access, 0xFFFF & !(0x40 | 0x800));
+        let null = rules
+            .rules
+            .iter()
+            .find(|r| r.path.as_bytes() == b"/dev/null")
+            .expect("null");
+        assert_eq!(null.access, 0x2 | 0x4 | 0x8 | 0x4000 | 0x8000);
+        assert!(!null.dir);
+        let old = inside_rules(3, &policy, &[]).expect("abi 3");
+        assert_eq!(
+            (old.handled_fs, old.handled_net, old.scoped),
+            ((1 << 15) - 1, 0, 0)
+        );
     }
 }

@@ -17,10 +17,10 @@ use super::SandboxError;
 
 /// The Landlock ABI this module was written and tested against. Newer kernels get
 /// exactly these semantics; older ones degrade (best effort) to what they support.
-const TARGET_ABI: ABI = ABI::V7;
+pub(super) const TARGET_ABI: ABI = ABI::V7;
 
 /// Rights that make sense on a non-directory.
-const FILE_RIGHTS: BitFlags<AccessFs> =
+pub(super) const FILE_RIGHTS: BitFlags<AccessFs> =
     make_bitflags!(AccessFs::{ReadFile | WriteFile | Execute | Truncate | IoctlDev});
 
 /// Read access (without execute).
