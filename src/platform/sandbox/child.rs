@@ -168,12 +168,37 @@ impl CapDrop {
     }
 }
 
-/// A private mount namespace in which some paths are bind-mounted read-only.
-pub(super) struct NsPlan {
-    /// Also create a user namespace (unprivileged callers).
-    user_ns: bool,
+/// The id maps of a user namespace that maps only the caller's uid and gid to
+/// themselves (prepared by the parent).
+pub(super) struct IdMaps {
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
+}
+
+impl IdMaps {
+    /// The maps for the calling process's effective uid and gid.
+    pub(super) fn current() -> Self {
+        // SAFETY: trivial getters.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        IdMaps {
+            uid_map: format!("{uid} {uid} 1\n").into_bytes(),
+            gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+        }
+    }
+
+    /// Writes them for the calling process, just after it entered its new user
+    /// namespace. Async-signal-safe.
+    pub(super) fn write(&self) -> io::Result<()> {
+        write_file(c"/proc/self/setgroups", b"deny")?;
+        write_file(c"/proc/self/uid_map", &self.uid_map)?;
+        write_file(c"/proc/self/gid_map", &self.gid_map)
+    }
+}
+
+/// A private mount namespace in which some paths are bind-mounted read-only.
+pub(super) struct NsPlan {
+    /// Also create a user namespace (unprivileged callers), with these maps.
+    user_ns: Option<IdMaps>,
     /// Path and the mount flags that must be kept when remounting it read-only.
     ro_binds: Vec<(CString, libc::c_ulong)>,
 }
@@ -181,33 +206,27 @@ pub(super) struct NsPlan {
 impl NsPlan {
     /// Prepares (in the parent) a namespace plan making `paths` read-only.
     pub(super) fn new(user_ns: bool, paths: &[PathBuf]) -> io::Result<Self> {
-        // SAFETY: trivial getters.
-        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         let mut ro_binds = Vec::with_capacity(paths.len());
         for path in paths {
             ro_binds.push((c_path(path)?, locked_flags(path)?));
         }
         Ok(NsPlan {
-            user_ns,
-            uid_map: format!("{uid} {uid} 1\n").into_bytes(),
-            gid_map: format!("{gid} {gid} 1\n").into_bytes(),
+            user_ns: user_ns.then(IdMaps::current),
             ro_binds,
         })
     }
 
     /// Enters a new mount namespace and applies the bind mounts. Async-signal-safe.
     pub(super) fn enter(&self) -> io::Result<()> {
-        let flags = if self.user_ns {
+        let flags = if self.user_ns.is_some() {
             libc::CLONE_NEWUSER | libc::CLONE_NEWNS
         } else {
             libc::CLONE_NEWNS
         };
         // SAFETY: plain syscall.
         check(unsafe { libc::unshare(flags) })?;
-        if self.user_ns {
-            write_file(c"/proc/self/setgroups", b"deny")?;
-            write_file(c"/proc/self/uid_map", &self.uid_map)?;
-            write_file(c"/proc/self/gid_map", &self.gid_map)?;
+        if let Some(maps) = &self.user_ns {
+            maps.write()?;
         }
         // Never propagate our mounts back to the parent's namespace.
         mount(None, c"/", libc::MS_REC | libc::MS_SLAVE)?;

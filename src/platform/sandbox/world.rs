@@ -17,7 +17,7 @@ use std::fs;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::AtomicI32;
 
-use super::child::c_path;
+use super::child::{c_path, IdMaps};
 use super::landlock_raw::{self, InsideRules};
 pub(super) use super::world_paths::private_tmp;
 pub use super::world_paths::remove_private_tmp;
@@ -115,10 +115,8 @@ pub(super) struct WorldPlan {
     pub(super) ops: Vec<MountOp>,
     /// Filled in by the child: one descriptor per [`MountOp::Bind`].
     pub(super) trees: Vec<AtomicI32>,
-    /// A user namespace too (the parent lacks `CAP_SYS_ADMIN`).
-    pub(super) user_ns: bool,
-    pub(super) uid_map: Vec<u8>,
-    pub(super) gid_map: Vec<u8>,
+    /// A user namespace too (the parent lacks `CAP_SYS_ADMIN`), with these maps.
+    pub(super) user_ns: Option<IdMaps>,
     /// A network namespace with only loopback (no network).
     pub(super) net_ns: bool,
     /// The Landlock layer applied inside the world.
@@ -232,9 +230,7 @@ impl WorldPlan {
         let mut plan = WorldPlan {
             ops: Vec::new(),
             trees: Vec::new(),
-            user_ns: inputs.user_ns,
-            uid_map: Vec::new(),
-            gid_map: Vec::new(),
+            user_ns: inputs.user_ns.then(IdMaps::current),
             // Without network the seccomp filter refuses every socket but AF_UNIX and
             // Landlock keeps abstract UNIX sockets inside (ABI 6): a network namespace
             // (about 1.3 ms a command) is needed only on older kernels.
@@ -243,12 +239,6 @@ impl WorldPlan {
             read_only_after: Vec::new(),
             argv_area: argv_area(),
         };
-        if inputs.user_ns {
-            // SAFETY: trivial getters.
-            let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-            plan.uid_map = format!("{uid} {uid} 1\n").into_bytes();
-            plan.gid_map = format!("{gid} {gid} 1\n").into_bytes();
-        }
         scaffold_under_tmp(&mut t, inputs.private_tmp)?;
         plan.emit(t, inputs.home, &masks)?;
         Ok(plan)

@@ -16,7 +16,7 @@ use std::io;
 use std::ptr;
 use std::sync::atomic::Ordering;
 
-use super::child::{check, check_long, mount, write_file};
+use super::child::{check, check_long, mount};
 use super::world::{MountOp, WorldPlan};
 
 const OPEN_TREE_CLONE: libc::c_uint = 1;
@@ -42,7 +42,7 @@ impl WorldPlan {
     pub(super) fn enter(&self) -> io::Result<()> {
         let mut flags = libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
         flags |= libc::CLONE_NEWUTS;
-        if self.user_ns {
+        if self.user_ns.is_some() {
             flags |= libc::CLONE_NEWUSER;
         }
         if self.net_ns {
@@ -50,10 +50,8 @@ impl WorldPlan {
         }
         // SAFETY: plain syscall.
         check(unsafe { libc::unshare(flags) })?;
-        if self.user_ns {
-            write_file(c"/proc/self/setgroups", b"deny")?;
-            write_file(c"/proc/self/uid_map", &self.uid_map)?;
-            write_file(c"/proc/self/gid_map", &self.gid_map)?;
+        if let Some(maps) = &self.user_ns {
+            maps.write()?;
         }
         let mut status_pipe = [0 as libc::c_int; 2];
         // SAFETY: pipe2 fills the two ints we own.
