@@ -27,20 +27,21 @@ pub fn configured_mode(settings: &Settings) -> Result<SandboxMode, SandboxError>
 /// The Landlock ABI commands can use: the kernel's, unless a test build pretends it
 /// has none (`TROUPE_TEST_NO_LANDLOCK=1` with the test hooks on).
 pub fn usable_abi() -> Option<u8> {
-    if pretend_no_landlock() {
+    if pretend_missing("TROUPE_TEST_NO_LANDLOCK") {
         return None;
     }
     super::landlock_abi()
 }
 
+/// Whether a test build pretends a kernel feature is missing (`var=1` with the test
+/// hooks on); never in a shipped build.
 #[cfg(feature = "test-hooks")]
-fn pretend_no_landlock() -> bool {
-    crate::platform::test_hooks::enabled()
-        && std::env::var("TROUPE_TEST_NO_LANDLOCK").is_ok_and(|v| v == "1")
+pub(super) fn pretend_missing(var: &str) -> bool {
+    crate::platform::test_hooks::enabled() && std::env::var(var).is_ok_and(|v| v == "1")
 }
 
 #[cfg(not(feature = "test-hooks"))]
-fn pretend_no_landlock() -> bool {
+pub(super) fn pretend_missing(_var: &str) -> bool {
     false
 }
 
@@ -63,24 +64,21 @@ pub fn policy(settings: &Settings, roots: &[PathBuf], mode: SandboxMode) -> Sand
     SandboxPolicy {
         mode,
         workspace_roots: roots.to_vec(),
-        writable_roots: settings
-            .sandbox
-            .writable_roots
-            .iter()
-            .filter(|r| !r.trim().is_empty())
-            .map(|r| crate::settings::expand_tilde(std::path::Path::new(r.trim())))
-            .collect(),
+        writable_roots: expanded(&settings.sandbox.writable_roots),
         network: settings.sandbox.network && mode != SandboxMode::ReadOnly,
         deny_read: SandboxPolicy::default_deny_read(&home, &troupe_home),
-        readable_roots: settings
-            .sandbox
-            .readable_roots
-            .iter()
-            .filter(|r| !r.trim().is_empty())
-            .map(|r| crate::settings::expand_tilde(std::path::Path::new(r.trim())))
-            .collect(),
+        readable_roots: expanded(&settings.sandbox.readable_roots),
         home,
     }
+}
+
+/// A setting's list of directories, blanks dropped and `~` expanded.
+fn expanded(roots: &[String]) -> Vec<PathBuf> {
+    roots
+        .iter()
+        .filter(|r| !r.trim().is_empty())
+        .map(|r| crate::settings::expand_tilde(std::path::Path::new(r.trim())))
+        .collect()
 }
 
 /// The mode a command runs in: `chosen` when its approval chose one (a read-only

@@ -15,7 +15,7 @@ use super::{
 /// host's world, and every command asks).
 pub fn world_support() -> Option<bool> {
     static SUPPORT: OnceLock<Option<bool>> = OnceLock::new();
-    if pretend_no_world() {
+    if super::session::pretend_missing("TROUPE_TEST_NO_WORLD") {
         return None;
     }
     *SUPPORT.get_or_init(|| {
@@ -55,17 +55,6 @@ fn world_probe(abi: u8, user_ns: bool) -> Result<bool, SandboxError> {
         .stderr(std::process::Stdio::null());
     prepared.apply_to(&mut cmd);
     Ok(cmd.status()?.success())
-}
-
-#[cfg(feature = "test-hooks")]
-fn pretend_no_world() -> bool {
-    crate::platform::test_hooks::enabled()
-        && std::env::var("TROUPE_TEST_NO_WORLD").is_ok_and(|v| v == "1")
-}
-
-#[cfg(not(feature = "test-hooks"))]
-fn pretend_no_world() -> bool {
-    false
 }
 
 impl PreparedSandbox {
