@@ -175,21 +175,8 @@ fn assignments_abbreviations_and_secret_reads_ask_in_default_mode() {
 
 /// A workspace repository with `.env`, `.env.local` and `.envrc` in its history.
 fn secret_repository(fx: &Fixture) {
-    let ws = fx.s.ws();
     let git = |args: &[&str]| {
-        let status = Command::new("git")
-            .args(args)
-            .current_dir(&ws)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", fx.s.home())
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .stdout(Stdio::null())
-            .status()
-            .expect("git");
-        assert!(status.success(), "git {args:?}");
+        test_git(fx, args, None);
     };
     git(&["init", "-q"]);
     fx.s.write(".env", "TOKEN=COMMITTED-SECRET\n");
@@ -340,33 +327,7 @@ fn read_only_reads_no_secret_and_kills_nothing_outside() {
 /// every program git may run, with a commit carrying a (fake) signature.
 fn evil_repository(fx: &Fixture) {
     let ws = fx.s.ws();
-    let git = |args: &[&str], input: Option<&str>| -> String {
-        let mut child = Command::new("git")
-            .args(args)
-            .current_dir(&ws)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", fx.s.home())
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("git");
-        if let Some(input) = input {
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(input.as_bytes())
-                .expect("write");
-        }
-        let out = child.wait_with_output().expect("git");
-        assert!(out.status.success(), "git {args:?}");
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
+    let git = |args: &[&str], input: Option<&str>| test_git(fx, args, input);
     git(&["init", "-q"], None);
     git(&["add", "in.txt"], None);
     git(&["commit", "-qm", "one"], None);
@@ -429,4 +390,34 @@ __attribute__((constructor)) static void evil(void) {{
         eprintln!("no C compiler: enable -f is not tried");
     }
     built
+}
+
+/// Runs git in the fixture's workspace (no system config, the fixture's HOME, a fixed
+/// identity), feeding it `input`; its trimmed output. Panics when git fails.
+fn test_git(fx: &Fixture, args: &[&str], input: Option<&str>) -> String {
+    let mut child = Command::new("git")
+        .args(args)
+        .current_dir(fx.s.ws())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", fx.s.home())
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("git");
+    if let Some(input) = input {
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write");
+    }
+    let out = child.wait_with_output().expect("git");
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
