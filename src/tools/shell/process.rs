@@ -360,7 +360,7 @@ pub fn group_members(pgid: i32, leader: i32) -> Vec<i32> {
         else {
             continue;
         };
-        if pid == leader || is_sandbox_helper(&entry.path()) {
+        if pid == leader {
             continue;
         }
         let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
@@ -371,7 +371,8 @@ pub fn group_members(pgid: i32, leader: i32) -> Vec<i32> {
         };
         let fields: Vec<&str> = fields.collect();
         // fields = state ppid pgrp ...
-        if fields.get(2).and_then(|p| p.parse::<i32>().ok()) == Some(pgid) && fields[0] != "Z" {
+        let member = fields.get(2).and_then(|p| p.parse::<i32>().ok()) == Some(pgid);
+        if member && fields[0] != "Z" && !is_sandbox_helper(&entry.path()) {
             members.push(pid);
         }
     }
