@@ -100,6 +100,12 @@ impl BackgroundProcesses {
                         table.add_leftover(pid);
                     }
                     run.disarm();
+                    // What it planted is moved aside, as for a command that ends in
+                    // the foreground; the note is the last of its output.
+                    if let Some(note) = run.refuse_created_protected() {
+                        tracing::warn!(pid, "{note}");
+                        entry.state().output.push(format!("\n{note}\n").as_bytes());
+                    }
                     ProcessStatus::Exited {
                         code: status.code(),
                         signal: status.signal().map(signal_name),

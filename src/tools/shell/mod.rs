@@ -242,7 +242,10 @@ async fn run(p: Params, ctx: ToolContext) -> ToolOutput {
     let llm = wrap_untrusted(&result_text(&text));
     let mut llm = cap_output(llm, &services, &ctx.call_id).await;
     // Troupe's own words, after (outside) the command's output.
-    let notes = [sandbox.note(&text.output), sandbox.protected_note()];
+    let notes = [
+        sandbox.note(&text.output),
+        running.refuse_created_protected(),
+    ];
     for note in notes.into_iter().flatten() {
         llm.push('\n');
         llm.push_str(&note);

@@ -133,6 +133,8 @@ pub struct RunningCommand {
     pub output: OutputBuffer,
     /// Kill the group when dropped (disarmed once the group is dealt with).
     armed: bool,
+    /// The sandbox it runs in, for the check made when it ends.
+    sandbox: Option<PreparedSandbox>,
 }
 
 /// The command to start.
@@ -218,6 +220,7 @@ impl RunningCommand {
             reader,
             output: OutputBuffer::default(),
             armed: true,
+            sandbox: spec.sandbox.clone(),
         })
     }
 
@@ -318,6 +321,14 @@ impl RunningCommand {
         if self.pid > 0 {
             let _ = killpg(Pid::from_raw(self.pid), signal);
         }
+    }
+
+    /// Once it has ended: the `[sandbox] …` line for `.git`, `.troupe` or `.gemini`
+    /// directories it made in a workspace root, which are moved aside
+    /// ([`PreparedSandbox::refuse_created_protected`]).
+    pub fn refuse_created_protected(&self) -> Option<String> {
+        let moved = self.sandbox.as_ref()?.refuse_created_protected();
+        crate::platform::sandbox::denial::moved_aside_note(&moved)
     }
 
     /// The group no longer needs killing on drop (it exited, or someone else owns it).

@@ -23,13 +23,6 @@ impl CommandSandbox {
         self.prepared.as_ref()?;
         denial::note(self.mode, self.why, self.network, output)
     }
-
-    /// After the command ended: the `[sandbox] …` line for `.git`, `.troupe` or
-    /// `.gemini` directories it made, which are moved aside.
-    pub fn protected_note(&self) -> Option<String> {
-        let moved = self.prepared.as_ref()?.refuse_created_protected();
-        denial::moved_aside_note(&moved)
-    }
 }
 
 /// Prepares the sandbox for the call's command (on a blocking thread: preparing opens

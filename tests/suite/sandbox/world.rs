@@ -290,3 +290,34 @@ fn a_command_cannot_create_or_replace_git_troupe_or_gemini() {
     assert!(!fx.s.ws().join(".git-old").exists(), "{}", r[2]);
     assert!(r[3].contains("COMMITTED"), "{}", r[3]);
 }
+
+#[test]
+fn a_background_command_cannot_plant_a_protected_directory_either() {
+    require_landlock!();
+    let fx = Fixture::new();
+    let plant =
+        json!({"command": "sleep 0.2; mkdir .troupe && echo planted", "is_background": true});
+    // The next call waits (a barrier on the file system, not a time) until Troupe has
+    // moved it aside, and shows the workspace.
+    let wait = "timeout 30 sh -c 'until [ -e .troupe.made-by-command ]; do sleep 0.1; done'; ls -a";
+    let script = fx.s.script(&[
+        turn(vec![call("run_shell_command", plant)]),
+        turn(vec![call("run_shell_command", json!({"command": wait}))]),
+        turn(vec![text("done")]),
+    ]);
+    let out =
+        fx.s.command()
+            .arg("--fake-responses")
+            .arg(script)
+            .args(["-p", "go", "--yolo"])
+            .output()
+            .expect("run troupe");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listing = function_responses(fx.s.requests().last().expect("requests"))[0].to_string();
+    assert!(!fx.s.ws().join(".troupe").exists(), "{listing}");
+    assert!(
+        fx.s.ws().join(".troupe.made-by-command").exists(),
+        "{listing}"
+    );
+    assert!(listing.contains(".troupe.made-by-command"), "{listing}");
+}
