@@ -409,3 +409,29 @@ fn concurrent_spawns_from_many_threads() {
         .to_string_lossy()
         .starts_with("outside")));
 }
+
+/// A protected directory that vanishes between `prepare` and the spawn (another
+/// command's check moved it aside, say) is left out of the world, nothing is made in
+/// its place, the command still starts, and one it then makes is moved aside.
+#[test]
+fn a_protected_directory_gone_before_the_spawn_is_neither_fatal_nor_plantable() {
+    require_landlock!();
+    let fx = fixture();
+    fs::create_dir(fx.ws.join(".troupe")).expect("mkdir");
+    let sb = prepare(&policy(SandboxMode::WorkspaceWrite, &fx.ws));
+    assert!(
+        sb.is_world(),
+        "namespaces are unavailable: the world cannot be tested"
+    );
+    fs::remove_dir(fx.ws.join(".troupe")).expect("rmdir");
+    ok(
+        &sb,
+        &fx.ws,
+        "mkdir .troupe && echo '[hooks]' > .troupe/config.toml",
+    );
+    let moved = sb.refuse_created_protected();
+    assert_eq!(moved.len(), 1, "{moved:?}");
+    assert_eq!(moved[0].0, fx.ws.join(".troupe"));
+    assert!(!fx.ws.join(".troupe").exists());
+    assert!(fx.ws.join(".troupe.made-by-command/config.toml").exists());
+}

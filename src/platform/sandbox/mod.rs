@@ -85,6 +85,7 @@ mod world_paths;
 mod world_probe;
 
 pub use world_probe::world_support;
+use world_probe::FileIdentity;
 
 pub use world::{remove_private_tmp, SYSTEM_ROOTS, TOOLCHAIN_ROOTS};
 
@@ -307,65 +308,8 @@ impl SandboxPolicy {
             abi,
             protection,
             rule_count,
-            absent_protected: Vec::new(),
+            protected_at_prepare: Vec::new(),
         }))
-    }
-
-    /// The allow-listed world: fresh namespaces holding only what the policy lists,
-    /// with Landlock and seccomp inside as a second layer.
-    fn prepare_world(
-        &self,
-        abi: u8,
-        user_ns: bool,
-        block_net: bool,
-        read_only: bool,
-    ) -> Result<Option<PreparedSandbox>, SandboxError> {
-        let private_tmp = world::private_tmp()?;
-        let plan = world::WorldPlan::build(&world::WorldInputs {
-            policy: self,
-            home: &self.home,
-            private_tmp,
-            abi,
-            user_ns,
-        })?;
-        let rule_count = plan.bind_count();
-        let seccomp = if block_net || read_only {
-            Some(seccomp::filter(block_net, read_only)?)
-        } else {
-            None
-        };
-        let absent_protected = if read_only {
-            Vec::new()
-        } else {
-            self.absent_protected()
-        };
-        Ok(Some(PreparedSandbox {
-            plan: Arc::new(ChildPlan {
-                ruleset_fd: None,
-                world: Some(plan),
-                seccomp,
-                ns: None,
-                caps: CapDrop::for_current_process(),
-            }),
-            abi,
-            protection: Protection::World,
-            rule_count,
-            absent_protected,
-        }))
-    }
-
-    /// The protected subdirectories that do not exist in a workspace root: a command
-    /// that creates one has it moved aside when it ends
-    /// ([`PreparedSandbox::refuse_created_protected`]).
-    fn absent_protected(&self) -> Vec<PathBuf> {
-        let roots = self
-            .workspace_roots
-            .iter()
-            .filter_map(|r| r.canonicalize().ok());
-        roots
-            .flat_map(|root| PROTECTED_SUBDIRS.map(|sub| root.join(sub)))
-            .filter(|p| p.symlink_metadata().is_err())
-            .collect()
     }
 
     /// `workspace-write`: the workspace roots, the extra writable roots and the temp
@@ -484,8 +428,9 @@ pub struct PreparedSandbox {
     abi: u8,
     protection: Protection,
     rule_count: usize,
-    /// Protected subdirectories absent when the sandbox was prepared.
-    absent_protected: Vec<PathBuf>,
+    /// Each protected subdirectory of the workspace roots, and which file it was when
+    /// the sandbox was prepared (`None`: absent).
+    protected_at_prepare: Vec<(PathBuf, Option<FileIdentity>)>,
 }
 
 impl fmt::Debug for PreparedSandbox {

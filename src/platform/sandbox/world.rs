@@ -21,8 +21,10 @@ use super::child::{c_path, IdMaps};
 use super::landlock_raw::{self, InsideRules};
 pub(super) use super::world_paths::private_tmp;
 pub use super::world_paths::remove_private_tmp;
-use super::world_paths::{denied_inside, env_files, secret_files};
-use super::{SandboxError, SandboxMode, SandboxPolicy, PROTECTED_SUBDIRS};
+use super::world_paths::{
+    denied_inside, env_files, protect_subdirs, scaffold_under_tmp, secret_files,
+};
+use super::{SandboxError, SandboxMode, SandboxPolicy};
 
 /// Where the new root is assembled before `pivot_root` (a tmpfs mounted over it in the
 /// command's own mount namespace; the host's directory is untouched).
@@ -99,6 +101,12 @@ pub(super) enum MountOp {
         /// Device nodes stay usable (only the devices of the private `/dev`).
         devices: bool,
         slot: usize,
+        /// Whether its mount point is made (on the new root's tmpfs), and how.
+        mountpoint: Mountpoint,
+        /// A missing source fails the command (a workspace root, the private
+        /// `/tmp`); any other bind whose source or mount point vanished after
+        /// planning is left out, and nothing is made in its place.
+        required: bool,
     },
     /// A fresh tmpfs with these mount options.
     Tmpfs { dst: CString, options: CString },
@@ -108,6 +116,16 @@ pub(super) enum MountOp {
     Proc(CString),
     /// A new pseudo-terminal instance (`/dev/pts`), with `/dev/ptmx` linked to it.
     Devpts(CString),
+}
+
+/// The mount point of a bind.
+#[derive(Clone, Copy)]
+pub(super) enum Mountpoint {
+    /// Made on the new root's tmpfs: a directory, or an empty file.
+    Make { dir: bool },
+    /// Inside a tree bound from the host: it must already be there (nothing is ever
+    /// created in a host tree).
+    Existing,
 }
 
 /// Everything the child needs to build the world and enter it.
@@ -153,6 +171,7 @@ pub(super) enum TargetKind {
     Bind {
         src: PathBuf,
         read_only: bool,
+        required: bool,
     },
     /// A tmpfs holding only the mount points beneath it, read-only once they are made
     /// (the parents of a workspace that lies in `/tmp`).
@@ -164,13 +183,23 @@ pub(super) enum TargetKind {
 }
 
 impl Targets {
-    fn bind(&mut self, src: &Path, dst: &Path, read_only: bool) {
+    pub(super) fn bind(&mut self, src: &Path, dst: &Path, read_only: bool) {
+        self.bind_as(src, dst, read_only, false);
+    }
+
+    /// A bind whose source missing at spawn time must fail the command.
+    fn bind_required(&mut self, src: &Path, dst: &Path, read_only: bool) {
+        self.bind_as(src, dst, read_only, true);
+    }
+
+    fn bind_as(&mut self, src: &Path, dst: &Path, read_only: bool, required: bool) {
         self.entries.retain(|t| t.path != dst);
         self.entries.push(Target {
             path: dst.to_path_buf(),
             kind: TargetKind::Bind {
                 src: src.to_path_buf(),
                 read_only,
+                required,
             },
         });
     }
@@ -197,7 +226,7 @@ impl WorldPlan {
         for root in &policy.readable_roots {
             bind_existing(&mut t, root, true);
         }
-        t.bind(inputs.private_tmp, Path::new("/tmp"), !writable);
+        t.bind_required(inputs.private_tmp, Path::new("/tmp"), !writable);
         t.push("/var/tmp", TargetKind::Symlink(PathBuf::from("/tmp")));
         for root in &policy.writable_roots {
             bind_existing(&mut t, root, !writable);
@@ -207,7 +236,7 @@ impl WorldPlan {
             let root = root
                 .canonicalize()
                 .map_err(|e| super::rules::path_err(root, e))?;
-            t.bind(&root, &root, !writable);
+            t.bind_required(&root, &root, !writable);
             workspaces.push(root);
         }
         if writable {
@@ -251,18 +280,27 @@ impl WorldPlan {
             .sort_by(|a, b| a.path.components().cmp(b.path.components()));
         let mut made: Vec<PathBuf> = vec![PathBuf::from("/")];
         self.ops.push(MountOp::Dir(stage_path(Path::new("/"))?));
+        // Each mounted target, and whether it is a tree of the host's.
+        let mut mounted: Vec<(PathBuf, bool)> = Vec::new();
         for target in &t.entries {
-            self.ancestors(&target.path, &mut made)?;
+            let in_host_tree = enclosing_is_host(&mounted, &target.path);
+            if !in_host_tree {
+                self.ancestors(&target.path, &mut made)?;
+            }
             let dst = stage_path(&target.path)?;
             match &target.kind {
-                TargetKind::Bind { src, read_only } => {
-                    let is_dir = fs::metadata(src).map(|m| m.is_dir()).unwrap_or(false);
-                    self.ops.push(if is_dir {
-                        MountOp::Dir(dst.clone())
+                TargetKind::Bind {
+                    src,
+                    read_only,
+                    required,
+                } => {
+                    let mountpoint = if in_host_tree {
+                        Mountpoint::Existing
                     } else {
-                        MountOp::File(dst.clone())
-                    });
-                    self.push_bind(src, dst, *read_only)?;
+                        let dir = fs::metadata(src).map(|m| m.is_dir()).unwrap_or(false);
+                        Mountpoint::Make { dir }
+                    };
+                    self.push_bind(src, dst, *read_only, mountpoint, *required)?;
                 }
                 TargetKind::Symlink(to) => self.ops.push(MountOp::Symlink {
                     target: c_path(to).map_err(SandboxError::Io)?,
@@ -292,6 +330,8 @@ impl WorldPlan {
                     self.ops.push(MountOp::Devpts(dst));
                 }
             }
+            let host = matches!(target.kind, TargetKind::Bind { .. });
+            mounted.push((target.path.clone(), host));
             made.push(target.path.clone());
         }
         // HOME exists (empty but for the toolchains) so programs find their way.
@@ -301,13 +341,26 @@ impl WorldPlan {
             if mask.is_dir() {
                 self.ops.push(MountOp::EmptyDir(dst));
             } else {
-                self.push_bind(Path::new("/dev/null"), dst, true)?;
+                self.push_bind(
+                    Path::new("/dev/null"),
+                    dst,
+                    true,
+                    Mountpoint::Existing,
+                    false,
+                )?;
             }
         }
         Ok(())
     }
 
-    fn push_bind(&mut self, src: &Path, dst: CString, read_only: bool) -> Result<(), SandboxError> {
+    fn push_bind(
+        &mut self,
+        src: &Path,
+        dst: CString,
+        read_only: bool,
+        mountpoint: Mountpoint,
+        required: bool,
+    ) -> Result<(), SandboxError> {
         let slot = self.trees.len();
         self.trees.push(AtomicI32::new(-1));
         self.ops.push(MountOp::Bind {
@@ -316,6 +369,8 @@ impl WorldPlan {
             read_only,
             devices: src.starts_with("/dev/"),
             slot,
+            mountpoint,
+            required,
         });
         Ok(())
     }
@@ -344,46 +399,6 @@ impl WorldPlan {
     }
 }
 
-/// A workspace (or another shown tree) beneath `/tmp` is shown inside the private
-/// `/tmp`: its first directory there is a read-only scaffold (a tmpfs holding only
-/// the mount points), so that `touch ../x` fails instead of writing somewhere the
-/// user never sees. The scaffold's mount point is made in the private directory.
-fn scaffold_under_tmp(t: &mut Targets, private_tmp: &Path) -> Result<(), SandboxError> {
-    let mut firsts: Vec<PathBuf> = Vec::new();
-    for target in &t.entries {
-        let Ok(rel) = target.path.strip_prefix("/tmp") else {
-            continue;
-        };
-        let mut parts = rel.components();
-        let Some(first) = parts.next() else {
-            continue;
-        };
-        let first = Path::new("/tmp").join(first);
-        let host = private_tmp.join(first.strip_prefix("/tmp").unwrap_or(&first));
-        let is_file = matches!(&target.kind, TargetKind::Bind { src, .. } if src.is_file());
-        if is_file && parts.next().is_none() {
-            if !host.exists() {
-                fs::File::create(&host).map_err(|e| super::rules::path_err(&host, e))?;
-            }
-            continue;
-        }
-        fs::create_dir_all(&host).map_err(|e| super::rules::path_err(&host, e))?;
-        let deeper = rel.components().count() > 1;
-        if deeper && !firsts.contains(&first) {
-            firsts.push(first);
-        }
-    }
-    for first in firsts {
-        if !t.entries.iter().any(|e| e.path == first) {
-            t.entries.push(Target {
-                path: first,
-                kind: TargetKind::Scaffold,
-            });
-        }
-    }
-    Ok(())
-}
-
 /// This process's argument area, from `/proc/self/stat` (fields 48 and 49), read once.
 fn argv_area() -> Option<(usize, usize)> {
     static AREA: std::sync::OnceLock<Option<(usize, usize)>> = std::sync::OnceLock::new();
@@ -397,40 +412,15 @@ fn argv_area() -> Option<(usize, usize)> {
     })
 }
 
-/// What of a writable workspace root stays read-only: `.troupe` and `.gemini` whole;
-/// of `.git` the parts that name programs git runs — `config`, `hooks` (made, empty,
-/// when missing, so that no command can add one) and the submodules' `modules` —
-/// while objects, refs and the index stay writable so that `git commit` works.
-fn protect_subdirs(t: &mut Targets, root: &Path) {
-    for sub in PROTECTED_SUBDIRS {
-        let p = root.join(sub);
-        if !p.symlink_metadata().is_ok_and(|m| m.is_dir()) {
-            continue;
-        }
-        if sub != ".git" {
-            t.bind(&p, &p, true);
-            continue;
-        }
-        // A mount point itself, so that it cannot be renamed or removed (and a new
-        // one made in its place).
-        t.bind(&p, &p, false);
-        let hooks = p.join("hooks");
-        if hooks.symlink_metadata().is_err() {
-            let _ = fs::create_dir(&hooks);
-        }
-        for part in GIT_PROGRAM_PARTS {
-            let q = p.join(part);
-            if q.symlink_metadata()
-                .is_ok_and(|m| !m.file_type().is_symlink())
-            {
-                t.bind(&q, &q, true);
-            }
-        }
-    }
+/// Whether the innermost mount already made above `path` is a tree of the host's
+/// (then nothing may be created there: a missing mount point means the tree changed).
+fn enclosing_is_host(mounted: &[(PathBuf, bool)], path: &Path) -> bool {
+    mounted
+        .iter()
+        .filter(|(p, _)| path.starts_with(p) && p != path)
+        .max_by_key(|(p, _)| p.components().count())
+        .is_some_and(|(_, host)| *host)
 }
-
-/// The parts of a `.git` directory that make git run programs.
-const GIT_PROGRAM_PARTS: [&str; 4] = ["config", "hooks", "modules", "info"];
 
 /// The system directories: real ones bound read-only, links recreated.
 fn system_roots(t: &mut Targets) {

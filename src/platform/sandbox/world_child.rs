@@ -17,7 +17,7 @@ use std::ptr;
 use std::sync::atomic::Ordering;
 
 use super::child::{check, check_long, mount};
-use super::world::{MountOp, WorldPlan};
+use super::world::{MountOp, Mountpoint, WorldPlan};
 
 const OPEN_TREE_CLONE: libc::c_uint = 1;
 const AT_RECURSIVE: libc::c_uint = 0x8000;
@@ -161,6 +161,7 @@ impl WorldPlan {
                 read_only,
                 devices,
                 slot,
+                required,
                 ..
             } = op
             else {
@@ -170,6 +171,10 @@ impl WorldPlan {
             // SAFETY: open_tree on a NUL-terminated path owned by the plan.
             let fd =
                 unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, src.as_ptr(), flags) };
+            if fd < 0 && !*required && last_errno() == Some(libc::ENOENT) {
+                // Gone since it was planned: left out (its slot stays -1).
+                continue;
+            }
             check_long(fd)?;
             let fd = fd as libc::c_int;
             let mut set = MOUNT_ATTR_NOSUID;
@@ -221,20 +226,40 @@ impl WorldPlan {
             MountOp::Symlink { target, link } => {
                 exists_ok(unsafe { libc::symlink(target.as_ptr(), link.as_ptr()) })
             }
-            MountOp::Bind { dst, slot, .. } => {
+            MountOp::Bind {
+                dst,
+                slot,
+                mountpoint,
+                required,
+                ..
+            } => {
                 let fd = self.trees[*slot].load(Ordering::Relaxed);
-                let rc = unsafe {
-                    libc::syscall(
-                        libc::SYS_move_mount,
-                        fd,
-                        c"".as_ptr(),
-                        libc::AT_FDCWD,
-                        dst.as_ptr(),
-                        MOVE_MOUNT_F_EMPTY_PATH,
-                    )
+                if fd < 0 {
+                    return Ok(());
+                }
+                let made = match mountpoint {
+                    Mountpoint::Make { dir: true } => self.apply_op(&MountOp::Dir(dst.clone())),
+                    Mountpoint::Make { dir: false } => self.apply_op(&MountOp::File(dst.clone())),
+                    Mountpoint::Existing => Ok(()),
                 };
+                let rc = made.and_then(|()| {
+                    check_long(unsafe {
+                        libc::syscall(
+                            libc::SYS_move_mount,
+                            fd,
+                            c"".as_ptr(),
+                            libc::AT_FDCWD,
+                            dst.as_ptr(),
+                            MOVE_MOUNT_F_EMPTY_PATH,
+                        )
+                    })
+                });
                 unsafe { libc::close(fd) };
-                check_long(rc)
+                match rc {
+                    // Its mount point in a host tree vanished since it was planned.
+                    Err(e) if !*required && e.raw_os_error() == Some(libc::ENOENT) => Ok(()),
+                    other => other,
+                }
             }
             MountOp::Tmpfs { dst, options } => mount_fs(
                 c"tmpfs",
@@ -451,6 +476,10 @@ fn mount_fs(
             data,
         )
     })
+}
+
+fn last_errno() -> Option<i32> {
+    io::Error::last_os_error().raw_os_error()
 }
 
 fn exists_ok(rc: libc::c_int) -> io::Result<()> {

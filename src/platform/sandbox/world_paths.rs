@@ -5,8 +5,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use super::world::{TargetKind, Targets, MAX_ENV_MASKS, SECRET_FILES};
-use super::SandboxError;
+use super::world::{Target, TargetKind, Targets, MAX_ENV_MASKS, SECRET_FILES};
+use super::{SandboxError, PROTECTED_SUBDIRS};
 
 /// The `deny_read` paths that a shown tree holds (a readable root that contains
 /// `~/.ssh`, say): each is shown empty.
@@ -118,3 +118,78 @@ pub fn remove_private_tmp() {
         let _ = fs::remove_dir_all(dir);
     }
 }
+
+/// A workspace (or another shown tree) beneath `/tmp` is shown inside the private
+/// `/tmp`: its first directory there is a read-only scaffold (a tmpfs holding only
+/// the mount points), so that `touch ../x` fails instead of writing somewhere the
+/// user never sees. The scaffold's mount point is made in the private directory.
+pub(super) fn scaffold_under_tmp(t: &mut Targets, private_tmp: &Path) -> Result<(), SandboxError> {
+    let mut firsts: Vec<PathBuf> = Vec::new();
+    for target in &t.entries {
+        let Ok(rel) = target.path.strip_prefix("/tmp") else {
+            continue;
+        };
+        let mut parts = rel.components();
+        let Some(first) = parts.next() else {
+            continue;
+        };
+        let first = Path::new("/tmp").join(first);
+        let host = private_tmp.join(first.strip_prefix("/tmp").unwrap_or(&first));
+        let is_file = matches!(&target.kind, TargetKind::Bind { src, .. } if src.is_file());
+        if is_file && parts.next().is_none() {
+            if !host.exists() {
+                fs::File::create(&host).map_err(|e| super::rules::path_err(&host, e))?;
+            }
+            continue;
+        }
+        fs::create_dir_all(&host).map_err(|e| super::rules::path_err(&host, e))?;
+        let deeper = rel.components().count() > 1;
+        if deeper && !firsts.contains(&first) {
+            firsts.push(first);
+        }
+    }
+    for first in firsts {
+        if !t.entries.iter().any(|e| e.path == first) {
+            t.entries.push(Target {
+                path: first,
+                kind: TargetKind::Scaffold,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// What of a writable workspace root stays read-only: `.troupe` and `.gemini` whole;
+/// of `.git` the parts that name programs git runs — `config`, `hooks` (made, empty,
+/// when missing, so that no command can add one) and the submodules' `modules` —
+/// while objects, refs and the index stay writable so that `git commit` works.
+pub(super) fn protect_subdirs(t: &mut Targets, root: &Path) {
+    for sub in PROTECTED_SUBDIRS {
+        let p = root.join(sub);
+        if !p.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        if sub != ".git" {
+            t.bind(&p, &p, true);
+            continue;
+        }
+        // A mount point itself, so that it cannot be renamed or removed (and a new
+        // one made in its place).
+        t.bind(&p, &p, false);
+        let hooks = p.join("hooks");
+        if hooks.symlink_metadata().is_err() {
+            let _ = fs::create_dir(&hooks);
+        }
+        for part in GIT_PROGRAM_PARTS {
+            let q = p.join(part);
+            if q.symlink_metadata()
+                .is_ok_and(|m| !m.file_type().is_symlink())
+            {
+                t.bind(&q, &q, true);
+            }
+        }
+    }
+}
+
+/// The parts of a `.git` directory that make git run programs.
+const GIT_PROGRAM_PARTS: [&str; 4] = ["config", "hooks", "modules", "info"];

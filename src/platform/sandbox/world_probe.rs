@@ -1,13 +1,96 @@
-//! Whether the allow-listed world works here (probed once), and what is checked
-//! after a command in it ends.
+//! Preparing a command's allow-listed world, whether it works here (probed once),
+//! and what is checked after a command in it ends.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
+
+use super::child::{CapDrop, ChildPlan};
 
 use super::{
-    child, landlock_abi, world, PreparedSandbox, SandboxError, SandboxMode, SandboxPolicy,
+    child, landlock_abi, seccomp, world, PreparedSandbox, Protection, SandboxError, SandboxMode,
+    SandboxPolicy, PROTECTED_SUBDIRS,
 };
+
+/// Which file a path names (device and inode, not following a final link).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct FileIdentity {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileIdentity {
+    fn of(path: &Path) -> Option<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = path.symlink_metadata().ok()?;
+        Some(FileIdentity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        })
+    }
+}
+
+impl SandboxPolicy {
+    /// The allow-listed world: fresh namespaces holding only what the policy lists,
+    /// with Landlock and seccomp inside as a second layer.
+    pub(super) fn prepare_world(
+        &self,
+        abi: u8,
+        user_ns: bool,
+        block_net: bool,
+        read_only: bool,
+    ) -> Result<Option<PreparedSandbox>, SandboxError> {
+        let private_tmp = world::private_tmp()?;
+        let plan = world::WorldPlan::build(&world::WorldInputs {
+            policy: self,
+            home: &self.home,
+            private_tmp,
+            abi,
+            user_ns,
+        })?;
+        let rule_count = plan.bind_count();
+        let seccomp = if block_net || read_only {
+            Some(seccomp::filter(block_net, read_only)?)
+        } else {
+            None
+        };
+        let protected_at_prepare = if read_only {
+            Vec::new()
+        } else {
+            self.protected_at_prepare()
+        };
+        Ok(Some(PreparedSandbox {
+            plan: Arc::new(ChildPlan {
+                ruleset_fd: None,
+                world: Some(plan),
+                seccomp,
+                ns: None,
+                caps: CapDrop::for_current_process(),
+            }),
+            abi,
+            protection: Protection::World,
+            rule_count,
+            protected_at_prepare,
+        }))
+    }
+
+    /// The protected subdirectories that do not exist in a workspace root: a command
+    /// that creates one has it moved aside when it ends
+    /// ([`PreparedSandbox::refuse_created_protected`]).
+    fn protected_at_prepare(&self) -> Vec<(PathBuf, Option<FileIdentity>)> {
+        let roots = self
+            .workspace_roots
+            .iter()
+            .filter_map(|r| r.canonicalize().ok());
+        roots
+            .flat_map(|root| PROTECTED_SUBDIRS.map(|sub| root.join(sub)))
+            .map(|p| {
+                let id = FileIdentity::of(&p);
+                (p, id)
+            })
+            .collect()
+    }
+}
 
 /// Whether commands can run in the allow-listed world here (probed once, by running
 /// `true` in one): `Some(user_ns)` when they can, `None` when namespaces, `/proc` or
@@ -64,8 +147,11 @@ impl PreparedSandbox {
     /// and the pairs (made, moved to) are returned for the command's result.
     pub fn refuse_created_protected(&self) -> Vec<(PathBuf, PathBuf)> {
         let mut moved = Vec::new();
-        for path in &self.absent_protected {
-            if path.symlink_metadata().is_err() {
+        for (path, was) in &self.protected_at_prepare {
+            // Absent then and present now, or another directory in its place: made
+            // by a command.
+            let now = FileIdentity::of(path);
+            if now.is_none() || now == *was {
                 continue;
             }
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
