@@ -19,6 +19,8 @@ use crate::protocol::{ApprovalDecision, ApprovalId, ApprovalRequest, Event, Even
 #[derive(Debug, Clone)]
 pub struct Approvals {
     inner: Arc<Table>,
+    /// The subagent whose requests these are (its id and name), shown with each.
+    agent: Option<(String, String)>,
 }
 
 #[derive(Debug)]
@@ -38,13 +40,26 @@ impl Approvals {
                 next: AtomicU64::new(1),
                 waiting: Mutex::new(Some(HashMap::new())),
             }),
+            agent: None,
+        }
+    }
+
+    /// The same table, for a subagent's requests: each names the agent, and the front
+    /// end answers it like any other request of the session.
+    pub fn for_agent(&self, agent_id: &str, name: &str) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            agent: Some((agent_id.to_string(), name.to_string())),
         }
     }
 
     /// Puts `request` to the front end and waits for its answer; `None` when none
     /// can come (the session ended). Dropping the future withdraws the request (a
     /// late answer is then [`OpError::UnknownApproval`]).
-    pub async fn ask(&self, request: ApprovalRequest) -> Option<ApprovalDecision> {
+    pub async fn ask(&self, mut request: ApprovalRequest) -> Option<ApprovalDecision> {
+        if request.agent.is_none() {
+            request.agent = self.agent.clone();
+        }
         let id = self.inner.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         {
@@ -114,6 +129,7 @@ mod tests {
             call_id: "c1".into(),
             tool_name: "write_file".into(),
             args: serde_json::Value::Null,
+            agent: None,
             details: ConfirmationDetails::Info {
                 title: "t".into(),
                 prompt: "p".into(),

@@ -1,5 +1,6 @@
 //! The actors of a session and the front ends that drive them.
 
+pub mod agents;
 pub mod approvals;
 pub mod at_command;
 pub mod chat;

@@ -13,6 +13,7 @@
 //! that fails half way ends what it already started.
 
 mod build;
+mod child;
 mod handle;
 mod setup;
 mod teardown;
@@ -39,6 +40,7 @@ use crate::tools::{Services, ToolRegistry};
 
 pub use crate::platform::sessions::new_session_id;
 use build::{build, Outlets};
+pub use child::{ChildSpec, TreeParts};
 pub use handle::SessionHandle;
 pub use setup::{saved_allow_rules, SAVED_ORIGIN, SYSTEM_MD_ENV};
 use teardown::Teardown;
@@ -104,6 +106,12 @@ struct Session {
     approvals: Approvals,
     /// What ends with the session; `None` once [`Session::end`] ran.
     teardown: tokio::sync::Mutex<Option<Teardown>>,
+    /// A subagent's session: its end fires no SessionEnd and leaves the tree's
+    /// approval table open.
+    child: bool,
+    /// The subagents of the main session's tree (`/agents`); `None` for a subagent's
+    /// session or when agents are off.
+    agents: Option<Arc<crate::actors::agents::AgentTree>>,
 }
 
 impl Session {
@@ -131,6 +139,7 @@ impl Session {
             hooks,
             events,
             source,
+            agents,
             mcp_wait,
             call_progress,
         } = build(options, outlets, &mut teardown)?;
@@ -172,6 +181,8 @@ impl Session {
             hooks,
             approvals,
             teardown: tokio::sync::Mutex::new(Some(teardown)),
+            child: false,
+            agents,
         })
     }
 
@@ -189,8 +200,10 @@ impl Session {
             return;
         };
         self.chat.do_send(CancelTurn);
-        self.approvals.close();
-        crate::actors::hooks::session_end(&self.hooks, reason.as_str()).await;
+        if !self.child {
+            self.approvals.close();
+            crate::actors::hooks::session_end(&self.hooks, reason.as_str()).await;
+        }
         if let Some(recorder) = &self.recorder {
             let _ = recorder.send(FlushRecords).await;
         }
@@ -217,6 +230,8 @@ struct Built {
     events: EventSink,
     /// SessionStart's `source`.
     source: &'static str,
+    /// The session's subagents; `None` when agents are off.
+    agents: Option<Arc<crate::actors::agents::AgentTree>>,
     mcp_wait: Option<Duration>,
     call_progress: bool,
 }

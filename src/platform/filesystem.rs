@@ -8,6 +8,7 @@ pub mod atomic_write;
 pub mod confined;
 pub mod editor;
 pub mod glob_check;
+pub mod ledger;
 pub mod owned_file;
 pub mod path_lookup;
 mod pool;

@@ -3,6 +3,7 @@
 
 pub mod gemini;
 pub mod http;
+pub mod limiter;
 pub mod openai;
 pub mod record;
 pub mod retry;

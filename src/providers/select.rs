@@ -81,6 +81,8 @@ pub fn select(
         Some(path) => Arc::new(ScriptedModel::from_file(path)?),
         None => network_model(settings, choice.env)?,
     };
+    // Beneath the retries: a back-off does not hold a slot.
+    let model = super::limiter::limited(model, settings.model.max_concurrent_requests);
     let model: Arc<dyn ModelClient> = match choice.record_responses {
         Some(path) => Arc::new(RecordingModel::create(model, path)?),
         None => model,

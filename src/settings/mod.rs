@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
+pub mod agents;
 mod describe;
 pub mod extension_trust;
 pub mod hook_trust;

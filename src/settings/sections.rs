@@ -24,6 +24,7 @@ pub struct Settings {
     pub sessions: SessionSettings,
     pub general: GeneralSettings,
     pub mcp: McpSettings,
+    pub agents: AgentSettings,
     /// `[mcp_servers.NAME]` of the user and project files (not merged key by key).
     #[serde(skip)]
     pub mcp_servers: Vec<crate::settings::mcp::McpServerConfig>,
@@ -44,6 +45,28 @@ pub struct Settings {
     /// are left out, else on its own).
     #[serde(skip)]
     pub trust_notice: Option<String>,
+}
+
+/// `[agents]`: subagents, their pool and the tree's budget.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentSettings {
+    pub enabled: bool,
+    pub max_concurrent: usize,
+    pub max_depth: u32,
+    pub max_per_turn: usize,
+    pub token_budget: u64,
+    pub overrides: BTreeMap<String, AgentOverride>,
+}
+
+/// `[agents.overrides.NAME]`: gemini-cli's per-agent overrides.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentOverride {
+    pub enabled: Option<bool>,
+    pub model: Option<String>,
+    pub max_turns: Option<u32>,
+    pub timeout_mins: Option<f64>,
 }
 
 /// `[mcp]`: how MCP servers are started.
@@ -70,6 +93,7 @@ pub struct ModelSettings {
     pub provider: String,
     pub name: String,
     pub max_turns: u32,
+    pub max_concurrent_requests: usize,
     pub max_output_tokens: u32,
     pub loop_detection: bool,
     pub system_prompt_file: String,

@@ -127,6 +127,7 @@ async fn the_test_note_tool_states_facts_unlike_the_defaults() {
             answer_depends_on_files_only: false,
             edited_file_arg: None,
             compact_keeps: &[],
+            subagents_only: false,
         }
     );
 }

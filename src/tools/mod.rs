@@ -3,6 +3,7 @@
 //! [`ToolActor`](crate::tools::host::ToolActor) on its own arbiter.
 
 pub mod background_tools;
+pub mod complete_task;
 pub mod corrector;
 pub mod dynamic;
 #[cfg(test)]
@@ -13,7 +14,9 @@ pub mod file_walk;
 pub mod glob;
 pub mod grep;
 pub mod host;
+pub mod internal_docs;
 pub mod invoke;
+pub mod invoke_agent;
 pub mod jit;
 pub mod kept_definitions;
 pub mod list_directory;
@@ -73,6 +76,17 @@ pub struct Services {
     pub context: Arc<ContextFiles>,
     /// The session's hooks (BeforeTool, AfterTool, Notification run in the Scheduler).
     pub hooks: crate::protocol::hooks::HookClient,
+    /// Who reads and writes through these services, as another agent is told
+    /// ("the main session", "agent generalist-2 (generalist)").
+    pub author: String,
+    /// Who of the session's agent tree read and wrote which file last, shared by the
+    /// whole tree.
+    pub ledger: Arc<crate::platform::filesystem::ledger::FileLedger>,
+    /// Starts subagents for `invoke_agent` (set once the session is built; none when
+    /// agents are off or the tree is as deep as `agents.max_depth` allows).
+    pub agents: std::sync::OnceLock<Arc<dyn invoke_agent::AgentLauncher>>,
+    /// The subagent these services serve; `None` for a main session.
+    pub agent: Option<Arc<invoke_agent::AgentSeat>>,
 }
 
 /// The context of one call.
@@ -269,7 +283,19 @@ pub trait Tool: Send + Sync + 'static {
             answer_depends_on_files_only: self.answer_depends_on_files_only(),
             edited_file_arg: self.edited_file_arg(),
             compact_keeps: self.compact_keeps(),
+            subagents_only: self.subagents_only(),
         }
+    }
+
+    /// Whether only subagents are offered the tool (`complete_task`). False by default.
+    fn subagents_only(&self) -> bool {
+        false
+    }
+
+    /// The longest one call may run, given the session's `tools.call_timeout_secs`; by
+    /// default that. A tool that keeps its own limits (`invoke_agent`) says more.
+    fn time_limit(&self, session_limit: std::time::Duration) -> std::time::Duration {
+        session_limit
     }
     /// The description sent to the model.
     fn description(&self) -> String;

@@ -274,7 +274,7 @@ impl ToolRegistry {
     /// actix `System`.
     pub fn register<T: Tool>(&mut self, tool: T) {
         let tool = Arc::new(tool);
-        let timeout = self.timeout;
+        let timeout = tool.time_limit(self.timeout);
         let addrs = (0..self.actors_per_tool)
             .map(|k| {
                 let hosted_tool = tool.clone();
@@ -342,8 +342,12 @@ impl ToolRegistry {
 
     /// Built-in declarations, then the dynamic tools' as they are now.
     pub fn declarations(&self) -> Vec<FunctionDeclaration> {
-        let mut out: Vec<FunctionDeclaration> =
-            self.tools.iter().map(|t| t.declaration()).collect();
+        let mut out: Vec<FunctionDeclaration> = self
+            .tools
+            .iter()
+            .filter(|t| !t.facts().subagents_only)
+            .map(|t| t.declaration())
+            .collect();
         out.extend(self.dynamic.declarations());
         out
     }
@@ -414,4 +418,7 @@ pub fn register_builtin(registry: &mut ToolRegistry) {
     registry.register(super::save_memory::SaveMemory);
     registry.register(super::write_todos::WriteTodos);
     registry.register(super::read_many_files::ReadManyFiles);
+    // Offered to subagents only.
+    registry.register(super::complete_task::CompleteTask);
+    registry.register(super::internal_docs::GetInternalDocs);
 }

@@ -398,7 +398,14 @@ impl Tool for Replace {
                 return *out;
             }
             file_edit::pause_before_write().await;
-            write(p, ctx, computed).await
+            let key = ctx.services.workspace.resolve(&p.file_path);
+            let services = ctx.services.clone();
+            let out = write(p, ctx, computed).await;
+            if out.error.is_none() {
+                // It applied to the current content: the author has seen what it wrote.
+                services.ledger.note_write(&services.author, &key);
+            }
+            out
         })
     }
 }

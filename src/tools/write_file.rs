@@ -235,6 +235,7 @@ impl Tool for WriteFile {
             // holds the old and new texts.
             let _held =
                 file_edit::reserve_edit_memory(&ctx.services, &file_path, content.len()).await;
+            let key = ctx.services.workspace.resolve(&file_path);
             let planned = match plan(&file_path, content, modified_by_user, &ctx).await {
                 Ok(planned) => planned,
                 Err(out) => return out,
@@ -242,8 +243,27 @@ impl Tool for WriteFile {
             if let Err(out) = ctx.check_approved(&planned.path, planned.original()) {
                 return *out;
             }
+            let services = ctx.services.clone();
+            if planned.existing.is_some() {
+                // A whole-file write from a copy older than another agent's change
+                // would lose that change.
+                if let Err(stale) = services.ledger.check_whole_write(&services.author, &key) {
+                    return ToolOutput::error(
+                        ToolErrorKind::FileChangedOnDisk,
+                        stale.to_string(),
+                        format!(
+                            "Not written: {} changed it since it was read.",
+                            stale.writer
+                        ),
+                    );
+                }
+            }
             file_edit::pause_before_write().await;
-            write(modified_by_user, ctx, planned).await
+            let out = write(modified_by_user, ctx, planned).await;
+            if out.error.is_none() {
+                services.ledger.note_write(&services.author, &key);
+            }
+            out
         })
     }
 }

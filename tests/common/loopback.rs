@@ -38,7 +38,59 @@ pub struct Reply {
     /// Go silent for this long before sending anything (the headers included), as a
     /// local server does while it processes a long prompt.
     pub delay: Option<std::time::Duration>,
+    /// Wait at these gates in turn (each until as many requests as it admits have
+    /// reached it) before answering: proof that those requests were in flight together.
+    pub gates: Vec<Arc<Gate>>,
 }
+
+/// A meeting point for `n` requests: each waits until all `n` have arrived (at most a
+/// minute; then it goes on and the gate says it timed out). Later arrivals pass.
+#[derive(Debug)]
+pub struct Gate {
+    n: usize,
+    arrived: Mutex<usize>,
+    open: tokio::sync::watch::Sender<bool>,
+    timed_out: std::sync::atomic::AtomicBool,
+}
+
+impl Gate {
+    pub fn new(n: usize) -> Arc<Self> {
+        Arc::new(Self {
+            n,
+            arrived: Mutex::new(0),
+            open: tokio::sync::watch::channel(false).0,
+            timed_out: Default::default(),
+        })
+    }
+
+    /// Whether all `n` met there (false if one of them gave up waiting).
+    pub fn met(&self) -> bool {
+        *self.arrived.lock().expect("gate") >= self.n
+            && !self.timed_out.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    async fn pass(&self) {
+        let mut rx = self.open.subscribe();
+        {
+            let mut arrived = self.arrived.lock().expect("gate");
+            *arrived += 1;
+            if *arrived >= self.n {
+                self.open.send_replace(true);
+            }
+        }
+        let opened = rx.wait_for(|open| *open);
+        if tokio::time::timeout(std::time::Duration::from_secs(60), opened)
+            .await
+            .is_err()
+        {
+            self.timed_out
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+}
+
+/// Chooses the reply to a request by what its body holds (order free).
+pub type Router = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
 
 impl Reply {
     pub fn raw(status: u16, content_type: &str, body: &str) -> Self {
@@ -49,7 +101,14 @@ impl Reply {
             abort: false,
             stall: None,
             delay: None,
+            gates: Vec::new(),
         }
+    }
+
+    /// This reply, once `gate` (and any gate given before) has let it through.
+    pub fn at_gate(mut self, gate: &Arc<Gate>) -> Self {
+        self.gates.push(gate.clone());
+        self
     }
 
     pub fn json(status: u16, value: &Value) -> Self {
@@ -80,6 +139,7 @@ impl Reply {
             abort: false,
             stall: None,
             delay: None,
+            gates: Vec::new(),
         }
     }
 
@@ -125,6 +185,9 @@ struct State {
     requests: Vec<Captured>,
     routes: Vec<(String, Reply)>,
     probes: Vec<Captured>,
+    router: Option<Router>,
+    in_flight: usize,
+    peak_in_flight: usize,
 }
 
 /// The server; stops when dropped.
@@ -151,14 +214,30 @@ impl Loopback {
         Self::with(replies, Some(fallback))
     }
 
+    /// Answers each model request with what `router` chooses for its body, in any
+    /// order (several sessions of one process sharing the server).
+    pub fn routed(router: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> Self {
+        Self::with_state(State {
+            router: Some(Arc::new(router)),
+            ..State::default()
+        })
+    }
+
+    /// The most model requests that were being answered at one time.
+    pub fn peak_in_flight(&self) -> usize {
+        self.state.lock().expect("state").peak_in_flight
+    }
+
     fn with(replies: Vec<Reply>, fallback: Option<Reply>) -> Self {
-        let state = Arc::new(Mutex::new(State {
+        Self::with_state(State {
             replies: replies.into(),
             fallback,
-            requests: Vec::new(),
-            routes: Vec::new(),
-            probes: Vec::new(),
-        }));
+            ..State::default()
+        })
+    }
+
+    fn with_state(state: State) -> Self {
+        let state = Arc::new(Mutex::new(state));
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         listener.set_nonblocking(true).expect("nonblocking");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
@@ -255,6 +334,7 @@ async fn answer(
         .unwrap_or_default();
     let body = serde_json::from_slice(&bytes)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    let mut counted = false;
     let reply = {
         let mut s = state.lock().expect("state");
         let bare = path.split('?').next().unwrap_or("").to_string();
@@ -290,11 +370,27 @@ async fn answer(
                 ))
             }
             (None, false) => {
+                let routed = s.router.clone().map(|router| router(&captured.body));
                 s.requests.push(captured);
-                s.replies.pop_front().or_else(|| s.fallback.clone())
+                s.in_flight += 1;
+                counted = true;
+                s.peak_in_flight = s.peak_in_flight.max(s.in_flight);
+                routed.or_else(|| s.replies.pop_front().or_else(|| s.fallback.clone()))
             }
         }
     };
+    let reply = match reply {
+        Some(reply) => {
+            for gate in &reply.gates {
+                gate.pass().await;
+            }
+            Some(reply)
+        }
+        None => None,
+    };
+    if counted {
+        state.lock().expect("state").in_flight -= 1;
+    }
     let reply = reply.unwrap_or_else(|| {
         Reply::json(
             500,

@@ -1,5 +1,6 @@
 mod acp;
 mod acp_session;
+mod agents;
 mod allow_rules;
 mod append_race;
 mod at_refs;

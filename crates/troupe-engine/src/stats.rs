@@ -17,6 +17,18 @@ pub struct ToolStat {
     pub duration_ms: f64,
 }
 
+/// Counters of the subagents of one agent name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentStat {
+    pub count: u64,
+    /// How they ended, by termination reason (`GOAL`, `TIMEOUT`, …).
+    pub reasons: BTreeMap<String, u64>,
+    pub turns: u64,
+    pub tool_calls: u64,
+    pub tokens: u64,
+    pub duration_ms: u64,
+}
+
 /// Everything counted in a session.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionStats {
@@ -35,6 +47,8 @@ pub struct SessionStats {
     pub corrections: BTreeMap<String, u64>,
     /// Prompt tokens of the latest request (for compression decisions).
     pub last_prompt_tokens: u64,
+    /// The subagents that ended, by agent name.
+    pub agents: BTreeMap<String, AgentStat>,
     current: Usage,
 }
 
@@ -48,6 +62,17 @@ impl SessionStats {
                 self.requests += 1;
             }
             UiEvent::ToolCallCompleted(call) => self.record_call(call),
+            UiEvent::Agent(update) => {
+                if let crate::protocol::AgentStep::Finished(totals) = &update.what {
+                    let stat = self.agents.entry(update.name.clone()).or_default();
+                    stat.count += 1;
+                    *stat.reasons.entry(totals.reason.clone()).or_default() += 1;
+                    stat.turns += u64::from(totals.turns);
+                    stat.tool_calls += u64::from(totals.tool_calls);
+                    stat.tokens += totals.tokens;
+                    stat.duration_ms += totals.elapsed_ms;
+                }
+            }
             _ => {}
         }
     }
@@ -127,7 +152,7 @@ impl SessionStats {
         let success: u64 = self.by_tool.values().map(|s| s.success).sum();
         let fail: u64 = self.by_tool.values().map(|s| s.fail).sum();
         let duration: f64 = self.by_tool.values().map(|s| s.duration_ms).sum();
-        json!({
+        let mut out = json!({
             "models": {
                 model: {
                     "api": {"totalRequests": self.requests},
@@ -155,6 +180,21 @@ impl SessionStats {
                 "strategies": self.edit_strategies,
                 "corrections": self.corrections
             }
-        })
+        });
+        if !self.agents.is_empty() {
+            // Not gemini-cli's: its stats do not count subagents.
+            let agents: serde_json::Map<String, Value> = self
+                .agents
+                .iter()
+                .map(|(name, a)| {
+                    let stat = json!({"count": a.count, "terminationReasons": a.reasons,
+                        "turns": a.turns, "toolCalls": a.tool_calls, "tokens": a.tokens,
+                        "durationMs": a.duration_ms});
+                    (name.clone(), stat)
+                })
+                .collect();
+            out["agents"] = Value::Object(agents);
+        }
+        out
     }
 }

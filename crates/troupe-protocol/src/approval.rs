@@ -76,6 +76,8 @@ pub struct ApprovalRequest {
     pub tool_name: String,
     pub args: Value,
     pub details: ConfirmationDetails,
+    /// The subagent that asks (its agent id and name); `None`: the main session.
+    pub agent: Option<(String, String)>,
 }
 
 /// An approval mode: how much runs without asking.

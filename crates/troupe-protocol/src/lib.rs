@@ -316,6 +316,79 @@ pub enum UiEvent {
     /// hook's `systemMessage`, hooks skipped in an untrusted folder.
     Warning(String),
     TurnFinished(TurnOutcome),
+    /// Something a subagent of the session's tree did (its start, each of its own
+    /// events, its end).
+    Agent(std::sync::Arc<AgentUpdate>),
+}
+
+/// One step of a subagent, as its parent session tells its front end.
+#[derive(Debug, Clone)]
+pub struct AgentUpdate {
+    /// The subagent's id in the tree (`<name>-<n>`): its session file's name and the
+    /// `agent_id` of its stream-json events.
+    pub agent_id: String,
+    /// The session id of the main session, or the `agent_id` of the subagent that
+    /// started this one.
+    pub parent_id: String,
+    /// The agent's name (`generalist`, a file's `name`).
+    pub name: String,
+    /// The `invoke_agent` call of the parent that this subagent answers.
+    pub call_id: String,
+    pub what: AgentStep,
+}
+
+/// What a subagent did.
+#[derive(Debug, Clone)]
+pub enum AgentStep {
+    /// Waiting for a slot of the pool (`agents.max_concurrent`).
+    Queued { prompt: String },
+    /// Running: its session has started.
+    Started,
+    /// One of its own session's events (text, tool calls, usage, …).
+    Event(Box<UiEvent>),
+    /// It has ended; its parent's call is answered.
+    Finished(AgentTotals),
+}
+
+/// Where a subagent is in its life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentState {
+    Queued,
+    Running,
+    /// Ended, with its termination reason.
+    Finished(String),
+}
+
+/// One subagent of a session's tree as `/agents` lists it ([`crate::Op::ListAgents`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentRow {
+    /// Its number in the tree ([`crate::Op::CancelAgent`], `/agents cancel N`).
+    pub number: u64,
+    pub agent_id: String,
+    pub parent_id: String,
+    pub name: String,
+    pub state: AgentState,
+    /// The tool it is running now, if any.
+    pub current_tool: Option<String>,
+    pub turns: u32,
+    pub tokens: u64,
+    pub elapsed_ms: u64,
+}
+
+/// How a subagent ended and what it used.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AgentTotals {
+    /// gemini-cli's termination reason: `GOAL`, `MAX_TURNS`, `TIMEOUT`, `ABORTED`,
+    /// `ERROR`, `ERROR_NO_COMPLETE_TASK_CALL`.
+    pub reason: String,
+    /// Model requests it made.
+    pub turns: u32,
+    pub tool_calls: u32,
+    /// Prompt plus output tokens, as the server counted them.
+    pub tokens: u64,
+    pub prompt_tokens: u64,
+    pub output_tokens: u64,
+    pub elapsed_ms: u64,
 }
 
 // ---------------------------------------------------------------- policy

@@ -150,6 +150,12 @@ pub enum Op {
         calls: Vec<Arc<FunctionCall>>,
         cancel: CancellationToken,
     },
+    /// The subagents of the session's tree, queued, running and ended
+    /// ([`OpReply::Agents`]).
+    ListAgents,
+    /// Stops subagent `n` of the tree (its `invoke_agent` call answers `ABORTED`; the
+    /// rest go on).
+    CancelAgent(u64),
     // ---- mcp serve
     /// The tools the model is offered now, each with its full declaration (the
     /// parameters' JSON schema) and kind ([`OpReply::Declarations`]): what `troupe mcp
@@ -200,6 +206,8 @@ impl Op {
             Op::ListHooks => "list_hooks",
             Op::SetHookEnabled { .. } => "set_hook_enabled",
             Op::RunCalls { .. } => "run_calls",
+            Op::ListAgents => "list_agents",
+            Op::CancelAgent(_) => "cancel_agent",
             // ---- mcp serve
             Op::ListToolDeclarations => "list_tool_declarations",
             // ---- REPL
@@ -224,6 +232,8 @@ pub enum OpReply {
     Hooks(Vec<HookInfo>),
     Count(usize),
     Calls(Vec<Arc<CompletedCall>>),
+    /// The subagents of the session's tree ([`Op::ListAgents`]).
+    Agents(Vec<crate::AgentRow>),
     // ---- mcp serve
     /// Each tool's declaration and kind ([`Op::ListToolDeclarations`]).
     Declarations(Vec<(FunctionDeclaration, ToolKind)>),
@@ -242,6 +252,9 @@ pub enum OpError {
     /// There is no allow rule of that number.
     #[error("there is no allow rule {0}")]
     NoSuchRule(usize),
+    /// There is no queued or running subagent of that number.
+    #[error("there is no running subagent {0} (/agents lists them)")]
+    NoSuchAgent(u64),
     /// The directory was not added.
     #[error("{0}")]
     Root(#[from] AddRootError),

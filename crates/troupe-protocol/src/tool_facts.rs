@@ -39,6 +39,9 @@ pub struct ToolFacts {
     pub edited_file_arg: Option<&'static str>,
     /// Optional parameters a compact declaration keeps (the tool's errors ask for them).
     pub compact_keeps: &'static [&'static str],
+    /// Offered to subagents only (`complete_task`): a main session neither declares
+    /// it nor runs its calls.
+    pub subagents_only: bool,
 }
 
 impl ToolFacts {
@@ -51,6 +54,7 @@ impl ToolFacts {
         run_once: false,
         answer_depends_on_files_only: false,
         edited_file_arg: None,
+        subagents_only: false,
         compact_keeps: &[],
     };
 

@@ -50,6 +50,8 @@ pub(super) struct RoundAnswers {
     repeated: bool,
     /// The successful edit calls (`replace`, `write_file`: their tools' facts say so).
     edits: Vec<Arc<CompletedCall>>,
+    /// A subagent's `complete_task` call of the round succeeded: its task is done.
+    task_completed: bool,
     /// The facts of the built-in tools (which calls run once, which are edits).
     facts: Arc<ToolFactsTable>,
     /// Finished calls on their way to the session recorder (none without one): sent
@@ -73,6 +75,8 @@ pub(super) struct Answered {
     pub repeated: bool,
     /// The successful edit calls (for undoing a failed turn).
     pub edits: Vec<Arc<CompletedCall>>,
+    /// A subagent's `complete_task` call succeeded: the turn ends with this round.
+    pub task_completed: bool,
 }
 
 impl RoundAnswers {
@@ -105,6 +109,7 @@ impl RoundAnswers {
             answered: 0,
             repeated: false,
             edits: Vec::new(),
+            task_completed: false,
             facts,
             all_cancelled: true,
             recorder: recorder.map(|r| (r, Vec::with_capacity(RECORD_BATCH.min(calls_len)))),
@@ -223,6 +228,11 @@ impl RoundAnswers {
 
     fn push(&mut self, call: Arc<CompletedCall>) {
         self.answered += 1;
+        if call.status == CallStatus::Success
+            && call.name == crate::tools::complete_task::COMPLETE_TASK
+        {
+            self.task_completed = true;
+        }
         if call.status == CallStatus::Success && self.facts.get(&call.name).is_edit() {
             self.edits.push(call.clone());
         }
@@ -278,6 +288,7 @@ impl RoundAnswers {
             copies: self.copies,
             repeated: self.repeated,
             edits: self.edits,
+            task_completed: self.task_completed,
         }
     }
 }

@@ -32,6 +32,7 @@ impl Chat {
             call_id: "loop-detection".into(),
             tool_name: "loop_detection".into(),
             args: serde_json::Value::Null,
+            agent: None,
             details: ConfirmationDetails::Info {
                 title: "Loop detected".into(),
                 prompt: format!(

@@ -189,6 +189,7 @@ impl Chat {
             copies,
             repeated,
             edits,
+            task_completed,
         } = round.finish(&failure);
         for edit in &edits {
             turn.edits
@@ -220,6 +221,14 @@ impl Chat {
         turn.after_function_response = true;
         if turn.cancel.is_cancelled() || all_cancelled {
             self.finish(TurnOutcome::Cancelled);
+            return;
+        }
+        if task_completed {
+            // A subagent reported (`complete_task`): its turn is over; its parent reads
+            // the report from the call.
+            self.finish(TurnOutcome::Completed {
+                response: String::new(),
+            });
             return;
         }
         if turn.rounds >= self.config.max_turns {

@@ -318,6 +318,7 @@ impl Inner {
             call_id: call.id.clone(),
             tool_name: tool.name().to_string(),
             args: args.clone(),
+            agent: None,
             details,
         };
         self.notify_permission(&request).await;

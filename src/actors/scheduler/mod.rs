@@ -48,6 +48,10 @@ struct Inner {
     policy: SharedPolicy,
     /// At most this many calls of a batch run at once; the rest wait their turn, in order.
     window: usize,
+    /// A subagent's Scheduler runs only the tools its agent is given (the registry is
+    /// the tree's); `None`: a main session, which runs every tool but those offered to
+    /// subagents only.
+    allowed: Option<Arc<crate::tools::invoke_agent::ToolFilter>>,
 }
 
 impl Scheduler {
@@ -67,8 +71,18 @@ impl Scheduler {
                 events: EventQueue::new(events),
                 policy,
                 window,
+                allowed: None,
             }),
         }
+    }
+
+    /// A subagent's Scheduler: only the tools named in `allowed` run; any other call
+    /// is answered as a tool that does not exist.
+    pub fn limited_to(mut self, allowed: Arc<crate::tools::invoke_agent::ToolFilter>) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.allowed = Some(allowed);
+        }
+        self
     }
 }
 
@@ -373,8 +387,15 @@ impl Inner {
     /// Validation: the call's tool and what it would run, or the call's answer when
     /// the tool is unknown, the arguments are invalid or the tool panicked on them.
     fn validate(&self, call: &CallInfo) -> Result<Validated, Arc<CompletedCall>> {
-        let Some(tool) = self.registry.get(&call.name) else {
-            let msg = self.registry.not_found_message(&call.name);
+        let offered = match &self.allowed {
+            Some(allowed) => allowed.allows(&call.name),
+            None => !self.registry.facts().get(&call.name).subagents_only,
+        };
+        let Some(tool) = self.registry.get(&call.name).filter(|_| offered) else {
+            let msg = match offered {
+                true => self.registry.not_found_message(&call.name),
+                false => format!("Tool \"{}\" not found.", call.name),
+            };
             return Err(self.failed(call, ToolErrorKind::ToolNotRegistered, msg));
         };
         // A panic while validating fails this call only.

@@ -10,6 +10,7 @@ use actix::prelude::*;
 
 use super::teardown::Teardown;
 use super::{new_session_id, saved_allow_rules, setup, Built, SessionError, SessionOptions};
+use crate::actors::agents::{AgentCatalog, AgentTree};
 use crate::actors::approvals::Approvals;
 use crate::actors::chat::{ChatConfig, ChatMemory, ChatTuning};
 use crate::actors::checkpointer::Checkpointer;
@@ -98,7 +99,13 @@ pub(super) fn build(
     let id = &records.session_id;
     let services = services(&options, fs, id, hooks.clone(), &mut threads)?;
     let scheduler_arbiter = threads.teardown.arbiter()?;
-    let registry = Arc::new(registry(&options, &scheduler_arbiter, threads.teardown)?);
+    let catalog = Arc::new(agent_catalog(&options, &events));
+    let registry = Arc::new(registry(
+        &options,
+        &scheduler_arbiter,
+        threads.teardown,
+        &catalog,
+    )?);
     // The last step that may fail: the MCP servers start after it.
     let (tools, prompt) = offered(&options, &registry)?;
     let servers = &options.settings.mcp_servers;
@@ -125,6 +132,7 @@ pub(super) fn build(
             Scheduler::new(reg, svc, approver, ev, pol)
         })
     };
+    let tool_facts = Arc::new(registry.facts().clone());
     let chat = chat_config(ChatParts {
         options: &mut options,
         services: &services,
@@ -133,9 +141,27 @@ pub(super) fn build(
         history: records.history,
         recorder: records.recorder.clone(),
         checkpointer,
-        approvals: outlets.approvals,
+        approvals: outlets.approvals.clone(),
         mcp: mcp.clone(),
-        tool_facts: Arc::new(registry.facts().clone()),
+        tool_facts: tool_facts.clone(),
+    });
+    let agents = agents_on(&options.settings).then(|| {
+        let parts = crate::actors::session::TreeParts {
+            registry: registry.clone(),
+            approvals: outlets.approvals,
+            policy: policy.clone(),
+            mcp: mcp.clone(),
+            tool_facts,
+            system_prompt: chat.system_prompt.clone().unwrap_or_default().into(),
+        };
+        start_tree(
+            &records.session_id,
+            &options.settings,
+            &events,
+            parts,
+            catalog,
+            &services,
+        )
     });
     Ok(Built {
         session_id: records.session_id,
@@ -150,6 +176,7 @@ pub(super) fn build(
         hooks,
         events,
         source,
+        agents,
         mcp_wait: options
             .wait_for_mcp
             .then(|| Duration::from_millis(options.settings.mcp.startup_wait_ms)),
@@ -314,6 +341,10 @@ fn services(
             &options.workspace,
         ))),
         hooks,
+        author: "the main session".into(),
+        ledger: Default::default(),
+        agents: std::sync::OnceLock::new(),
+        agent: None,
     }))
 }
 
@@ -324,6 +355,7 @@ fn registry(
     options: &SessionOptions,
     scheduler_arbiter: &ArbiterHandle,
     teardown: &mut Teardown,
+    catalog: &AgentCatalog,
 ) -> Result<ToolRegistry, SessionError> {
     let settings = &options.settings;
     let tool_arbiters = match settings.tools.tool_threads {
@@ -342,6 +374,11 @@ fn registry(
         tool_arbiters,
     );
     register_builtin(&mut registry);
+    if agents_on(settings) {
+        registry.register(crate::tools::invoke_agent::InvokeAgent {
+            catalog: catalog.summary(),
+        });
+    }
     registry.withhold_servers(
         settings
             .untrusted_mcp_servers
@@ -361,8 +398,14 @@ fn registry(
     }
     let core = settings.tools.core.clone();
     let exclude = settings.tools.exclude.clone();
+    let subagents_only = [
+        crate::tools::complete_task::COMPLETE_TASK,
+        crate::tools::internal_docs::GET_INTERNAL_DOCS,
+    ];
     registry.retain(|name| {
-        (core.is_empty() || core.iter().any(|c| c == name)) && !exclude.iter().any(|e| e == name)
+        subagents_only.contains(&name)
+            || ((core.is_empty() || core.iter().any(|c| c == name))
+                && !exclude.iter().any(|e| e == name))
     });
     Ok(registry)
 }
@@ -433,4 +476,57 @@ fn chat_config(parts: ChatParts<'_>) -> ChatConfig {
             }),
         tool_facts,
     }
+}
+
+/// Whether the session offers `invoke_agent`.
+fn agents_on(settings: &crate::settings::Settings) -> bool {
+    settings.agents.enabled && settings.agents.max_depth >= 1
+}
+
+/// The agents the session can start: the built-ins, the agent files (project ones only
+/// in a trusted folder; files that cannot be used are told as warnings) and the
+/// overrides.
+fn agent_catalog(options: &SessionOptions, events: &EventSink) -> AgentCatalog {
+    if !agents_on(&options.settings) {
+        return AgentCatalog::default();
+    }
+    let loaded =
+        crate::settings::agents::load(options.workspace.primary(), options.settings.trusted);
+    for error in &loaded.errors {
+        events.do_send(crate::protocol::UiEvent::Warning(format!(
+            "Agent file skipped: {error}"
+        )));
+    }
+    if !loaded.untrusted.is_empty() {
+        events.do_send(crate::protocol::UiEvent::Warning(format!(
+            "{} project agent file(s) not loaded: this folder is not trusted (`troupe trust` trusts it).",
+            loaded.untrusted.len()
+        )));
+    }
+    AgentCatalog::new(&options.settings, &loaded)
+}
+
+/// The tree of the session's subagents, and the launcher its `invoke_agent` calls use.
+fn start_tree(
+    session_id: &str,
+    settings: &crate::settings::Settings,
+    events: &EventSink,
+    parts: crate::actors::session::TreeParts,
+    catalog: Arc<AgentCatalog>,
+    services: &Services,
+) -> Arc<AgentTree> {
+    let tree = Arc::new(AgentTree::new(
+        session_id.to_string(),
+        &settings.agents,
+        events.clone(),
+    ));
+    let launcher = crate::actors::agents::launcher::TreeLauncher {
+        tree: tree.clone(),
+        catalog,
+        parts,
+        depth: 0,
+        parent_id: session_id.to_string(),
+    };
+    let _ = services.agents.set(Arc::new(launcher));
+    tree
 }

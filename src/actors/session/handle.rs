@@ -81,15 +81,25 @@ impl SessionHandle {
             approvals: Approvals::new(sink.clone()),
         };
         let session = Session::start(options, outlets).await?;
-        Ok(SessionHandle {
+        Ok(SessionHandle::from_parts(session, sink, rx))
+    }
+
+    /// The handle of a started session whose events go to `sink` and come out of
+    /// `events`; its async ops run on the current arbiter.
+    pub(super) fn from_parts(
+        session: Session,
+        sink: EventSink,
+        events: UnboundedReceiver<Event>,
+    ) -> SessionHandle {
+        SessionHandle {
             session: Arc::new(session),
-            events: Mutex::new(rx),
+            events: Mutex::new(events),
             sink,
             next_op: AtomicU64::new(1),
             home: Arbiter::current(),
             ended: CancellationToken::new(),
             stream_over: AtomicBool::new(false),
-        })
+        }
     }
 
     /// Submits `op`; its answer comes on the event stream as [`Event::OpDone`] with
@@ -308,6 +318,21 @@ impl SessionHandle {
             | Op::SetHookEnabled { .. }
             | Op::ListToolDeclarations) => self.serve_listing(op, answer),
             Op::RunCalls { calls, cancel } => self.run_calls(calls, cancel, answer),
+            Op::ListAgents => {
+                let rows = session
+                    .agents
+                    .as_ref()
+                    .map(|t| t.rows())
+                    .unwrap_or_default();
+                answer.send(Ok(OpReply::Agents(rows)));
+            }
+            Op::CancelAgent(n) => {
+                let stopped = session.agents.as_ref().is_some_and(|t| t.cancel(n));
+                answer.send(match stopped {
+                    true => Ok(OpReply::Done),
+                    false => Err(OpError::NoSuchAgent(n)),
+                });
+            }
             op @ Op::SwitchSession { .. } => self.switch_session(op, answer), // ---- REPL
             Op::Shutdown { reason, after } => {
                 let (session, ended) = (self.session.clone(), self.ended.clone());

@@ -6,6 +6,7 @@
 //! the model's bytes), and through the one sanitiser ([`for_terminal`]) when it is a
 //! terminal; transcript lines and the warnings on stderr always go through it.
 
+mod agents;
 mod attempt;
 mod cpu_time;
 mod printing;
@@ -206,6 +207,7 @@ impl HeadlessFront {
                 tracing::info!(%message, "notice");
             }
             UiEvent::TurnFinished(outcome) => return Some(self.summary(outcome.clone())),
+            UiEvent::Agent(update) => self.on_agent(update),
             _ => {}
         }
         None

@@ -25,6 +25,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "clear the screen and start the conversation afresh",
     ),
     ("stats", "", "tokens, tool calls by tool, edits"),
+    (
+        "agents",
+        "[cancel N]",
+        "the subagents of this session: state, tool, turns, tokens; stop one",
+    ),
     ("tools", "", "the tools the model can call"),
     (
         "memory",
@@ -117,6 +122,7 @@ pub fn run(line: &str, link: &SessionLink, p: Palette) -> (Vec<String>, After) {
             return (vec![p.dim("Conversation cleared.")], After::ClearScreen);
         }
         "stats" => stats(link, p),
+        "agents" => super::agent_lines::agents_command(link, &args, p),
         "tools" => tools(link, p),
         "memory" => memory(link, &args, p),
         "compress" => super::compress_cmd::compress(link, p),

@@ -40,6 +40,7 @@ fn edits_offer_the_editor_and_shell_names_its_root_commands() {
         call_id: "c1".into(),
         tool_name: "t".into(),
         args: serde_json::Value::Null,
+        agent: None,
         details,
     };
     assert_eq!(
@@ -76,6 +77,7 @@ fn non_ascii_url_hosts_are_named_in_punycode() {
         call_id: "c1".into(),
         tool_name: "t".into(),
         args: serde_json::Value::Null,
+        agent: None,
         details,
     };
     let exec = ConfirmationDetails::Exec {
@@ -139,6 +141,7 @@ fn a_command_is_shown_whole_on_one_line_with_its_escapes_visible() {
         call_id: "c1".into(),
         tool_name: "run_shell_command".into(),
         args: serde_json::Value::Null,
+        agent: None,
         details: exec.clone(),
     };
     assert_eq!(

@@ -8,6 +8,7 @@
 //! runs, the REPL thread prints them itself under a spinner and asks the
 //! confirmations, answered with `Op::Decide`.
 
+mod agent_lines;
 pub mod bridge;
 mod columns;
 mod commands;

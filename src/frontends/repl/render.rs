@@ -220,6 +220,11 @@ impl EventRenderer {
                 lines
             }
             UiEvent::TurnFinished(outcome) => self.finished(outcome),
+            UiEvent::Agent(update) => {
+                let mut lines = self.flush_text();
+                lines.extend(super::agent_lines::agent_lines(update, p));
+                lines
+            }
             UiEvent::SessionStarted { .. } | UiEvent::Usage(_) | UiEvent::ModelProgress { .. } => {
                 Vec::new()
             }

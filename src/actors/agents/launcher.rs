@@ -1,0 +1,185 @@
+//! The launcher one session of a tree holds for its `invoke_agent` calls: it knows the
+//! agents, makes each subagent's services, tools and session specification, and hands
+//! the run to [`super::drive`].
+
+use std::sync::{Arc, OnceLock};
+
+use futures::future::BoxFuture;
+
+use super::catalog::{AgentCatalog, AgentDef, AgentPrompt, AgentTools};
+use super::AgentTree;
+use crate::actors::session::{ChildSpec, TreeParts};
+use crate::protocol::content::FunctionDeclaration;
+use crate::protocol::ToolOutput;
+use crate::tools::complete_task::COMPLETE_TASK;
+use crate::tools::invoke_agent::{AgentLauncher, AgentSeat, ToolFilter, INVOKE_AGENT};
+use crate::tools::{Services, ToolContext};
+
+/// Starts the subagents of one session of the tree (the main session at depth 0).
+#[derive(Clone)]
+pub struct TreeLauncher {
+    pub tree: Arc<AgentTree>,
+    pub catalog: Arc<AgentCatalog>,
+    pub parts: TreeParts,
+    /// How deep the session that holds this launcher is (0: the main session).
+    pub depth: u32,
+    /// The id of that session (the `parent_id` of the subagents it starts).
+    pub parent_id: String,
+}
+
+impl AgentLauncher for TreeLauncher {
+    fn knows(&self, agent_name: &str) -> bool {
+        self.catalog.get(agent_name).is_some()
+    }
+
+    fn launch(
+        &self,
+        agent_name: String,
+        prompt: String,
+        ctx: ToolContext,
+    ) -> BoxFuture<'static, ToolOutput> {
+        let launcher = self.clone();
+        Box::pin(async move {
+            match launcher.catalog.get(&agent_name).cloned() {
+                Some(def) => super::drive::run(launcher, def, prompt, ctx).await,
+                None => not_found(&agent_name),
+            }
+        })
+    }
+}
+
+fn not_found(name: &str) -> ToolOutput {
+    let msg = format!("Subagent '{name}' not found.");
+    ToolOutput::error(
+        crate::protocol::ToolErrorKind::InvalidToolParams,
+        msg.clone(),
+        msg,
+    )
+}
+
+impl TreeLauncher {
+    /// Whether the subagents this launcher starts may start their own.
+    fn children_may_delegate(&self) -> bool {
+        self.depth + 1 < self.tree.max_depth
+    }
+
+    /// The session specification of subagent `agent_id` running `def`.
+    pub(super) fn child_spec(
+        &self,
+        def: &AgentDef,
+        agent_id: &str,
+        parent: &Services,
+    ) -> ChildSpec {
+        let seat = Arc::new(AgentSeat {
+            agent_id: agent_id.to_string(),
+            name: def.name.clone(),
+            output_name: def.output_name.clone(),
+        });
+        let model_name = def
+            .model
+            .clone()
+            .unwrap_or_else(|| parent.model_name.clone());
+        let services = Arc::new(Services {
+            workspace: parent.workspace.clone(),
+            fs: parent.fs.clone(),
+            settings: parent.settings.clone(),
+            model: parent.model.clone(),
+            model_name: model_name.clone(),
+            session_id: agent_id.to_string(),
+            corrector: parent.corrector.clone(),
+            processes: parent.processes.clone(),
+            temp_dir: parent.temp_dir.clone(),
+            context: parent.context.clone(),
+            hooks: parent.hooks.clone(),
+            author: format!("agent {agent_id} ({})", def.name),
+            ledger: parent.ledger.clone(),
+            agents: OnceLock::new(),
+            agent: Some(seat),
+        });
+        let delegate = self.children_may_delegate();
+        if delegate {
+            let nested = TreeLauncher {
+                depth: self.depth + 1,
+                parent_id: agent_id.to_string(),
+                ..self.clone()
+            };
+            let _ = services.agents.set(Arc::new(nested));
+        }
+        let (mut declarations, mut allowed, with_mcp) = self.tools_of(def, delegate);
+        declarations.push(def.complete_task_declaration());
+        allowed.names.insert(COMPLETE_TASK.to_string());
+        let system_prompt = match &def.prompt {
+            AgentPrompt::Main => self.parts.system_prompt.to_string(),
+            AgentPrompt::Own(text) => text.clone(),
+        };
+        ChildSpec {
+            agent_id: agent_id.to_string(),
+            name: def.name.clone(),
+            services,
+            model_name,
+            system_prompt,
+            declarations,
+            allowed: Arc::new(allowed),
+            max_turns: def.max_turns,
+            temperature: def.temperature,
+            with_mcp,
+        }
+    }
+
+    /// The declarations and the filter of `def`'s tools, and whether the MCP servers'
+    /// tools are declared live (all of them).
+    fn tools_of(
+        &self,
+        def: &AgentDef,
+        delegate: bool,
+    ) -> (Vec<FunctionDeclaration>, ToolFilter, bool) {
+        let registry = &self.parts.registry;
+        let mut filter = ToolFilter::default();
+        let mut live_mcp = false;
+        match &def.tools {
+            AgentTools::All => {
+                filter.prefixes.push("mcp_".into());
+                live_mcp = true;
+            }
+            AgentTools::Named(names) => {
+                for name in names {
+                    match name.as_str() {
+                        "*" => {
+                            filter.prefixes.push("mcp_".into());
+                            live_mcp = true;
+                        }
+                        wild if wild.starts_with("mcp_") && wild.ends_with('*') => {
+                            filter.prefixes.push(wild.trim_end_matches('*').to_string());
+                        }
+                        exact => {
+                            filter.names.insert(exact.to_string());
+                        }
+                    }
+                }
+            }
+        }
+        let everything = live_mcp;
+        let mut declarations = Vec::new();
+        for tool in registry.tools() {
+            let name = tool.name();
+            let offered = match everything {
+                true => !tool.facts().subagents_only,
+                false => filter.names.contains(name),
+            };
+            if !offered || (name == INVOKE_AGENT && !delegate) {
+                continue;
+            }
+            filter.names.insert(name.to_string());
+            declarations.push(tool.declaration());
+        }
+        if !delegate {
+            filter.names.remove(INVOKE_AGENT);
+        }
+        if !live_mcp && !filter.prefixes.is_empty() {
+            // One server's tools: those discovered by now.
+            let dynamic = registry.dynamic().declarations();
+            declarations.extend(dynamic.into_iter().filter(|d| filter.allows(&d.name)));
+        }
+        (declarations, filter, live_mcp)
+    }
+}

@@ -1,0 +1,186 @@
+//! One bound on the model requests in flight from a whole process
+//! (`model.max_concurrent_requests`): the main session, every subagent of its tree and
+//! every task of a batch share it, so a server with few slots is never sent more
+//! requests at once than it can take. A request waits for a slot before it is sent and
+//! holds it until its stream ends (or is dropped); a retry's back-off holds none, as the
+//! limiter sits beneath the retries.
+
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
+
+use futures::future::BoxFuture;
+use futures::stream::{self, Stream, StreamExt};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::{ModelClient, ModelError, ModelStream, ServerFacts};
+use crate::engine::model::{ModelEvent, ModelRequest};
+
+/// The process's slots, made by the first limited client (its setting wins: every
+/// session of one process reads the same settings files).
+static PROCESS_SLOTS: OnceLock<Arc<Semaphore>> = OnceLock::new();
+
+/// `model` behind the process's request limit; `model` itself when `limit` is 0.
+pub fn limited(model: Arc<dyn ModelClient>, limit: usize) -> Arc<dyn ModelClient> {
+    if limit == 0 {
+        return model;
+    }
+    let slots = PROCESS_SLOTS
+        .get_or_init(|| Arc::new(Semaphore::new(limit)))
+        .clone();
+    Arc::new(LimitedModel {
+        inner: model,
+        slots,
+    })
+}
+
+/// A model client whose requests take a slot of a shared semaphore while in flight.
+pub struct LimitedModel {
+    inner: Arc<dyn ModelClient>,
+    slots: Arc<Semaphore>,
+}
+
+impl LimitedModel {
+    /// A client limited by `slots` of its own (tests; [`limited`] shares the process's).
+    pub fn with_slots(inner: Arc<dyn ModelClient>, slots: Arc<Semaphore>) -> Self {
+        Self { inner, slots }
+    }
+}
+
+/// A stream that keeps its slot until it ends or is dropped.
+struct Holding {
+    _permit: Option<OwnedSemaphorePermit>,
+    inner: ModelStream,
+}
+
+impl Stream for Holding {
+    type Item = Result<ModelEvent, ModelError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let polled = self.inner.poll_next_unpin(cx);
+        if let Poll::Ready(None) = polled {
+            self._permit = None;
+        }
+        polled
+    }
+}
+
+impl ModelClient for LimitedModel {
+    fn provider(&self) -> &str {
+        self.inner.provider()
+    }
+
+    fn stream(&self, request: ModelRequest) -> ModelStream {
+        let (inner, slots) = (self.inner.clone(), self.slots.clone());
+        let opened = async move {
+            // Closed only if the semaphore is dropped, which the process never does.
+            let permit = slots.acquire_owned().await.ok();
+            Holding {
+                _permit: permit,
+                inner: inner.stream(request),
+            }
+        };
+        Box::pin(stream::once(opened).flatten())
+    }
+
+    fn default_model(&self) -> BoxFuture<'static, Result<String, ModelError>> {
+        self.inner.default_model()
+    }
+
+    fn discover(&self, model: &str) -> BoxFuture<'static, Result<ServerFacts, ModelError>> {
+        self.inner.discover(model)
+    }
+
+    fn list_models(&self) -> BoxFuture<'static, Result<Vec<String>, ModelError>> {
+        self.inner.list_models()
+    }
+
+    fn generate_once(
+        &self,
+        request: ModelRequest,
+    ) -> BoxFuture<'static, Result<Vec<ModelEvent>, ModelError>> {
+        let (inner, slots) = (self.inner.clone(), self.slots.clone());
+        Box::pin(async move {
+            let _permit = slots.acquire_owned().await.ok();
+            inner.generate_once(request).await
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A model whose streams stay open until released, counting how many are open.
+    struct Gate {
+        open: Arc<AtomicUsize>,
+        peak: Arc<AtomicUsize>,
+        release: Arc<tokio::sync::Notify>,
+    }
+
+    impl ModelClient for Gate {
+        fn provider(&self) -> &str {
+            "gate"
+        }
+        fn stream(&self, _: ModelRequest) -> ModelStream {
+            let (open, peak, release) =
+                (self.open.clone(), self.peak.clone(), self.release.clone());
+            Box::pin(stream::once(async move {
+                let now = open.fetch_add(1, Ordering::SeqCst) + 1;
+                peak.fetch_max(now, Ordering::SeqCst);
+                release.notified().await;
+                open.fetch_sub(1, Ordering::SeqCst);
+                Ok(ModelEvent::Text("ok".into()))
+            }))
+        }
+    }
+
+    fn request() -> ModelRequest {
+        ModelRequest {
+            model: "m".into(),
+            system_instruction: None,
+            contents: Default::default(),
+            tools: Default::default(),
+            json_schema: None,
+            temperature: None,
+            top_p: None,
+            top_k: None,
+            max_output_tokens: None,
+            thinking: None,
+            require_call: false,
+            forbid_call: false,
+        }
+    }
+
+    #[tokio::test]
+    async fn no_more_requests_are_in_flight_than_the_limit() {
+        let (open, peak) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let release = Arc::new(tokio::sync::Notify::new());
+        let gate = Arc::new(Gate {
+            open: open.clone(),
+            peak: peak.clone(),
+            release: release.clone(),
+        });
+        let limited = Arc::new(LimitedModel::with_slots(gate, Arc::new(Semaphore::new(2))));
+        let tasks: Vec<_> = (0..6)
+            .map(|_| {
+                let m = limited.clone();
+                tokio::spawn(async move { m.stream(request()).collect::<Vec<_>>().await })
+            })
+            .collect();
+        // Release one stream at a time until all six have answered.
+        let mut answered = 0;
+        while answered < 6 {
+            while open.load(Ordering::SeqCst) == 0 {
+                tokio::task::yield_now().await;
+            }
+            release.notify_one();
+            answered += 1;
+        }
+        for task in tasks {
+            assert_eq!(task.await.unwrap().len(), 1);
+        }
+        assert_eq!(peak.load(Ordering::SeqCst), 2);
+    }
+}
