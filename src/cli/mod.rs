@@ -77,8 +77,12 @@ pub enum HooksAction {
 /// `troupe bench` options.
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
-    /// Parallel calls in the model turn (at least 1).
-    #[arg(long, default_value_t = 1000, value_parser = parse_calls)]
+    /// Parallel calls in the model turn (at least 1; default 1000), or with --agents
+    /// the calls each subagent makes (default 1).
+    #[arg(long = "calls", value_parser = parse_calls)]
+    pub calls_given: Option<usize>,
+    /// The calls of the turn: --calls, else 1000.
+    #[arg(skip = 1000usize)]
     pub calls: usize,
     /// Which tool the calls use: read-file, list-directory, glob, or
     /// `mcp:SERVER/TOOL` (an MCP server's echo-like tool, as --mcp).
@@ -153,6 +157,14 @@ pub struct BenchArgs {
     /// declarations) in bytes and estimated tokens, with and without `--profile small`.
     #[arg(long)]
     pub prompt_size: bool,
+    /// Subagents instead: one parent answer starts N `generalist` subagents at once,
+    /// each making --calls read_file calls (default 1) before it reports; prints the
+    /// time and the memory per agent.
+    #[arg(long, value_name = "N")]
+    pub agents: Option<usize>,
+    /// With --agents: at most this many run at once (agents.max_concurrent; default N).
+    #[arg(long, value_name = "K")]
+    pub max_concurrent: Option<usize>,
     /// Adds every call's latency to the JSON (used by --sweep for --plot).
     #[arg(long, hide = true)]
     pub emit_latencies: bool,

@@ -96,31 +96,56 @@ enum Ending {
     Failed(String),
 }
 
-/// Runs `def` on `prompt` for the call in `ctx`, and answers the call.
+/// A subagent entered in the tree for one call, not yet running.
+pub(super) struct Admitted {
+    row: AgentRow,
+    stop: CancellationToken,
+}
+
+/// Enters `def` in the tree for the call in `ctx`, at once (calls of one answer are
+/// counted in the order they reach their tool), or answers why not
+/// (`agents.max_per_turn`).
+pub(super) fn admit(
+    launcher: &TreeLauncher,
+    def: &AgentDef,
+    ctx: &ToolContext,
+) -> Result<Admitted, ToolOutput> {
+    let tree = &launcher.tree;
+    let stop = ctx.cancel.child_token();
+    match tree.enter_within(&def.name, &launcher.parent_id, stop.clone()) {
+        Some(row) => Ok(Admitted { row, stop }),
+        None => {
+            let msg = format!("Subagent '{}' was not started: this answer already started {} subagents, the most one answer may start (agents.max_per_turn = {}). Wait for their reports, then start more.", def.name, tree.max_per_turn, tree.max_per_turn);
+            Err(ToolOutput::error(
+                ToolErrorKind::ExecutionFailed,
+                msg.clone(),
+                msg,
+            ))
+        }
+    }
+}
+
+/// Runs the admitted subagent `def` on `prompt`, and answers the call.
 pub(super) async fn run(
     launcher: TreeLauncher,
     def: AgentDef,
+    admitted: Admitted,
     prompt: String,
     ctx: ToolContext,
 ) -> ToolOutput {
-    let span = tracing::info_span!("agent", name = %def.name, parent = %launcher.parent_id, call_id = %ctx.call_id);
-    tracing::Instrument::instrument(run_in_span(launcher, def, prompt, ctx), span).await
+    let span = tracing::info_span!("agent", agent_id = %admitted.row.agent_id, name = %def.name, parent = %launcher.parent_id, call_id = %ctx.call_id);
+    tracing::Instrument::instrument(run_in_span(launcher, def, admitted, prompt, ctx), span).await
 }
 
 async fn run_in_span(
     launcher: TreeLauncher,
     def: AgentDef,
+    admitted: Admitted,
     prompt: String,
     ctx: ToolContext,
 ) -> ToolOutput {
     let tree = launcher.tree.clone();
-    if tree.max_per_turn > 0 && tree.outstanding_of(&launcher.parent_id) >= tree.max_per_turn {
-        let msg = format!("Subagent '{}' was not started: this answer already started {} subagents, the most one answer may start (agents.max_per_turn = {}). Wait for their reports, then start more.", def.name, tree.max_per_turn, tree.max_per_turn);
-        return ToolOutput::error(ToolErrorKind::ExecutionFailed, msg.clone(), msg);
-    }
-    let stop = ctx.cancel.child_token();
-    let row = tree.enter(&def.name, &launcher.parent_id, stop.clone());
-    tracing::info!(agent_id = %row.agent_id, "subagent queued");
+    let Admitted { row, stop } = admitted;
     let started = Instant::now();
     tree.tell(
         &row,

@@ -38,13 +38,15 @@ impl AgentLauncher for TreeLauncher {
         prompt: String,
         ctx: ToolContext,
     ) -> BoxFuture<'static, ToolOutput> {
-        let launcher = self.clone();
-        Box::pin(async move {
-            match launcher.catalog.get(&agent_name).cloned() {
-                Some(def) => super::drive::run(launcher, def, prompt, ctx).await,
-                None => not_found(&agent_name),
-            }
-        })
+        let Some(def) = self.catalog.get(&agent_name).cloned() else {
+            let out = not_found(&agent_name);
+            return Box::pin(async move { out });
+        };
+        // Entered now, in the order the calls reach the tool; run later.
+        match super::drive::admit(self, &def, &ctx) {
+            Ok(admitted) => Box::pin(super::drive::run(self.clone(), def, admitted, prompt, ctx)),
+            Err(refused) => Box::pin(async move { refused }),
+        }
     }
 }
 

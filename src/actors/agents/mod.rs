@@ -76,8 +76,24 @@ impl AgentTree {
         self.agents.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Enters a new subagent, queued; answers its row (number and id).
-    fn enter(&self, name: &str, parent_id: &str, cancel: CancellationToken) -> AgentRow {
+    /// Enters a new subagent of `parent_id`, queued, unless that parent has as many
+    /// queued or running as `agents.max_per_turn` allows; answers its row.
+    fn enter_within(
+        &self,
+        name: &str,
+        parent_id: &str,
+        cancel: CancellationToken,
+    ) -> Option<AgentRow> {
+        let mut table = self.table();
+        if self.max_per_turn > 0 {
+            let rows = table.iter().map(|e| &e.row);
+            let outstanding = rows
+                .filter(|r| r.parent_id == parent_id && !matches!(r.state, AgentState::Finished(_)))
+                .count();
+            if outstanding >= self.max_per_turn {
+                return None;
+            }
+        }
         let number = self.next.fetch_add(1, Ordering::Relaxed);
         let row = AgentRow {
             number,
@@ -90,26 +106,18 @@ impl AgentTree {
             tokens: 0,
             elapsed_ms: 0,
         };
-        self.table().push(Entry {
+        table.push(Entry {
             row: row.clone(),
             started: Instant::now(),
             cancel,
         });
-        row
+        Some(row)
     }
 
     fn update(&self, number: u64, change: impl FnOnce(&mut AgentRow)) {
         if let Some(entry) = self.table().iter_mut().find(|e| e.row.number == number) {
             change(&mut entry.row);
         }
-    }
-
-    /// How many subagents `parent_id` has queued or running now.
-    fn outstanding_of(&self, parent_id: &str) -> usize {
-        let table = self.table();
-        let rows = table.iter().map(|e| &e.row);
-        rows.filter(|r| r.parent_id == parent_id && !matches!(r.state, AgentState::Finished(_)))
-            .count()
     }
 
     /// Counts `tokens` against the tree's budget; true once it is spent.

@@ -8,6 +8,7 @@
 //! each run in a fresh `troupe bench` process (so peak RSS and threads are the run's
 //! own), and print a table of medians; `--json`, `--trace` and `--plot` write files.
 
+mod agents;
 mod mcp_floor;
 mod measure;
 #[cfg(feature = "bench")]
@@ -73,6 +74,13 @@ impl From<BenchError> for AppError {
 }
 
 pub fn run(args: &BenchArgs) -> Result<i32, AppError> {
+    let mut args = args.clone();
+    args.calls = args.calls_given.unwrap_or(1000);
+    let args = &args;
+    if let Some(agents) = args.agents {
+        let calls = args.calls_given.unwrap_or(1);
+        return Ok(agents::run(agents, calls, args.max_concurrent)?);
+    }
     if let Some(turns) = args.turns {
         return Ok(turns::run(turns)?);
     }

@@ -333,7 +333,10 @@ mod tests {
         let mut argv = vec!["troupe", "bench"];
         argv.extend(extra);
         match crate::cli::Cli::parse_from(argv).command {
-            Some(crate::cli::Command::Bench(args)) => *args,
+            Some(crate::cli::Command::Bench(mut args)) => {
+                args.calls = args.calls_given.unwrap_or(1000);
+                *args
+            }
             _ => panic!("not bench"),
         }
     }
