@@ -83,6 +83,9 @@ pub struct ChatConfig {
     /// The facts of the registered tools (which calls run once, which are edits), from
     /// the registry.
     pub tool_facts: Arc<crate::protocol::ToolFactsTable>,
+    /// The agents `invoke_agent` can start: a prompt that starts with `@name` of one
+    /// of them is steered to it.
+    pub agent_names: Vec<String>,
 }
 
 /// What undoing a failed turn's edits needs: the one way to write files, and the

@@ -41,6 +41,9 @@ pub struct RecorderSetup {
     pub lock: Option<File>,
     /// Told (as a warning) when recording turns off because a write failed.
     pub warnings: Option<EventSink>,
+    /// A subagent's conversation: its first line says `kind: "subagent"` with these
+    /// workspace directories. `None`: a main session.
+    pub subagent_dirs: Option<Vec<String>>,
 }
 
 /// The most of one record line held before it is written out. A round of 1,000 calls
@@ -159,11 +162,14 @@ impl SessionRecorder {
             }
             if !self.setup.existing {
                 self.setup.existing = true;
-                let meta = metadata_record(
-                    &self.setup.session_id,
-                    &self.setup.project_hash,
-                    &iso8601(std::time::SystemTime::now()),
-                );
+                let now = iso8601(std::time::SystemTime::now());
+                let (id, hash) = (&self.setup.session_id, &self.setup.project_hash);
+                let meta = match &self.setup.subagent_dirs {
+                    Some(dirs) => {
+                        crate::engine::session_file::subagent_metadata_record(id, hash, &now, dirs)
+                    }
+                    None => metadata_record(id, hash, &now),
+                };
                 self.append(&meta);
             }
         }

@@ -40,7 +40,7 @@ use crate::tools::{Services, ToolRegistry};
 
 pub use crate::platform::sessions::new_session_id;
 use build::{build, Outlets};
-pub use child::{ChildSpec, TreeParts};
+pub use child::{ChildRecords, ChildSpec, TreeParts};
 pub use handle::SessionHandle;
 pub use setup::{saved_allow_rules, SAVED_ORIGIN, SYSTEM_MD_ENV};
 use teardown::Teardown;

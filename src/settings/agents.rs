@@ -34,18 +34,20 @@ pub struct AgentFile {
     pub project: bool,
 }
 
-/// Why an agent file was not loaded.
+/// Why an agent file was not loaded (gemini-cli's words where it has them).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum AgentFileError {
-    #[error("{}: no YAML front matter (the file must start with a line `---`)", .0.display())]
+    #[error("Failed to load agent from {}: Invalid agent definition: Missing mandatory YAML frontmatter. Agent Markdown files MUST start with YAML frontmatter enclosed in triple-dashes \"---\" (e.g., ---\nname: my-agent\n---).", .0.display())]
     NoFrontMatter(PathBuf),
-    #[error("{}: invalid front matter: {message}", path.display())]
+    #[error("Failed to load agent from {}: YAML frontmatter parsing failed: {message}", path.display())]
+    Yaml { path: PathBuf, message: String },
+    #[error("Failed to load agent from {}: Validation failed: Agent Definition:\n{message}", path.display())]
     Invalid { path: PathBuf, message: String },
-    #[error("{}: remote agents (kind: remote, A2A) are not supported by Troupe", .0.display())]
+    #[error("Failed to load agent from {}: remote agents (kind: remote, A2A) are not supported by Troupe", .0.display())]
     Remote(PathBuf),
-    #[error("{}: the agent name {name:?} must be letters, digits, '-' or '_'", path.display())]
+    #[error("Failed to load agent from {}: Validation failed: Agent Definition:\nname: Name must be a valid slug", path.display())]
     BadName { path: PathBuf, name: String },
-    #[error("{}: cannot read: {message}", path.display())]
+    #[error("Failed to load agent from {}: Could not read file: {message}", path.display())]
     Read { path: PathBuf, message: String },
 }
 
@@ -77,14 +79,18 @@ pub fn parse(path: &Path, text: &str, project: bool) -> Result<AgentFile, AgentF
         .strip_prefix("---\n")
         .or_else(|| text.strip_prefix("---\r\n"))
         .ok_or_else(|| AgentFileError::NoFrontMatter(path.to_path_buf()))?;
-    let (yaml, body) = split_front_matter(rest).ok_or_else(|| AgentFileError::Invalid {
-        path: path.to_path_buf(),
-        message: "the front matter has no closing `---` line".into(),
-    })?;
-    let front: FrontMatter = yaml_serde::from_str(yaml).map_err(|e| AgentFileError::Invalid {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
+    let (yaml, body) = split_front_matter(rest)
+        .ok_or_else(|| AgentFileError::NoFrontMatter(path.to_path_buf()))?;
+    let value: yaml_serde::Value =
+        yaml_serde::from_str(yaml).map_err(|e| AgentFileError::Yaml {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+    let front: FrontMatter =
+        yaml_serde::from_value(value).map_err(|e| AgentFileError::Invalid {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
     if front.kind.as_deref().is_some_and(|k| k == "remote") {
         return Err(AgentFileError::Remote(path.to_path_buf()));
     }
@@ -94,11 +100,12 @@ pub fn parse(path: &Path, text: &str, project: bool) -> Result<AgentFile, AgentF
             message: format!("kind must be \"local\", not {kind:?}"),
         });
     }
+    // gemini-cli's slug: lower-case letters, digits, '-' and '_'.
     let name_ok = !front.name.is_empty()
         && front
             .name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
     if !name_ok {
         return Err(AgentFileError::BadName {
             path: path.to_path_buf(),
@@ -169,6 +176,11 @@ pub fn load(workspace: &Path, trusted: bool) -> LoadedAgents {
             .flatten()
             .map(|e| e.path())
             .filter(|p| p.extension().is_some_and(|e| e == "md") && p.is_file())
+            // gemini-cli leaves out files whose name starts with `_`.
+            .filter(|p| {
+                !p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('_'))
+            })
             .collect();
         files.sort();
         for path in files {

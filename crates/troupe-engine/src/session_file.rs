@@ -285,6 +285,18 @@ pub fn metadata_record(session_id: &str, project_hash: &str, now: &str) -> Value
            "lastUpdated": now, "kind": "main"})
 }
 
+/// The first line of a subagent's conversation file (gemini-cli's): `kind:
+/// "subagent"` and the workspace directories.
+pub fn subagent_metadata_record(
+    agent_id: &str,
+    project_hash: &str,
+    now: &str,
+    directories: &[String],
+) -> Value {
+    json!({"sessionId": agent_id, "projectHash": project_hash, "startTime": now,
+           "lastUpdated": now, "kind": "subagent", "directories": directories})
+}
+
 /// `{"$set":{"lastUpdated":…}}`.
 pub fn last_updated_record(now: &str) -> Value {
     json!({"$set": {"lastUpdated": now}})

@@ -79,17 +79,23 @@ pub struct AgentCatalog {
 }
 
 impl AgentCatalog {
-    /// The built-ins, the files `loaded`, then the overrides of `settings`.
-    pub fn new(settings: &Settings, loaded: &LoadedAgents) -> Self {
+    /// The built-ins, the files `loaded` (a file cannot replace a built-in: as in
+    /// gemini-cli, the later of two agents of one name is left out, with a warning),
+    /// then the overrides of `settings`. Answers the warnings too.
+    pub fn new(settings: &Settings, loaded: &LoadedAgents) -> (Self, Vec<String>) {
         let mut agents = builtin();
+        let mut warnings = Vec::new();
         for file in &loaded.agents {
-            agents.retain(|a| a.name != file.name);
+            if agents.iter().any(|a| a.name == file.name) {
+                warnings.push(format!("Duplicate agent name '{}' detected. The later definition will be ignored. Rename one of the agents to avoid this conflict. ({})", file.name, file.path.display()));
+                continue;
+            }
             agents.push(from_file(file));
         }
         for (name, over) in &settings.agents.overrides {
             apply_override(&mut agents, name, over);
         }
-        Self { agents }
+        (Self { agents }, warnings)
     }
 
     pub fn get(&self, name: &str) -> Option<&AgentDef> {

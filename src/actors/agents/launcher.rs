@@ -110,10 +110,11 @@ impl TreeLauncher {
         let (mut declarations, mut allowed, with_mcp) = self.tools_of(def, delegate);
         declarations.push(def.complete_task_declaration());
         allowed.names.insert(COMPLETE_TASK.to_string());
-        let system_prompt = match &def.prompt {
+        let base = match &def.prompt {
             AgentPrompt::Main => self.parts.system_prompt.to_string(),
             AgentPrompt::Own(text) => text.clone(),
         };
+        let system_prompt = format!("{base}\n\n{}", subagent_rules(def, parent));
         ChildSpec {
             agent_id: agent_id.to_string(),
             name: def.name.clone(),
@@ -184,4 +185,26 @@ impl TreeLauncher {
         }
         (declarations, filter, live_mcp)
     }
+}
+
+/// What every subagent's system prompt ends with: where it works, that nobody can
+/// answer it, and that `complete_task` is how it finishes.
+fn subagent_rules(def: &AgentDef, parent: &Services) -> String {
+    let roots: Vec<String> = parent
+        .workspace
+        .roots()
+        .iter()
+        .map(|r| r.display().to_string())
+        .collect();
+    format!(
+        "# Working as a subagent\n\
+         You are the `{name}` subagent, started by another agent for one task. Workspace roots: {roots}.\n\
+         - Nobody can answer a question of yours: decide for yourself and go on with the tools you have.\n\
+         - Work through the task step by step, with absolute paths under the workspace roots.\n\
+         - If a call of yours is refused, do not repeat it: find another way, or report what blocked you.\n\
+         - When the task is done, call `complete_task` with your output in `{output}`, and no other tool in that answer. It is the only way to finish: stopping without it fails the task.",
+        name = def.name,
+        roots = roots.join(", "),
+        output = def.output_name,
+    )
 }

@@ -99,6 +99,12 @@ impl Chat {
         if let Some(context) = self.config.session_context.take() {
             model_text = crate::actors::hooks::with_session_context(model_text, Some(context));
         }
+        let addressed = addressed_agents(&model_text, &self.config.agent_names);
+        if !addressed.is_empty() {
+            // gemini-cli's note, a text part after the prompt.
+            let quoted: Vec<String> = addressed.iter().map(|n| format!("'{n}'")).collect();
+            self.extra_parts.push(format!("\n<system_note>\nThe user has explicitly selected the following agent(s): {}. Please use the following tool(s) to delegate the task: {}.\n</system_note>\n", addressed.join(", "), quoted.join(", ")));
+        }
         if let (false, Some(hub)) = (refs.is_empty(), self.config.mcp.clone()) {
             // `@server:uri`: the resources are read first, then the turn goes on.
             let read = async move { hub.read_resources(&refs).await };
@@ -106,7 +112,7 @@ impl Chat {
                 read.into_actor(self)
                     .map(move |result, act, ctx| match result {
                         Ok(parts) => {
-                            act.extra_parts = parts;
+                            act.extra_parts.extend(parts);
                             act.compress_then_begin(model_text, cancel, ctx);
                         }
                         Err(e) => act.fail(e),
@@ -211,5 +217,43 @@ impl Chat {
         if !self.look_up_prompt_names_first(ctx) {
             self.request_model(ctx);
         }
+    }
+}
+
+/// The agents a prompt addresses, in order: each `@name` word whose `name` is one of
+/// `agents` (gemini-cli's at-command rule; other `@` words are files or resources).
+fn addressed_agents<'a>(prompt: &str, agents: &'a [String]) -> Vec<&'a str> {
+    let mut found: Vec<&str> = Vec::new();
+    for word in prompt.split_whitespace() {
+        let Some(name) = word.strip_prefix('@') else {
+            continue;
+        };
+        let name = name.trim_end_matches([',', ':', '.', '?', '!']);
+        if let Some(agent) = agents.iter().find(|a| *a == name) {
+            if !found.contains(&agent.as_str()) {
+                found.push(agent);
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod addressed_tests {
+    use super::addressed_agents;
+
+    #[test]
+    fn each_known_agent_named_with_an_at_is_addressed_once() {
+        let agents = vec!["generalist".to_string(), "cli_help".to_string()];
+        assert_eq!(
+            addressed_agents("@generalist fix the tests", &agents),
+            ["generalist"]
+        );
+        assert_eq!(
+            addressed_agents("  @cli_help: how? and @generalist, @cli_help", &agents),
+            ["cli_help", "generalist"]
+        );
+        assert!(addressed_agents("@src/main.rs explain", &agents).is_empty());
+        assert!(addressed_agents("mail me at x@generalist", &agents).is_empty());
     }
 }

@@ -144,6 +144,7 @@ pub(super) fn build(
         approvals: outlets.approvals.clone(),
         mcp: mcp.clone(),
         tool_facts: tool_facts.clone(),
+        agent_names: catalog.agents.iter().map(|a| a.name.clone()).collect(),
     });
     let agents = agents_on(&options.settings).then(|| {
         let parts = crate::actors::session::TreeParts {
@@ -153,6 +154,7 @@ pub(super) fn build(
             mcp: mcp.clone(),
             tool_facts,
             system_prompt: chat.system_prompt.clone().unwrap_or_default().into(),
+            records: records.subagents.take(),
         };
         start_tree(
             &records.session_id,
@@ -211,6 +213,8 @@ struct Records {
     history: Vec<Content>,
     recorder: Option<Addr<SessionRecorder>>,
     checkpoints: Option<Checkpoints>,
+    /// Where the session's subagents record their conversations.
+    subagents: Option<crate::actors::session::ChildRecords>,
 }
 
 fn records(
@@ -225,6 +229,7 @@ fn records(
             history: Vec::new(),
             recorder: None,
             checkpoints: None,
+            subagents: None,
         });
     };
     let checkpoints = settings.general.checkpointing.then(|| {
@@ -235,6 +240,21 @@ fn records(
             &plan.store.project_dir,
         )
     });
+    // gemini-cli's `chats/<session id>/<agent id>.jsonl`, beside the session's file.
+    let subagents = match (settings.sessions.record, plan.file.parent()) {
+        (true, Some(chats)) => Some(crate::actors::session::ChildRecords {
+            dir: chats.join(&plan.session_id),
+            project_hash: plan.store.project_hash.clone(),
+            arbiter: threads.background()?,
+            directories: options
+                .workspace
+                .roots()
+                .iter()
+                .map(|r| r.display().to_string())
+                .collect(),
+        }),
+        _ => None,
+    };
     let recorder = match settings.sessions.record {
         false => None,
         true => Some(SessionRecorder::start_on(
@@ -248,6 +268,7 @@ fn records(
                 repairs: plan.repairs,
                 lock: Some(plan.lock),
                 warnings: Some(events.clone()),
+                subagent_dirs: None,
             },
         )),
     };
@@ -256,6 +277,7 @@ fn records(
         history: plan.history,
         recorder,
         checkpoints,
+        subagents,
     })
 }
 
@@ -422,6 +444,7 @@ struct ChatParts<'a> {
     approvals: Approvals,
     mcp: Option<Arc<crate::mcp::McpHub>>,
     tool_facts: Arc<crate::protocol::ToolFactsTable>,
+    agent_names: Vec<String>,
 }
 
 /// The Chat's configuration: the model, the system prompt with the context files,
@@ -438,6 +461,7 @@ fn chat_config(parts: ChatParts<'_>) -> ChatConfig {
         approvals,
         mcp,
         tool_facts,
+        agent_names,
     } = parts;
     let settings = &options.settings;
     let tuning = ChatTuning::new(settings, options.model.provider(), &options.model_name);
@@ -475,6 +499,7 @@ fn chat_config(parts: ChatParts<'_>) -> ChatConfig {
                 workspace: services.workspace.clone(),
             }),
         tool_facts,
+        agent_names,
     }
 }
 
@@ -494,16 +519,20 @@ fn agent_catalog(options: &SessionOptions, events: &EventSink) -> AgentCatalog {
         crate::settings::agents::load(options.workspace.primary(), options.settings.trusted);
     for error in &loaded.errors {
         events.do_send(crate::protocol::UiEvent::Warning(format!(
-            "Agent file skipped: {error}"
+            "Agent loading error: {error}"
         )));
     }
     if !loaded.untrusted.is_empty() {
         events.do_send(crate::protocol::UiEvent::Warning(format!(
-            "{} project agent file(s) not loaded: this folder is not trusted (`troupe trust` trusts it).",
+            "Skipping {} project agent file(s): this folder is not trusted (`troupe trust` trusts it).",
             loaded.untrusted.len()
         )));
     }
-    AgentCatalog::new(&options.settings, &loaded)
+    let (catalog, warnings) = AgentCatalog::new(&options.settings, &loaded);
+    for warning in warnings {
+        events.do_send(crate::protocol::UiEvent::Warning(warning));
+    }
+    catalog
 }
 
 /// The tree of the session's subagents, and the launcher its `invoke_agent` calls use.

@@ -13,6 +13,7 @@ use super::teardown::Teardown;
 use super::Session;
 use crate::actors::approvals::Approvals;
 use crate::actors::chat::{Chat, ChatConfig, ChatTuning};
+use crate::actors::recorder::{RecorderSetup, SessionRecorder};
 use crate::actors::scheduler::{Scheduler, SharedPolicy};
 use crate::protocol::content::FunctionDeclaration;
 use crate::protocol::{EventSink, ToolFactsTable};
@@ -29,6 +30,50 @@ pub struct TreeParts {
     pub tool_facts: Arc<ToolFactsTable>,
     /// The main session's system prompt as rendered at its start (the generalist's).
     pub system_prompt: Arc<str>,
+    /// Where subagents record their conversations; `None`: not recorded.
+    pub records: Option<ChildRecords>,
+}
+
+/// Where the subagents of a recorded session record their conversations.
+#[derive(Clone)]
+pub struct ChildRecords {
+    /// `chats/<main session id>/`.
+    pub dir: std::path::PathBuf,
+    pub project_hash: String,
+    /// The arbiter the main session's recorder writes on.
+    pub arbiter: ArbiterHandle,
+    /// The workspace directories, for the first line.
+    pub directories: Vec<String>,
+}
+
+impl ChildRecords {
+    fn recorder(&self, agent_id: &str, model: &str, warnings: &EventSink) -> Addr<SessionRecorder> {
+        // gemini-cli's: anything but letters, digits, `_` and `-` becomes `_`.
+        let safe: String = agent_id
+            .chars()
+            .map(
+                |c| match c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    true => c,
+                    false => '_',
+                },
+            )
+            .collect();
+        let file = self.dir.join(format!("{safe}.jsonl"));
+        SessionRecorder::start_on(
+            &self.arbiter,
+            RecorderSetup {
+                file,
+                session_id: agent_id.to_string(),
+                project_hash: self.project_hash.clone(),
+                model: model.to_string(),
+                existing: false,
+                repairs: Vec::new(),
+                lock: None,
+                warnings: Some(warnings.clone()),
+                subagent_dirs: Some(self.directories.clone()),
+            },
+        )
+    }
 }
 
 /// One subagent's session as its launcher specifies it.
@@ -75,6 +120,10 @@ impl SessionHandle {
         // The agent keeps its own limits (turns, time); the main session's turn time
         // limit is not one of them.
         tuning.turn_time_limit = None;
+        let recorder = parts
+            .records
+            .as_ref()
+            .map(|r| r.recorder(&spec.agent_id, &spec.model_name, &sink));
         let config = ChatConfig {
             model: services.model.clone(),
             model_name: spec.model_name.clone(),
@@ -84,7 +133,7 @@ impl SessionHandle {
             request_log: None,
             tuning,
             memory: None,
-            recorder: None,
+            recorder: recorder.clone().map(Addr::recipient),
             history: Vec::new(),
             checkpointer: None,
             approver: Some(approvals.clone()),
@@ -94,6 +143,7 @@ impl SessionHandle {
             workspace_files: None,
             undo: None,
             tool_facts: parts.tool_facts.clone(),
+            agent_names: Vec::new(),
         };
         let chat = Chat::new(config, scheduler.clone(), sink.clone()).start();
         sink.do_send(crate::protocol::UiEvent::SessionStarted {
@@ -108,7 +158,7 @@ impl SessionHandle {
             published_policy: parts.policy.subscribe(),
             registry: parts.registry.clone(),
             services: spec.services,
-            recorder: None,
+            recorder,
             mcp: parts.mcp.clone(),
             hooks,
             approvals,
