@@ -28,7 +28,8 @@ pub enum MigrateError {
 }
 
 /// Claude Code's events and their true equivalents. Claude's `SubagentStop` (and any
-/// other event) has none: Troupe runs no subagents.
+/// other event) has none: gemini-cli 0.61 and Troupe fire no hook when a subagent
+/// stops.
 const EVENTS: [(&str, &str); 8] = [
     ("PreToolUse", "BeforeTool"),
     ("PostToolUse", "AfterTool"),
@@ -137,7 +138,7 @@ pub fn convert(claude: &Value) -> Converted {
         };
         let Some(name) = event_name(event) else {
             let why = if event.starts_with("Subagent") {
-                "Troupe runs no subagents"
+                "gemini-cli and Troupe fire no hook when a subagent stops"
             } else {
                 "Troupe has no such event"
             };
@@ -311,7 +312,7 @@ mod tests {
         assert_eq!(
             out.notes,
             [
-                "Skipped the SubagentStop hook(s): no equivalent (Troupe runs no subagents).",
+                "Skipped the SubagentStop hook(s): no equivalent (gemini-cli and Troupe fire no hook when a subagent stops).",
                 "Skipped the Bogus hook(s): no equivalent (Troupe has no such event)."
             ]
         );

@@ -432,3 +432,67 @@ fn stream_json_shows_each_child_with_its_agent_id_and_parent_id() {
     assert!(parent_call.get("agent_id").is_none());
     assert_eq!(end["tool_id"], parent_call["tool_id"]);
 }
+
+#[test]
+fn over_acp_the_invoke_agent_call_streams_its_childs_steps_and_the_childs_approval_names_it() {
+    let s = Scratch::new();
+    let server = Loopback::routed(|body| {
+        let seen = seen(body);
+        match (seen.first.contains("PARENT-TASK"), seen.rounds) {
+            (true, 0) => parts(json!([invoke("generalist", "CHILD: write a note")])),
+            (true, _) => answer("noted"),
+            (false, 0) => tool(
+                "write_file",
+                json!({"file_path": "note.txt", "content": "hi\n"}),
+            ),
+            (false, _) => complete("wrote the note"),
+        }
+    });
+    let mut cmd = s.command();
+    cmd.env("GOOGLE_GEMINI_BASE_URL", &server.url)
+        .env("GEMINI_API_KEY", "test-key")
+        .arg("--skip-trust");
+    let mut ed = super::acp::Editor::spawn(cmd);
+    let sid = ed.start_session(&s, false);
+    let done = ed.call(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "PARENT-TASK: note"}]}),
+    );
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    let invoke_id = ed
+        .kinds("tool_call")
+        .into_iter()
+        .find(|u| u["rawInput"]["agent_name"] == "generalist")
+        .expect("the invoke_agent call")["toolCallId"]
+        .clone();
+    let progress: Vec<String> = ed
+        .kinds("tool_call_update")
+        .into_iter()
+        .filter(|u| u["toolCallId"] == invoke_id && u["status"] == "in_progress")
+        .map(|u| u["content"].to_string())
+        .collect();
+    assert!(
+        progress
+            .iter()
+            .any(|c| c.contains("generalist-1 (generalist) started")),
+        "{progress:?}"
+    );
+    assert!(
+        progress
+            .iter()
+            .any(|c| c.contains("generalist-1 (generalist) ✓ write_file")),
+        "{progress:?}"
+    );
+    // The child's write asked the editor, named as the child's.
+    let asked = ed
+        .asked
+        .iter()
+        .find(|r| r["method"] == "session/request_permission")
+        .expect("a permission request");
+    let title = asked["params"]["toolCall"]["title"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(title.starts_with("[generalist-1 (generalist)] "), "{title}");
+    assert_eq!(s.read("note.txt"), "hi\n");
+    assert!(ed.close().success());
+}

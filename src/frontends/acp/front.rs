@@ -85,6 +85,9 @@ pub async fn drive(handle: Arc<SessionHandle>, mut front: AcpFront, turns: Arc<T
     }
 }
 
+/// The subagent steps an `invoke_agent` call shows while it runs.
+const AGENT_PROGRESS_LINES: usize = 20;
+
 /// The renderer of one ACP session: what the client has been told of the turn's
 /// calls.
 pub struct AcpFront {
@@ -101,6 +104,9 @@ pub struct AcpFront {
     diffs: HashMap<String, Value>,
     /// The session's tool facts (ACP's kind of each call).
     facts: Arc<ToolFactsTable>,
+    /// The progress lines of the subagents of each `invoke_agent` call, shown as the
+    /// call's content while they run.
+    agent_progress: HashMap<String, Vec<String>>,
 }
 
 impl AcpFront {
@@ -118,11 +124,51 @@ impl AcpFront {
             root,
             saved_to,
             calls: HashMap::new(),
+            agent_progress: HashMap::new(),
             announced: HashSet::new(),
             pending: HashSet::new(),
             diffs: HashMap::new(),
             facts,
         }
+    }
+
+    /// A subagent's step: its `invoke_agent` call's content shows the latest steps.
+    fn on_agent(&mut self, update: &crate::protocol::AgentUpdate) {
+        use crate::protocol::AgentStep;
+        let who = format!("{} ({})", update.agent_id, update.name);
+        let line = match &update.what {
+            AgentStep::Queued { .. } => format!("{who} queued"),
+            AgentStep::Started => format!("{who} started"),
+            AgentStep::Finished(t) => format!(
+                "{who} {} · {} turns · {} tool calls · {} tokens",
+                t.reason, t.turns, t.tool_calls, t.tokens
+            ),
+            AgentStep::Event(event) => match event.as_ref() {
+                UiEvent::ToolCallCompleted(call) => {
+                    let mark = if call.status == CallStatus::Success {
+                        "✓"
+                    } else {
+                        "✗"
+                    };
+                    format!("{who} {mark} {}", call.name)
+                }
+                _ => return,
+            },
+        };
+        let lines = self
+            .agent_progress
+            .entry(update.call_id.clone())
+            .or_default();
+        lines.push(line);
+        // The latest steps only: an update carries the whole content.
+        let skip = lines.len().saturating_sub(AGENT_PROGRESS_LINES);
+        let text = lines[skip..].join("\n");
+        self.send(json!({
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": update.call_id,
+            "status": "in_progress",
+            "content": [convert::text_content(&text)],
+        }));
     }
 
     fn send(&self, update: Value) {
@@ -231,7 +277,9 @@ impl AcpFront {
                 tracing::warn!(%message, "warning");
             }
             UiEvent::Notice(message) => tracing::info!(%message, "notice"),
+            UiEvent::Agent(update) => self.on_agent(&update),
             UiEvent::TurnFinished(outcome) => {
+                self.agent_progress.clear();
                 self.calls.clear();
                 self.announced.clear();
                 self.pending.clear();
@@ -258,6 +306,11 @@ impl AcpFront {
             | ConfirmationDetails::Fetch { title, .. }
             | ConfirmationDetails::Info { title, .. }
             | ConfirmationDetails::Mcp { title, .. } => title.clone(),
+        };
+        // A subagent's request names the subagent.
+        let title = match &msg.agent {
+            Some((id, name)) => format!("[{id} ({name})] {title}"),
+            None => title,
         };
         let params = json!({
             "sessionId": self.session_id,

@@ -54,6 +54,9 @@ pub fn describe(request: &ApprovalRequest, ctx: &ConfirmContext) -> Vec<String> 
         .map(|(_, rows)| usize::from(rows).saturating_sub(14).max(12))
         .unwrap_or(60);
     let mut lines = Vec::new();
+    if let Some((id, name)) = &request.agent {
+        lines.push(p.cyan(&format!("Subagent {id} ({name}) asks:")));
+    }
     match &request.details {
         ConfirmationDetails::Edit {
             title,

@@ -31,7 +31,7 @@ fn migrated_claude_hooks_start_cleanly_and_fire_for_troupes_tool_names() {
     let said = stdout(&out);
     assert!(
         said.contains(
-            "Skipped the SubagentStop hook(s): no equivalent (Troupe runs no subagents)."
+            "Skipped the SubagentStop hook(s): no equivalent (gemini-cli and Troupe fire no hook when a subagent stops)."
         ),
         "{said}"
     );
