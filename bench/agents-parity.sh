@@ -10,7 +10,9 @@
 #   (1) the parent's functionResponse for the generalist call   (2) the one for no_such_agent
 #   (3) the child's first request: system instruction (summary), first user text, tool
 #       declarations (names, complete_task schema)              (4) the child's read_file functionResponse
-# and prints the values and a verdict per item (identical / differs).
+# plus, for context, (5) the child's and (6) the parent's whole last history, and prints the
+# wire text of each (compact JSON, key order kept; ids shown as <ID>, scratch paths as
+# <HOME>/<WS>) and a verdict per item: identical / differs (key order only) / differs.
 #
 #   bench/agents-parity.sh
 #
@@ -90,7 +92,8 @@ else NETNS=(); ISOL="no network isolation (unshare -n not permitted)"; fi
 echo "agents parity: troupe=$TROUPE gemini-cli=$GEMINI_JS; READ_PATH=$READ_PATH; $ISOL"
 for side in troupe gemini; do
   "${NETNS[@]}" bash "$SELF" __one "$side"
-  echo "$side: exit $(cat "$OUT/$side/rc"), $(ls "$OUT/$side/reqs" | wc -l) requests logged in $OUT/$side/reqs"
+  echo "$side: exit $(cat "$OUT/$side/rc"), $(ls "$OUT/$side/reqs" | grep -c '\.json$') requests logged in $OUT/$side/reqs"
+  [ "$(cat "$OUT/$side/rc")" = 0 ] || { echo "  $side failed; stderr tail:" >&2; tail -5 "$OUT/$side/stderr.log" >&2; }
 done
 
 python3 - "$OUT" <<'EOF'
@@ -99,111 +102,149 @@ out = sys.argv[1]
 ws = os.path.join(out, "ws")
 
 
+def wire(v):
+    """The compact form both clients put on the wire (checked below against the raw bodies)."""
+    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+
+
 def load(side):
     d = os.path.join(out, side, "reqs")
-    return [(f, json.load(open(os.path.join(d, f)))) for f in sorted(os.listdir(d))]
+    reqs, roundtrip = [], True
+    for f in sorted(x for x in os.listdir(d) if x.endswith(".json")):
+        meta = json.load(open(os.path.join(d, f)))
+        raw = open(os.path.join(d, f[:-5] + ".raw"), "rb").read().decode("utf-8")
+        roundtrip &= (raw == wire(json.loads(raw))) if raw else True
+        reqs.append((f[4:-5], meta))
+    return reqs, roundtrip
 
 
-def norm(v, side):
-    """Replaces what necessarily differs (scratch HOME, temp dirs, dates) by placeholders."""
-    s = json.dumps(v, ensure_ascii=False)
+def norm(s, side):
+    """Replaces what necessarily differs (scratch HOME, dates) by placeholders, in wire text."""
     s = s.replace(os.path.join(out, side, "home"), "<HOME>").replace(ws, "<WS>")
-    s = re.sub(r"/tmp/troupe-agents-parity\.[A-Za-z0-9]+", "<OUT>", s)
-    s = re.sub(r"\b20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?\b", "<TIME>", s)
-    return json.loads(s)
+    return re.sub(r"\b20\d\d-\d\d-\d\d\b", "<DATE>", s)
 
 
-def responses(body, name):
-    rs = []
-    for c in body.get("contents", []):
-        for p in c.get("parts", []):
-            fr = p.get("functionResponse")
-            if fr and fr.get("name") == name:
-                rs.append(fr)
-    return rs
+def function_parts(body, key, name):
+    return [p[key] for c in body.get("contents", []) for p in c.get("parts", [])
+            if key in p and p[key].get("name") == name]
 
 
-def strip_id(fr):
-    return {k: v for k, v in fr.items() if k != "id"}
+def id_blind(fr):
+    """Same object, same key order, with the id value (if any) replaced by "<ID>"."""
+    return {k: ("<ID>" if k == "id" else v) for k, v in fr.items()}
+
+
+def id_blind_contents(contents):
+    """contents with every functionCall/functionResponse id value replaced by "<ID>"."""
+    return [{k: ([{pk: (id_blind(pv) if pk in ("functionCall", "functionResponse") else pv)
+                   for pk, pv in p.items()} for p in v] if k == "parts" else v)
+             for k, v in c.items()} for c in contents]
 
 
 def pick(side):
-    reqs = load(side)
-    parent = [b for f, b in reqs if b["kind"] == "parent"]
-    child = [b for f, b in reqs if b["kind"] == "child"]
+    reqs, roundtrip = load(side)
+    parent = [m for _, m in reqs if m["kind"] == "parent"]
+    child = [m for _, m in reqs if m["kind"] == "child"]
     last = parent[-1]["body"] if parent else {}
-    ia = responses(last, "invoke_agent")
-    r = {"kinds": [f.split("-", 1)[1][:-5] for f, _ in reqs]}
-    r["ids"] = [fr.get("id") for fr in ia]
-    r["1 generalist functionResponse"] = strip_id(ia[0]) if len(ia) > 0 else None
-    r["2 no_such_agent functionResponse"] = strip_id(ia[1]) if len(ia) > 1 else None
-    c0 = next((b["body"] for b in child if b["round"] == 0), {})
-    si = c0.get("systemInstruction") or c0.get("system_instruction") or {}
-    si_text = "".join(p.get("text", "") for p in si.get("parts", [])) if isinstance(si, dict) else str(si)
-    r["si_text"] = si_text
-    users = [c for c in c0.get("contents", []) if c.get("role") == "user"]
-    r["3b child first user message"] = [p for p in users[0]["parts"]] if users else None
+    ia = function_parts(last, "functionResponse", "invoke_agent")
+    c0 = next((m["body"] for m in child if m["round"] == 0), {})
+    c1 = next((m["body"] for m in child if m["round"] == 1), {})
+    p0 = parent[0]["body"] if parent else {}
+    rf = function_parts(c1, "functionResponse", "read_file")
+    rc = function_parts(c1, "functionCall", "read_file")
+    text = lambda si: "".join(p.get("text", "") for p in (si or {}).get("parts", []))
     decls = [d for t in c0.get("tools", []) for d in t.get("functionDeclarations", [])]
-    r["3c child tool names"] = [d["name"] for d in decls]
-    r["3d complete_task declaration"] = next((d for d in decls if d["name"] == "complete_task"), None)
-    r["decls"] = {d["name"]: d for d in decls}
-    c1 = next((b["body"] for b in child if b["round"] == 1), {})
-    rf = responses(c1, "read_file")
-    r["4 child read_file functionResponse"] = strip_id(rf[0]) if rf else None
-    r["3e child first request other keys"] = sorted(k for k in c0 if k not in ("contents",))
-    r["3f child generationConfig"] = c0.get("generationConfig")
-    r["response"] = json.load(open(os.path.join(out, side, "out.json"))).get("response") \
-        if os.path.getsize(os.path.join(out, side, "out.json")) else None
-    return {k: (norm(v, side) if k not in ("kinds", "ids") else v) for k, v in r.items()}
+    users = [c for c in c0.get("contents", []) if c.get("role") == "user"]
+    r = {
+        "kinds": [k for k, _ in reqs], "roundtrip": roundtrip,
+        "ids": {"invoke_agent functionResponse": [fr.get("id") for fr in ia],
+                "child read_file functionCall": [fc.get("id") for fc in rc],
+                "child read_file functionResponse": [fr.get("id") for fr in rf]},
+        "1 generalist functionResponse": id_blind(ia[0]) if len(ia) > 0 else None,
+        "2 no_such_agent functionResponse": id_blind(ia[1]) if len(ia) > 1 else None,
+        "si": text(c0.get("systemInstruction")), "parent_si": text(p0.get("systemInstruction")),
+        "3b child first user message": users[0] if users else None,
+        "3c child tool names": [d["name"] for d in decls],
+        "3d complete_task declaration": next((d for d in decls if d["name"] == "complete_task"), None),
+        "decls": {d["name"]: d for d in decls},
+        "3e child request top-level keys": list(c0),
+        "3f child generationConfig": c0.get("generationConfig"),
+        "4 child read_file functionResponse": id_blind(rf[0]) if rf else None,
+        "5 child round-1 contents": id_blind_contents(c1.get("contents", [])),
+        "6 parent round-2 contents": id_blind_contents(last.get("contents", [])),
+    }
+    o = os.path.join(out, side, "out.json")
+    r["response"] = json.load(open(o)).get("response") if os.path.getsize(o) else None
+    for k in list(r):
+        if k[0].isdigit():
+            r[k] = norm(wire(r[k]), side)
+    r["si"], r["parent_si"] = norm(r["si"], side), norm(r["parent_si"], side)
+    return r
 
 
 t, g = pick("troupe"), pick("gemini")
 print(f"\nrequest sequence  troupe: {t['kinds']}\n                  gemini: {g['kinds']}")
-print(f"invoke_agent functionResponse ids  troupe: {t['ids']}  gemini: {g['ids']}  (ignored)")
-print(f"final response  troupe: {t['response']!r}  gemini: {g['response']!r}")
+print(f"raw bodies are compact JSON that re-serializes byte-identically: troupe {t['roundtrip']}, "
+      f"gemini {g['roundtrip']} (if both True, the wire text below is the exact bytes sent)")
+print(f"final response    troupe: {t['response']!r}  gemini: {g['response']!r}")
+print("ids (shown as <ID> in the comparison; key position kept):")
+for k in t["ids"]:
+    print(f"  {k}:  troupe {t['ids'][k]}  gemini {g['ids'][k]}")
 verdict = {}
 
 
 def show(key):
     a, b = t[key], g[key]
-    same = json.dumps(a, sort_keys=False, ensure_ascii=False) == json.dumps(b, sort_keys=False, ensure_ascii=False)
-    same_unordered = json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-    verdict[key] = "identical" if same else ("differs (key order only)" if same_unordered else "differs")
-    print(f"\n== ({key}): {verdict[key]}")
-    if same:
-        print("  both:  " + json.dumps(a, ensure_ascii=False))
+    if a == b:
+        verdict[key] = "identical"
+    elif json.dumps(json.loads(a), sort_keys=True) == json.dumps(json.loads(b), sort_keys=True):
+        verdict[key] = "differs (key order only)"
     else:
-        print("  troupe: " + json.dumps(a, ensure_ascii=False))
-        print("  gemini: " + json.dumps(b, ensure_ascii=False))
+        verdict[key] = "differs"
+    print(f"\n== ({key}): {verdict[key]}")
+    if a == b:
+        print("  both:   " + a)
+    else:
+        print("  troupe: " + a)
+        print("  gemini: " + b)
 
 
 show("1 generalist functionResponse")
 show("2 no_such_agent functionResponse")
-# (3a) system instruction: summary + line diff
-ta, ga = t["si_text"], g["si_text"]
-verdict["3a child system instruction"] = "identical" if ta == ga else "differs"
-print(f"\n== (3a child system instruction): {verdict['3a child system instruction']}")
-for side, s in (("troupe", ta), ("gemini", ga)):
-    heads = [l for l in s.splitlines() if l.startswith("#")]
-    print(f"  {side}: {len(s)} chars, {len(s.splitlines())} lines, headings {heads[:12]}{' ...' if len(heads) > 12 else ''}")
-    print(f"          starts {s[:160]!r}")
-if ta != ga:
-    d = list(difflib.unified_diff(ga.splitlines(), ta.splitlines(), "gemini", "troupe", n=0, lineterm=""))
-    print(f"  diff (gemini -> troupe), {len(d)} lines, first 40:")
-    for l in d[:40]:
-        print("    " + l[:200])
+# (3a) system instruction: summary, and what the child gets beyond the parent's prompt
+k = "3a child system instruction"
+verdict[k] = "identical" if t["si"] == g["si"] else "differs"
+print(f"\n== ({k}): {verdict[k]}")
+for side, r in (("troupe", t), ("gemini", g)):
+    s, ps = r["si"], r["parent_si"]
+    heads = [l for l in s.splitlines() if l.startswith("# ")]
+    print(f"  {side}: {len(s)} chars, {len(s.splitlines())} lines; first line {s.splitlines()[0][:90]!r}...")
+    print(f"          '# ' headings: {heads}")
+    print(f"          same as the parent's: {s == ps}; mentions complete_task: {'complete_task' in s}; "
+          f"mentions invoke_agent: {'invoke_agent' in s}")
+    if s != ps:
+        d = [l for l in list(difflib.unified_diff(ps.splitlines(), s.splitlines(), n=0, lineterm=""))[2:]
+             if l[:1] in "+-"]
+        print(f"          child vs parent: {sum(l[0] == '-' for l in d)} lines only in the parent's, "
+              f"{sum(l[0] == '+' for l in d)} only in the child's; child's last 8 lines:")
+        for l in s.splitlines()[-8:]:
+            print("            | " + l[:160])
 show("3b child first user message")
 show("3c child tool names")
+a, b = json.loads(t["3c child tool names"]), json.loads(g["3c child tool names"])
+print(f"  only troupe: {[n for n in a if n not in b]}  only gemini: {[n for n in b if n not in a]}")
 show("3d complete_task declaration")
-for name in sorted(set(t["decls"]) & set(g["decls"])):
-    if name != "complete_task" and t["decls"][name] != g["decls"][name]:
-        print(f"  (note: declaration of {name} also differs)")
-show("3e child first request other keys")
+same = [n for n in a if n in b and t["decls"][n] == g["decls"][n]]
+print(f"  (other shared declarations byte-identical: {same or 'none'})")
+show("3e child request top-level keys")
 show("3f child generationConfig")
 show("4 child read_file functionResponse")
+print("\n-- beyond the four items: the whole history the child and the parent send last --")
+show("5 child round-1 contents")
+show("6 parent round-2 contents")
 print("\nverdict:")
 for k, v in verdict.items():
     print(f"  {k}: {v}")
 print("overall: " + ("identical" if all(v == "identical" for v in verdict.values()) else
-                     "differs: " + ", ".join(k for k, v in verdict.items() if v != "identical")))
+                     "differs: " + ", ".join(k.split(" ", 1)[0] for k, v in verdict.items() if v != "identical")))
 EOF

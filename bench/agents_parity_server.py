@@ -20,6 +20,7 @@ logs EVERY request body, so the functionResponse parts two clients send can be c
   POST /v1beta/models/M:countTokens                   -> {"totalTokens": 1}
 
 Every request is saved as LOGDIR/NNN-<kind>.json = {"path", "kind", "round", "body"}
+and, byte for byte as received, as LOGDIR/NNN-<kind>.raw
 (NNN = arrival order; kind = parent-r<k> | child-r<k> | other-<method>).
 
 Usage: agents_parity_server.py --log-dir D [--port 0] [--port-file F] [--read-path P]
@@ -126,6 +127,8 @@ class Handler(BaseHTTPRequestHandler):
         label = kind if rnd is None else f"{kind}-r{rnd}"
         with open(os.path.join(args.log_dir, f"{n:03d}-{label}.json"), "w") as f:
             json.dump({"path": self.path, "kind": kind, "round": rnd, "body": body}, f, indent=1)
+        with open(os.path.join(args.log_dir, f"{n:03d}-{label}.raw"), "wb") as f:
+            f.write(raw)  # the body exactly as sent, for byte-level comparison
         if kind == "countTokens":
             return self.send(200, json.dumps({"totalTokens": 1}))
         if kind == "bad-request":

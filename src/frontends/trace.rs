@@ -48,15 +48,31 @@ pub fn trace_events(calls: &[CallRecord]) -> Value {
         let start = micros(t.validating.unwrap_or(origin));
         let end = micros(t.done.unwrap_or(origin)).max(start);
         let actor = t.actor.as_deref().unwrap_or(SCHEDULER_TRACK).to_string();
-        let actor_lanes = lanes.entry(actor.clone()).or_default();
-        let lane = match actor_lanes.iter().position(|&free_at| free_at <= start) {
-            Some(i) => i,
-            None => {
+        // A subagent's calls go on its own track, inside the span of the
+        // `invoke_agent` call that ran it (which leaves its lane free).
+        let (track, outer) = match (
+            &call.agent,
+            call.name == crate::tools::invoke_agent::INVOKE_AGENT,
+        ) {
+            (Some(agent), outer) => (format!("agent {agent}"), outer),
+            (None, _) => (actor.clone(), false),
+        };
+        let actor_lanes = lanes.entry(track.clone()).or_insert_with(|| vec![0.0]);
+        let lane = match (
+            outer,
+            actor_lanes.iter().position(|&free_at| free_at <= start),
+        ) {
+            (true, _) => 0,
+            (false, Some(i)) => i,
+            (false, None) => {
                 actor_lanes.push(0.0);
                 actor_lanes.len() - 1
             }
         };
-        actor_lanes[lane] = end;
+        if !outer {
+            actor_lanes[lane] = end;
+        }
+        let actor = track;
         let next_tid = tids.len() as u64 + 1;
         let tid = *tids.entry((actor.clone(), lane)).or_insert_with(|| {
             events.push(
@@ -126,6 +142,7 @@ mod tests {
                 done: at(50),
                 actor: actor.map(Into::into),
             },
+            agent: None,
         }
     }
 
@@ -164,5 +181,39 @@ mod tests {
                 assert!(s["ts"].as_f64().unwrap() + s["dur"].as_f64().unwrap() <= end + 1e-6);
             }
         }
+    }
+
+    #[test]
+    fn a_subagents_calls_nest_in_its_invoke_agent_span_on_a_track_of_its_own() {
+        let start = Instant::now();
+        let mut outer = record("p1", start, 0, Some("invoke_agent#0"));
+        outer.name = crate::tools::invoke_agent::INVOKE_AGENT.into();
+        outer.agent = Some("generalist-1".into());
+        outer.timeline.done = Some(start + std::time::Duration::from_micros(500));
+        let mut inner = record("c1", start, 100, Some("read_file#0"));
+        inner.agent = Some("generalist-1".into());
+        let main = record("m1", start, 100, Some("read_file#0"));
+        let trace = trace_events(&[outer, inner, main]);
+        let events = trace["traceEvents"].as_array().unwrap();
+        let tid_of = |id: &str| {
+            let span = events
+                .iter()
+                .find(|e| e["cat"] == "call" && e["args"]["call_id"] == id);
+            span.unwrap()["tid"].as_u64().unwrap()
+        };
+        assert_eq!(
+            tid_of("p1"),
+            tid_of("c1"),
+            "the child's call nests in its agent's span"
+        );
+        assert_ne!(
+            tid_of("c1"),
+            tid_of("m1"),
+            "the main session's call is on its actor's track"
+        );
+        let named = events
+            .iter()
+            .any(|e| e["ph"] == "M" && e["args"]["name"] == "agent generalist-1 · lane 0");
+        assert!(named, "the agent's track is named");
     }
 }

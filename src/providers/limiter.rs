@@ -116,7 +116,7 @@ mod tests {
     struct Gate {
         open: Arc<AtomicUsize>,
         peak: Arc<AtomicUsize>,
-        release: Arc<tokio::sync::Notify>,
+        release: Arc<Semaphore>,
     }
 
     impl ModelClient for Gate {
@@ -129,7 +129,9 @@ mod tests {
             Box::pin(stream::once(async move {
                 let now = open.fetch_add(1, Ordering::SeqCst) + 1;
                 peak.fetch_max(now, Ordering::SeqCst);
-                release.notified().await;
+                if let Ok(permit) = release.acquire().await {
+                    permit.forget();
+                }
                 open.fetch_sub(1, Ordering::SeqCst);
                 Ok(ModelEvent::Text("ok".into()))
             }))
@@ -156,7 +158,7 @@ mod tests {
     #[tokio::test]
     async fn no_more_requests_are_in_flight_than_the_limit() {
         let (open, peak) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-        let release = Arc::new(tokio::sync::Notify::new());
+        let release = Arc::new(Semaphore::new(0));
         let gate = Arc::new(Gate {
             open: open.clone(),
             peak: peak.clone(),
@@ -169,15 +171,15 @@ mod tests {
                 tokio::spawn(async move { m.stream(request()).collect::<Vec<_>>().await })
             })
             .collect();
-        // Release one stream at a time until all six have answered.
-        let mut answered = 0;
-        while answered < 6 {
-            while open.load(Ordering::SeqCst) == 0 {
-                tokio::task::yield_now().await;
-            }
-            release.notify_one();
-            answered += 1;
+        // Two get a slot and hold it; the other four wait however often they are polled.
+        while open.load(Ordering::SeqCst) < 2 {
+            tokio::task::yield_now().await;
         }
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(open.load(Ordering::SeqCst), 2);
+        release.add_permits(6);
         for task in tasks {
             assert_eq!(task.await.unwrap().len(), 1);
         }

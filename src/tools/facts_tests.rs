@@ -26,6 +26,7 @@ async fn the_builtin_facts_say_what_the_lists_of_names_said() {
     assert_eq!(
         sorted(facts.names_where(|f| f.run_once)),
         [
+            "get_internal_docs",
             "glob",
             "grep_search",
             "list_background_processes",
@@ -50,6 +51,10 @@ async fn the_builtin_facts_say_what_the_lists_of_names_said() {
             "read_file",
             "read_many_files"
         ]
+    );
+    assert_eq!(
+        sorted(facts.names_where(|f| f.subagents_only)),
+        ["complete_task", "get_internal_docs"]
     );
     assert_eq!(
         sorted(facts.names_where(|f| f.allow_key == AllowKey::CommandPrefix)),

@@ -155,7 +155,7 @@ async fn run_in_span(
         },
     );
     let permit = tokio::select! {
-        permit = tree.pool.clone().acquire_owned() => permit.ok(),
+        permit = tree.pool(launcher.depth).acquire_owned() => permit.ok(),
         _ = stop.cancelled() => None,
     };
     let mut run = ChildRun {

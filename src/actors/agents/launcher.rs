@@ -110,9 +110,15 @@ impl TreeLauncher {
         let (mut declarations, mut allowed, with_mcp) = self.tools_of(def, delegate);
         declarations.push(def.complete_task_declaration());
         allowed.names.insert(COMPLETE_TASK.to_string());
-        let base = match &def.prompt {
-            AgentPrompt::Main => self.parts.system_prompt.to_string(),
-            AgentPrompt::Own(text) => text.clone(),
+        let base = match (&def.prompt, &self.parts.main_prompt) {
+            // The main prompt, describing the tools this subagent has.
+            (AgentPrompt::Main, Some((prompt, memory))) => {
+                let mut prompt = prompt.clone();
+                prompt.tools = declarations.clone();
+                prompt.render(memory)
+            }
+            (AgentPrompt::Main, None) => String::new(),
+            (AgentPrompt::Own(text), _) => text.clone(),
         };
         let system_prompt = format!("{base}\n\n{}", subagent_rules(def, parent));
         ChildSpec {

@@ -36,7 +36,10 @@ struct Entry {
 pub struct AgentTree {
     /// The main session's id (the `parent_id` of its own subagents).
     pub root_id: String,
-    pool: Arc<Semaphore>,
+    /// The pool of each level of the tree (the main session's subagents, theirs, …):
+    /// a subagent waiting for its own subagents holds its slot, so levels never share
+    /// one (they would deadlock when every slot is held by a waiting parent).
+    pools: Mutex<Vec<Arc<Semaphore>>>,
     pub max_concurrent: usize,
     pub max_depth: u32,
     pub max_per_turn: usize,
@@ -59,7 +62,7 @@ impl AgentTree {
         let max_concurrent = settings.max_concurrent.max(1);
         Self {
             root_id,
-            pool: Arc::new(Semaphore::new(max_concurrent)),
+            pools: Mutex::new(Vec::new()),
             max_concurrent,
             max_depth: settings.max_depth,
             max_per_turn: settings.max_per_turn,
@@ -70,6 +73,16 @@ impl AgentTree {
             agents: Mutex::new(Vec::new()),
             events,
         }
+    }
+
+    /// The pool of the subagents started by sessions at `depth` (0: the main one).
+    fn pool(&self, depth: u32) -> Arc<Semaphore> {
+        let mut pools = self.pools.lock().unwrap_or_else(|p| p.into_inner());
+        let level = depth as usize;
+        while pools.len() <= level {
+            pools.push(Arc::new(Semaphore::new(self.max_concurrent)));
+        }
+        pools[level].clone()
     }
 
     fn table(&self) -> std::sync::MutexGuard<'_, Vec<Entry>> {

@@ -392,9 +392,14 @@ impl Inner {
             None => !self.registry.facts().get(&call.name).subagents_only,
         };
         let Some(tool) = self.registry.get(&call.name).filter(|_| offered) else {
-            let msg = match offered {
-                true => self.registry.not_found_message(&call.name),
-                false => format!("Tool \"{}\" not found.", call.name),
+            let msg = match (offered, &self.allowed) {
+                (true, _) => self.registry.not_found_message(&call.name),
+                // gemini-cli's words for a subagent's call of a tool it was not given.
+                (false, Some(_)) => format!(
+                    "Unauthorized tool call: '{}' is not available to this agent.",
+                    call.name
+                ),
+                (false, None) => format!("Tool \"{}\" not found.", call.name),
             };
             return Err(self.failed(call, ToolErrorKind::ToolNotRegistered, msg));
         };

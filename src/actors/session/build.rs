@@ -153,7 +153,10 @@ pub(super) fn build(
             policy: policy.clone(),
             mcp: mcp.clone(),
             tool_facts,
-            system_prompt: chat.system_prompt.clone().unwrap_or_default().into(),
+            main_prompt: chat
+                .memory
+                .as_ref()
+                .map(|m| (m.prompt.clone(), m.report.text.clone())),
             records: records.subagents.take(),
         };
         start_tree(

@@ -28,8 +28,9 @@ pub struct TreeParts {
     pub policy: SharedPolicy,
     pub mcp: Option<Arc<crate::mcp::McpHub>>,
     pub tool_facts: Arc<ToolFactsTable>,
-    /// The main session's system prompt as rendered at its start (the generalist's).
-    pub system_prompt: Arc<str>,
+    /// The main session's system prompt (the generalist's), rendered for each
+    /// subagent's own tools, with the context files read at the session's start.
+    pub main_prompt: Option<(crate::engine::prompt::SystemPrompt, String)>,
     /// Where subagents record their conversations; `None`: not recorded.
     pub records: Option<ChildRecords>,
 }

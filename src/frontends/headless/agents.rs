@@ -10,6 +10,12 @@ use crate::protocol::{AgentStep, AgentUpdate, CallStatus, UiEvent};
 
 impl HeadlessFront {
     pub(super) fn on_agent(&mut self, update: &AgentUpdate) {
+        if let (true, AgentStep::Event(event)) = (self.keep_calls, &update.what) {
+            if let UiEvent::ToolCallCompleted(call) = event.as_ref() {
+                self.calls
+                    .push(super::CallRecord::of_agent(call, &update.agent_id));
+            }
+        }
         if self.format != OutputFormat::StreamJson {
             return;
         }

@@ -52,10 +52,18 @@ pub struct CallRecord {
     pub ok: bool,
     pub duration: std::time::Duration,
     pub timeline: crate::protocol::CallTimeline,
+    /// The subagent whose track the call is on (`--trace`): the subagent that made it,
+    /// or, for an `invoke_agent` call, the subagent it ran. `None`: the main session's.
+    pub agent: Option<String>,
 }
 
 impl CallRecord {
     pub fn of(call: &CompletedCall) -> Self {
+        let ran = call
+            .data
+            .as_ref()
+            .and_then(|d| d.get("agentId"))
+            .and_then(|a| a.as_str());
         Self {
             call_id: call.call_id.clone(),
             name: call.name.clone(),
@@ -63,6 +71,17 @@ impl CallRecord {
             ok: call.error.is_none(),
             duration: call.duration,
             timeline: call.timeline.clone(),
+            agent: ran
+                .filter(|_| call.name == crate::tools::invoke_agent::INVOKE_AGENT)
+                .map(str::to_string),
+        }
+    }
+
+    /// The record of a call made by subagent `agent`.
+    pub fn of_agent(call: &CompletedCall, agent: &str) -> Self {
+        Self {
+            agent: Some(agent.to_string()),
+            ..Self::of(call)
         }
     }
 }

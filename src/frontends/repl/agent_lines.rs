@@ -8,6 +8,90 @@ use crate::engine::sanitize::for_terminal;
 use crate::protocol::{AgentRow, AgentState, AgentStep, AgentUpdate, CallStatus, UiEvent};
 use crate::protocol::{Op, OpReply};
 
+/// The subagents still queued or running, as the spinner shows them under its line.
+#[derive(Debug, Default)]
+pub struct LiveAgents {
+    agents: Vec<LiveAgent>,
+}
+
+#[derive(Debug)]
+struct LiveAgent {
+    id: String,
+    name: String,
+    running: bool,
+    tool: Option<String>,
+    turns: u32,
+    started: std::time::Instant,
+}
+
+/// The most subagents the live view lists (the rest are counted).
+const LIVE_LINES: usize = 8;
+
+impl LiveAgents {
+    /// Follows one update of the tree.
+    pub fn note(&mut self, update: &AgentUpdate) {
+        let position = self.agents.iter().position(|a| a.id == update.agent_id);
+        match (&update.what, position) {
+            (AgentStep::Queued { .. }, None) => self.agents.push(LiveAgent {
+                id: update.agent_id.clone(),
+                name: update.name.clone(),
+                running: false,
+                tool: None,
+                turns: 0,
+                started: std::time::Instant::now(),
+            }),
+            (AgentStep::Finished(_), Some(i)) => {
+                self.agents.remove(i);
+            }
+            (AgentStep::Started, Some(i)) => {
+                self.agents[i].running = true;
+                self.agents[i].started = std::time::Instant::now();
+            }
+            (AgentStep::Event(event), Some(i)) => {
+                let agent = &mut self.agents[i];
+                match event.as_ref() {
+                    UiEvent::ModelRequest { .. } => agent.turns += 1,
+                    UiEvent::ToolCallRequested { name, .. } => agent.tool = Some(name.clone()),
+                    UiEvent::ToolCallCompleted(_) => agent.tool = None,
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// One line per subagent still queued or running: id, state, current tool, turns,
+    /// elapsed; empty when none is.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .agents
+            .iter()
+            .take(LIVE_LINES)
+            .map(|a| {
+                let state = match (a.running, &a.tool) {
+                    (false, _) => "queued".to_string(),
+                    (true, Some(tool)) => format!("running {tool}"),
+                    (true, None) => "thinking".to_string(),
+                };
+                format!(
+                    "  {} ({}) · {state} · {} turns · {} s",
+                    a.id,
+                    a.name,
+                    a.turns,
+                    a.started.elapsed().as_secs()
+                )
+            })
+            .collect();
+        if self.agents.len() > LIVE_LINES {
+            lines.push(format!(
+                "  … and {} more (/agents lists them)",
+                self.agents.len() - LIVE_LINES
+            ));
+        }
+        lines
+    }
+}
+
 /// The transcript lines of one subagent update.
 pub fn agent_lines(update: &AgentUpdate, p: Palette) -> Vec<String> {
     let who = format!("{} ({})", update.agent_id, update.name);

@@ -108,6 +108,8 @@ pub struct EventRenderer {
     executing: HashSet<String>,
     /// What the current model request has shown (a retry is not shown twice).
     attempt: AttemptText,
+    /// The subagents running now, for the live view under the spinner.
+    live: super::agent_lines::LiveAgents,
 }
 
 impl EventRenderer {
@@ -121,11 +123,17 @@ impl EventRenderer {
             batch_by_status: [0; 3],
             executing: HashSet::new(),
             attempt: AttemptText::default(),
+            live: Default::default(),
         }
     }
 
     pub fn activity(&self) -> &Activity {
         &self.activity
+    }
+
+    /// The live view of the running subagents (one line each).
+    pub fn live_agents(&self) -> Vec<String> {
+        self.live.lines()
     }
 
     pub fn cancelling(&mut self) {
@@ -221,6 +229,7 @@ impl EventRenderer {
             }
             UiEvent::TurnFinished(outcome) => self.finished(outcome),
             UiEvent::Agent(update) => {
+                self.live.note(update);
                 let mut lines = self.flush_text();
                 lines.extend(super::agent_lines::agent_lines(update, p));
                 lines

@@ -34,7 +34,7 @@ struct Spinner {
 }
 
 impl Spinner {
-    fn draw(&mut self, activity: &Activity, p: Palette) {
+    fn draw(&mut self, activity: &Activity, agents: &[String], p: Palette) {
         if !self.enabled {
             return;
         }
@@ -61,10 +61,22 @@ impl Spinner {
         let mut out = std::io::stdout();
         let _ = write!(
             out,
-            "\r\x1b[K{} {}",
+            "\r\x1b[J{} {}",
             p.cyan(FRAMES[self.frame]),
             p.dim(&status)
         );
+        // The running subagents, a line each under the spinner; the cursor goes back
+        // to the spinner's line, so one clear to the end of the screen erases all.
+        for line in agents {
+            let _ = write!(
+                out,
+                "\n\x1b[K{}",
+                p.dim(&fit(line, width().saturating_sub(1)))
+            );
+        }
+        if !agents.is_empty() {
+            let _ = write!(out, "\x1b[{}A\r", agents.len());
+        }
         let _ = out.flush();
         self.shown = true;
     }
@@ -72,7 +84,7 @@ impl Spinner {
     fn clear(&mut self) {
         if self.shown {
             let mut out = std::io::stdout();
-            let _ = write!(out, "\r\x1b[K");
+            let _ = write!(out, "\r\x1b[J");
             let _ = out.flush();
             self.shown = false;
         }
@@ -152,7 +164,8 @@ pub fn run_turn_with(
         if step == Step::Ends || turn.given_up() {
             break;
         }
-        turn.spinner.draw(turn.renderer.activity(), p);
+        let agents = turn.renderer.live_agents();
+        turn.spinner.draw(turn.renderer.activity(), &agents, p);
     }
     turn.spinner.clear();
     let mut out = std::io::stdout();

@@ -191,7 +191,9 @@ fn a_child_cannot_start_children_unless_max_depth_allows_it() {
         let second = &child_requests(&server)[1];
         match offered {
             false => assert!(
-                second.raw.contains("Tool \\\"invoke_agent\\\" not found."),
+                second.raw.contains(
+                    "Unauthorized tool call: 'invoke_agent' is not available to this agent."
+                ),
                 "{}",
                 second.raw
             ),
