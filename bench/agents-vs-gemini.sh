@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # N subagents in ONE process: Troupe against the real gemini-cli 0.61, both talking to the
-# same loopback fake Gemini API (bench/agents_server.py), which answers by request body:
+# same loopback fake Gemini API (examples/agents_server.rs, a port of bench/agents_server.py),
+# which answers by request body:
 # the parent's first turn calls invoke_agent N times (agent "generalist", prompt
 # "bench-child-<i>"); each child calls read_file on f<i%64>.txt, then complete_task; the
 # parent then answers with text. All N children run at once on both sides.
@@ -12,6 +13,12 @@
 #      PEER_DIR=/tmp/peer  gemini-cli 0.61 npm install dir (see ../shared/peers/gemini-cli/README.md)
 #      SKIP_GEMINI=1    measure Troupe alone      GEMINI_RUNS=k  runs on gemini-cli's side (default RUNS)
 #      TIMEOUT=600      seconds allowed per run   KEEP=1  keep the scratch dir (requests, outputs)
+#      SERVER=rust      the fake API: rust (default; examples/agents_server.rs) or python
+#                       (bench/agents_server.py: same answers and checks, but its ~0.7 ms of
+#                       CPU per request made it the limit of Troupe's runs)
+#      SERVER_BIN=path  the Rust server to use (default: built here with
+#                       `cargo build --release --example agents_server`, honouring CARGO_TARGET_DIR)
+#      AGENTS_SERVER_THREADS=k  the Rust server's runtime: 0 current-thread (default), k workers
 # Troupe runs with -c agents.max_concurrent=N (its default is 8; gemini-cli has no such cap and
 # starts all N at once); model.max_concurrent_requests stays at its default 0 (no limit).
 # Each run gets a fresh HOME and its own server, inside `unshare -n` (loopback only) when
@@ -32,7 +39,8 @@ if [ "${1:-}" = __one ]; then
   SIDE=$2 N=$3 TAG=$4 R=$OUT/$4
   ip link set lo up 2>/dev/null || true
   rm -rf "$R"; mkdir -p "$R/home/.gemini"
-  python3 "$HERE/bench/agents_server.py" --agents "$N" --port-file "$R/port" --stats "$R/stats.json" \
+  if [ "$SERVER" = python ]; then SRV_CMD=(python3 "$HERE/bench/agents_server.py"); else SRV_CMD=("$SERVER_BIN"); fi
+  "${SRV_CMD[@]}" --agents "$N" --port-file "$R/port" --stats "$R/stats.json" \
     --log-dir "$R/reqs" --log-children 2 --max-seconds $((TIMEOUT + 60)) 2> "$R/server.log" &
   SRV=$!
   TPID=
@@ -42,7 +50,7 @@ if [ "${1:-}" = __one ]; then
   }
   trap cleanup EXIT
   for _ in $(seq 200); do [ -f "$R/port" ] && break; sleep 0.05; done
-  [ -f "$R/port" ] || { echo "agents_server.py did not start: $(cat "$R/server.log")" >&2; exit 1; }
+  [ -f "$R/port" ] || { echo "${SRV_CMD[*]} did not start: $(cat "$R/server.log")" >&2; exit 1; }
   export GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:$(cat "$R/port") GEMINI_API_KEY=dummy
   export HOME=$R/home NO_COLOR=1
   if [ "$SIDE" = troupe ]; then
@@ -108,7 +116,8 @@ bad = [c for c, ok in checks.items() if not ok]
 extra = {kk: v for kk, v in k.items() if kk not in ("parent-start", "parent-final", "child-read", "child-complete")}
 per = ", ".join(f"{c} children x {q}" for q, c in st["requests_per_child"].items())
 summary = (f"{st['requests']} requests ({per} requests each; parent {k.get('parent-start', 0)}+{k.get('parent-final', 0)}; "
-           f"other {extra or 'none'}; {st['connections']} TCP connections; peak in flight {st['peak_inflight']})")
+           f"other {extra or 'none'}; {st['connections']} TCP connections; peak in flight {st['peak_inflight']}; "
+           f"first request to last answer {st['span_seconds']}s)")
 open(f"{r}/summary", "w").write(summary + "\n")
 if bad:
     sys.exit(f"{side} run {r}: FAILED checks: {bad}; {summary}; response: {out.get('response')!r}")
@@ -133,6 +142,21 @@ fi
 [ -x "$TROUPE" ] || { echo "TROUPE=$TROUPE is not an executable" >&2; exit 1; }
 export TROUPE
 command -v python3 > /dev/null || { echo "python3 is required" >&2; exit 1; }
+SERVER=${SERVER:-rust}
+case $SERVER in
+  python) SERVER_BIN= ;;
+  rust)
+    if [ -z "${SERVER_BIN:-}" ]; then
+      echo "building the fake API: cargo build --release --example agents_server" >&2
+      (cd "$HERE" && cargo build --release --example agents_server) >&2
+      SRC=${CARGO_TARGET_DIR:-$HERE/target}/release/examples/agents_server
+      cp "$SRC" "$OUT/agents_server"   # a private copy, as for Troupe
+      SERVER_BIN=$OUT/agents_server
+    fi
+    [ -x "$SERVER_BIN" ] || { echo "SERVER_BIN=$SERVER_BIN is not an executable" >&2; exit 1; } ;;
+  *) echo "SERVER=$SERVER: rust or python" >&2; exit 1 ;;
+esac
+export SERVER SERVER_BIN
 
 mkdir -p "$OUT/ws"
 for k in $(seq 0 63); do
@@ -153,7 +177,7 @@ measure() {
   M=$(for i in $(seq "$runs"); do cut -d' ' -f2 "$OUT/$side$i/time"; done | median)
 }
 
-echo "N=$N subagents (generalist: read_file, then complete_task) in one process; $ISOL; $(nproc) cores"
+echo "N=$N subagents (generalist: read_file, then complete_task) in one process; $ISOL; $(nproc) cores; fake API: $SERVER server"
 python3 "$HERE/bench/timed.py" --evict "$TROUPE"
 measure troupe "$RUNS"; T_WALL=$W T_RSS=$M
 printf 'troupe:     N=%s wall %.3fs peak RSS %s MB (median of %s; -c agents.max_concurrent=%s)\n' \

@@ -65,7 +65,7 @@ use regex::Regex;
 use serde_json::{json, Map, Value};
 
 const FILES: u32 = 64;
-const PARENT: &[u8] = b"bench-parent";
+const PARENT: &str = "bench-parent";
 
 static CHILD_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"bench-child-(\d+)").unwrap());
 static RESULT_RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"done-(\d+)").unwrap());
@@ -576,10 +576,73 @@ fn child_index(text: &str) -> Option<Idx> {
     CHILD_RE.captures(text).map(|c| Idx::parse(&c[1]))
 }
 
-/// Returns (kind, chunks, parsed body).
-fn answer(ctx: &Ctx, method: &str, raw: &[u8]) -> Result<(String, Vec<Value>, Value), Fail> {
+/// The body as Python's `json.loads(raw or b"{}")` reads it: UTF-8 (a BOM allowed).
+fn body_text(raw: &[u8]) -> Result<&str, Fail> {
     let raw = if raw.is_empty() { &b"{}"[..] } else { raw };
-    let body: Value = serde_json::from_slice(raw).map_err(|e| e.to_string())?;
+    let raw = raw.strip_prefix(b"\xef\xbb\xbf").unwrap_or(raw);
+    std::str::from_utf8(raw).map_err(|e| e.to_string())
+}
+
+/// What the routing reads of a body, parsed without building the rest (the system
+/// instruction and the tool declarations, most of a request's bytes), which is only
+/// checked for being JSON: an object holding just its `contents` (the last one, as
+/// Python's dict keeps it), or an empty value of the body's type when it is no object.
+struct Routing(Value);
+
+impl<'de> serde::Deserialize<'de> for Routing {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Routing;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Routing, A::Error> {
+                let mut contents = None;
+                while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if k == "contents" {
+                        contents = Some(map.next_value::<Value>()?);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                let mut m = Map::new();
+                if let Some(c) = contents {
+                    m.insert("contents".into(), c);
+                }
+                Ok(Routing(Value::Object(m)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Routing, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Routing(Value::Array(Vec::new())))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Routing, E> {
+                Ok(Routing(Value::String(String::new())))
+            }
+            fn visit_bool<E>(self, b: bool) -> Result<Routing, E> {
+                Ok(Routing(Value::Bool(b)))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Routing, E> {
+                Ok(Routing(0.into()))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Routing, E> {
+                Ok(Routing(0.into()))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Routing, E> {
+                Ok(Routing(0.5.into()))
+            }
+            fn visit_unit<E>(self) -> Result<Routing, E> {
+                Ok(Routing(Value::Null))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Returns (kind, chunks).
+fn answer(ctx: &Ctx, method: &str, text: &str) -> Result<(String, Vec<Value>), Fail> {
+    let Routing(body) = serde_json::from_str(text).map_err(|e| e.to_string())?;
     if method != "streamGenerateContent" {
         // Non-stream calls are utility calls (next-speaker check, loop detection,
         // routing classifier, ...): answer JSON that says "go on / the user speaks".
@@ -592,11 +655,10 @@ fn answer(ctx: &Ctx, method: &str, raw: &[u8]) -> Result<(String, Vec<Value>, Va
         return Ok((
             format!("other:{method}"),
             vec![chunk(vec![json!({"text": reply})])],
-            body,
         ));
     }
     let turns = model_turns(&body)?;
-    if memchr(raw, PARENT) {
+    if text.contains(PARENT) {
         if turns == 0 {
             let parts = (0..ctx.n.max(0))
                 .map(|i| {
@@ -606,7 +668,7 @@ fn answer(ctx: &Ctx, method: &str, raw: &[u8]) -> Result<(String, Vec<Value>, Va
                     )
                 })
                 .collect();
-            return Ok(("parent-start".into(), vec![chunk(parts)], body));
+            return Ok(("parent-start".into(), vec![chunk(parts)]));
         }
         let resp = function_responses(&body, "invoke_agent")?;
         let mut results = HashSet::new();
@@ -622,11 +684,9 @@ fn answer(ctx: &Ctx, method: &str, raw: &[u8]) -> Result<(String, Vec<Value>, Va
         return Ok((
             "parent-final".into(),
             vec![chunk(vec![json!({"text": text})])],
-            body,
         ));
     }
-    let text = String::from_utf8_lossy(raw);
-    if let Some(i) = child_index(&text) {
+    if let Some(i) = child_index(text) {
         ctx.lock()
             .per_child
             .entry(i.clone())
@@ -637,7 +697,6 @@ fn answer(ctx: &Ctx, method: &str, raw: &[u8]) -> Result<(String, Vec<Value>, Va
             return Ok((
                 "child-read".into(),
                 vec![chunk(vec![call("read_file", json!({"file_path": file}))])],
-                body,
             ));
         }
         let frs = Value::Array(
@@ -666,17 +725,12 @@ fn answer(ctx: &Ctx, method: &str, raw: &[u8]) -> Result<(String, Vec<Value>, Va
             "complete_task",
             json!({"result": {"response": format!("done-{}", i.0)}}),
         );
-        return Ok((kind.into(), vec![chunk(vec![done])], body));
+        return Ok((kind.into(), vec![chunk(vec![done])]));
     }
     Ok((
         "other:stream".into(),
         vec![chunk(vec![json!({"text": "bench: nothing to do."})])],
-        body,
     ))
-}
-
-fn memchr(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 fn error_json(code: u16, message: &str) -> String {
@@ -694,7 +748,7 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Result<Response<Whole>
     }
     if req.method() != Method::POST {
         // BaseHTTPRequestHandler's answer to a method it has no do_X for
-        let msg = format!("Unsupported method ({:?})", req.method().as_str());
+        let msg = format!("Unsupported method ('{}')", req.method().as_str());
         let page = format!(
             "<!DOCTYPE HTML>\n<html lang=\"en\">\n    <head>\n        <meta charset=\"utf-8\">\n        \
              <title>Error response</title>\n    </head>\n    <body>\n        <h1>Error response</h1>\n        \
@@ -730,7 +784,7 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Result<Response<Whole>
             Some(fin),
         ));
     }
-    let (kind, chunks, body) = match answer(&ctx, method, &raw) {
+    let (kind, chunks) = match body_text(&raw).and_then(|text| answer(&ctx, method, text)) {
         Ok(a) => a,
         Err(e) => {
             // a body we cannot read: say so, count it
@@ -750,6 +804,9 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Result<Response<Whole>
         *q
     };
     if ctx.log_dir.is_some() {
+        let text = body_text(&raw).expect("answered, so readable");
+        let body: Value =
+            serde_json::from_str(text).unwrap_or_else(|e| json!({"unparsed": e.to_string()}));
         let logged = if kind.starts_with("parent") || kind.starts_with("other") {
             ctx.log_body(
                 &format!("{}-{seq:03}", kind.replace(':', "-")),
@@ -757,7 +814,7 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Result<Response<Whole>
                 &body,
             )
         } else {
-            let i = child_index(&String::from_utf8_lossy(&raw)).expect("a child's body names it");
+            let i = child_index(text).expect("a child's body names it");
             if i.lt(ctx.log_children) {
                 ctx.log_body(
                     &format!("child-{}-{kind}-{seq:04}", i.padded(4)),

@@ -340,8 +340,9 @@ pub struct AgentUpdate {
 /// What a subagent did.
 #[derive(Debug, Clone)]
 pub enum AgentStep {
-    /// Waiting for a slot of the pool (`agents.max_concurrent`).
-    Queued { prompt: String },
+    /// Waiting for a slot of the pool: `running` (`agents.max_concurrent`) subagents
+    /// of its level run already. Not sent for a subagent that starts at once.
+    Queued { prompt: String, running: usize },
     /// Running: its session has started.
     Started,
     /// One of its own session's events (text, tool calls, usage, …).

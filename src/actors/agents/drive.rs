@@ -147,16 +147,21 @@ async fn run_in_span(
     let tree = launcher.tree.clone();
     let Admitted { row, stop } = admitted;
     let started = Instant::now();
-    tree.tell(
-        &row,
-        &ctx.call_id,
-        AgentStep::Queued {
-            prompt: prompt.clone(),
-        },
-    );
-    let permit = tokio::select! {
-        permit = tree.pool(launcher.depth).acquire_owned() => permit.ok(),
-        _ = stop.cancelled() => None,
+    let pool = tree.pool(launcher.depth);
+    let permit = match pool.clone().try_acquire_owned() {
+        Ok(permit) => Some(permit),
+        // Every slot is taken: it waits, and the front end is told which setting.
+        Err(_) => {
+            let queued = AgentStep::Queued {
+                prompt: prompt.clone(),
+                running: tree.max_concurrent,
+            };
+            tree.tell(&row, &ctx.call_id, queued);
+            tokio::select! {
+                permit = pool.acquire_owned() => permit.ok(),
+                _ = stop.cancelled() => None,
+            }
+        }
     };
     let mut run = ChildRun {
         tree: tree.clone(),

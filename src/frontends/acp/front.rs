@@ -137,7 +137,9 @@ impl AcpFront {
         use crate::protocol::AgentStep;
         let who = format!("{} ({})", update.agent_id, update.name);
         let line = match &update.what {
-            AgentStep::Queued { .. } => format!("{who} queued"),
+            AgentStep::Queued { running, .. } => {
+                format!("{who} queued: {running} subagents are running (agents.max_concurrent)")
+            }
             AgentStep::Started => format!("{who} started"),
             AgentStep::Finished(t) => format!(
                 "{who} {} · {} turns · {} tool calls · {} tokens",

@@ -25,7 +25,9 @@ impl HeadlessFront {
             line
         };
         let line = match &update.what {
-            AgentStep::Queued { .. } => return,
+            AgentStep::Queued { running, .. } => json!({"type": "agent_queued", "timestamp": now(),
+                "name": update.name, "tool_id": update.call_id,
+                "reason": "agents.max_concurrent", "running": running}),
             AgentStep::Started => json!({"type": "agent_start", "timestamp": now(),
                 "name": update.name, "tool_id": update.call_id}),
             AgentStep::Finished(t) => json!({"type": "agent_end", "timestamp": now(),

@@ -32,10 +32,10 @@ impl LiveAgents {
     pub fn note(&mut self, update: &AgentUpdate) {
         let position = self.agents.iter().position(|a| a.id == update.agent_id);
         match (&update.what, position) {
-            (AgentStep::Queued { .. }, None) => self.agents.push(LiveAgent {
+            (AgentStep::Queued { .. } | AgentStep::Started, None) => self.agents.push(LiveAgent {
                 id: update.agent_id.clone(),
                 name: update.name.clone(),
-                running: false,
+                running: matches!(update.what, AgentStep::Started),
                 tool: None,
                 turns: 0,
                 started: std::time::Instant::now(),
@@ -96,7 +96,9 @@ impl LiveAgents {
 pub fn agent_lines(update: &AgentUpdate, p: Palette) -> Vec<String> {
     let who = format!("{} ({})", update.agent_id, update.name);
     let line = match &update.what {
-        AgentStep::Queued { .. } => p.dim(&format!("  ◇ {who} queued")),
+        AgentStep::Queued { running, .. } => p.dim(&format!(
+            "  ◇ {who} queued: {running} subagents are running (agents.max_concurrent)"
+        )),
         AgentStep::Started => p.cyan(&format!("  ◆ {who} started")),
         AgentStep::Finished(t) => {
             let text = format!(
@@ -177,4 +179,57 @@ pub fn agents_table(rows: &[AgentRow], p: Palette) -> Vec<String> {
     }
     lines.push(p.dim("  /agents cancel N stops one subagent (its call answers ABORTED)."));
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::AgentTotals;
+
+    fn update(id: &str, what: AgentStep) -> AgentUpdate {
+        AgentUpdate {
+            agent_id: id.into(),
+            parent_id: "main".into(),
+            name: "generalist".into(),
+            call_id: "c".into(),
+            what,
+        }
+    }
+
+    #[test]
+    fn the_live_view_follows_each_subagent_from_queued_to_its_end() {
+        let mut live = LiveAgents::default();
+        live.note(&update("generalist-1", AgentStep::Started));
+        live.note(&update(
+            "generalist-2",
+            AgentStep::Queued {
+                prompt: "p".into(),
+                running: 1,
+            },
+        ));
+        let call = UiEvent::ToolCallRequested {
+            call_id: "x".into(),
+            name: "read_file".into(),
+            args: crate::protocol::content::CallArgs::new(serde_json::json!({})),
+        };
+        live.note(&update(
+            "generalist-1",
+            AgentStep::Event(Box::new(UiEvent::ModelRequest { round: 0 })),
+        ));
+        live.note(&update("generalist-1", AgentStep::Event(Box::new(call))));
+        let lines = live.lines();
+        assert!(
+            lines[0].starts_with("  generalist-1 (generalist) · running read_file · 1 turns"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[1].starts_with("  generalist-2 (generalist) · queued"),
+            "{lines:?}"
+        );
+        live.note(&update(
+            "generalist-1",
+            AgentStep::Finished(AgentTotals::default()),
+        ));
+        assert_eq!(live.lines().len(), 1);
+    }
 }
