@@ -19,8 +19,8 @@ use crate::protocol::{ApprovalDecision, ApprovalId, ApprovalRequest, Event, Even
 #[derive(Debug, Clone)]
 pub struct Approvals {
     inner: Arc<Table>,
-    /// The subagent whose requests these are (its id and name), shown with each.
-    agent: Option<(String, String)>,
+    /// The subagent whose requests these are (`<agent id> (<name>)`), shown with each.
+    agent: Option<Arc<str>>,
 }
 
 #[derive(Debug)]
@@ -49,7 +49,7 @@ impl Approvals {
     pub fn for_agent(&self, agent_id: &str, name: &str) -> Self {
         Self {
             inner: self.inner.clone(),
-            agent: Some((agent_id.to_string(), name.to_string())),
+            agent: Some(format!("{agent_id} ({name})").into()),
         }
     }
 

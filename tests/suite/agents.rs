@@ -75,10 +75,10 @@ pub fn parent_results(server: &Loopback, parent_marker: &str) -> String {
     server
         .requests()
         .iter()
+        .rev()
         .map(|r| seen(&r.body))
-        .filter(|s| s.first.contains(parent_marker) && s.rounds >= 1)
+        .find(|s| s.first.contains(parent_marker) && s.rounds >= 1)
         .map(|s| s.raw)
-        .last()
         .unwrap_or_default()
 }
 

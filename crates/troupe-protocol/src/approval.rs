@@ -76,8 +76,8 @@ pub struct ApprovalRequest {
     pub tool_name: String,
     pub args: Value,
     pub details: ConfirmationDetails,
-    /// The subagent that asks (its agent id and name); `None`: the main session.
-    pub agent: Option<(String, String)>,
+    /// The subagent that asks, as `<agent id> (<name>)`; `None`: the main session.
+    pub agent: Option<std::sync::Arc<str>>,
 }
 
 /// An approval mode: how much runs without asking.

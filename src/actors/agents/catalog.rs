@@ -208,9 +208,14 @@ fn codebase_investigator() -> AgentDef {
         prompt: AgentPrompt::Own(INVESTIGATOR_PROMPT.into()),
         query: "Investigate the codebase for this objective, and find every file, symbol and connection needed to reach it:\n<objective>\n{input}\n</objective>".into(),
         tools: AgentTools::Named(
-            ["list_directory", "read_file", "glob", "grep_search"]
-                .map(String::from)
-                .to_vec(),
+            [
+                crate::tools::list_directory::NAME,
+                crate::tools::read_file::NAME,
+                crate::tools::glob::NAME,
+                crate::tools::grep::NAME,
+            ]
+            .map(String::from)
+            .to_vec(),
         ),
         output_name: "report".into(),
         output_schema: json!({

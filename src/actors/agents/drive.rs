@@ -109,18 +109,18 @@ pub(super) fn admit(
     launcher: &TreeLauncher,
     def: &AgentDef,
     ctx: &ToolContext,
-) -> Result<Admitted, ToolOutput> {
+) -> Result<Admitted, Box<ToolOutput>> {
     let tree = &launcher.tree;
     let stop = ctx.cancel.child_token();
     match tree.enter_within(&def.name, &launcher.parent_id, stop.clone()) {
         Some(row) => Ok(Admitted { row, stop }),
         None => {
             let msg = format!("Subagent '{}' was not started: this answer already started {} subagents, the most one answer may start (agents.max_per_turn = {}). Wait for their reports, then start more.", def.name, tree.max_per_turn, tree.max_per_turn);
-            Err(ToolOutput::error(
+            Err(Box::new(ToolOutput::error(
                 ToolErrorKind::ExecutionFailed,
                 msg.clone(),
                 msg,
-            ))
+            )))
         }
     }
 }

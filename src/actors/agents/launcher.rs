@@ -45,7 +45,7 @@ impl AgentLauncher for TreeLauncher {
         // Entered now, in the order the calls reach the tool; run later.
         match super::drive::admit(self, &def, &ctx) {
             Ok(admitted) => Box::pin(super::drive::run(self.clone(), def, admitted, prompt, ctx)),
-            Err(refused) => Box::pin(async move { refused }),
+            Err(refused) => Box::pin(async move { *refused }),
         }
     }
 }

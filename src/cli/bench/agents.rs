@@ -69,10 +69,13 @@ impl AgentsModel {
             ))],
             (false, r) if r < self.calls => {
                 let i: usize = first.trim().trim_start_matches(CHILD).parse().unwrap_or(0);
-                vec![call("read_file", json!({"file_path": file_name(i + r)}))]
+                vec![call(
+                    crate::tools::read_file::NAME,
+                    json!({"file_path": file_name(i + r)}),
+                )]
             }
             (false, _) => vec![call(
-                "complete_task",
+                crate::tools::complete_task::COMPLETE_TASK,
                 json!({"result": {"response": "done"}}),
             )],
         };

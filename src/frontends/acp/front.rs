@@ -311,7 +311,7 @@ impl AcpFront {
         };
         // A subagent's request names the subagent.
         let title = match &msg.agent {
-            Some((id, name)) => format!("[{id} ({name})] {title}"),
+            Some(agent) => format!("[{agent}] {title}"),
             None => title,
         };
         let params = json!({

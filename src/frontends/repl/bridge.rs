@@ -21,7 +21,7 @@ pub enum FrontMsg {
     /// A call waits for the user's answer: `Op::Decide` with this `id`.
     Approval {
         id: ApprovalId,
-        request: ApprovalRequest,
+        request: Box<ApprovalRequest>,
     },
 }
 
@@ -44,6 +44,7 @@ pub async fn pump(handle: Arc<SessionHandle>, out: Sender<FrontMsg>, stats: Shar
                 }
             }
             Event::Approval { id, request } => {
+                let request = Box::new(request);
                 if out.send(FrontMsg::Approval { id, request }).is_err() {
                     // Nobody can answer: the call is refused.
                     let decision = ApprovalDecision::Cancel { feedback: None };

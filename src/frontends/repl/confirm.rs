@@ -54,8 +54,8 @@ pub fn describe(request: &ApprovalRequest, ctx: &ConfirmContext) -> Vec<String> 
         .map(|(_, rows)| usize::from(rows).saturating_sub(14).max(12))
         .unwrap_or(60);
     let mut lines = Vec::new();
-    if let Some((id, name)) = &request.agent {
-        lines.push(p.cyan(&format!("Subagent {id} ({name}) asks:")));
+    if let Some(agent) = &request.agent {
+        lines.push(p.cyan(&format!("Subagent {agent} asks:")));
     }
     match &request.details {
         ConfirmationDetails::Edit {
