@@ -15,6 +15,15 @@ use crate::tools::complete_task::COMPLETE_TASK;
 use crate::tools::invoke_agent::{AgentLauncher, AgentSeat, ToolFilter, INVOKE_AGENT};
 use crate::tools::{Services, ToolContext};
 
+/// What the subagents of one agent share.
+#[derive(Clone)]
+struct AgentEquipment {
+    declarations: Arc<Vec<FunctionDeclaration>>,
+    allowed: Arc<ToolFilter>,
+    with_mcp: bool,
+    system_prompt: Arc<str>,
+}
+
 /// Starts the subagents of one session of the tree (the main session at depth 0).
 #[derive(Clone)]
 pub struct TreeLauncher {
@@ -25,6 +34,8 @@ pub struct TreeLauncher {
     pub depth: u32,
     /// The id of that session (the `parent_id` of the subagents it starts).
     pub parent_id: String,
+    /// What each agent's subagents get alike, made at the first of them.
+    equipped: Arc<std::sync::Mutex<std::collections::HashMap<String, Arc<AgentEquipment>>>>,
 }
 
 impl AgentLauncher for TreeLauncher {
@@ -60,6 +71,23 @@ fn not_found(name: &str) -> ToolOutput {
 }
 
 impl TreeLauncher {
+    /// The launcher of the main session (depth 0) of `tree`.
+    pub fn new(
+        tree: Arc<AgentTree>,
+        catalog: Arc<AgentCatalog>,
+        parts: TreeParts,
+        session_id: &str,
+    ) -> Self {
+        Self {
+            tree,
+            catalog,
+            parts,
+            depth: 0,
+            parent_id: session_id.to_string(),
+            equipped: Default::default(),
+        }
+    }
+
     /// Whether the subagents this launcher starts may start their own.
     fn children_may_delegate(&self) -> bool {
         self.depth + 1 < self.tree.max_depth
@@ -103,9 +131,39 @@ impl TreeLauncher {
             let nested = TreeLauncher {
                 depth: self.depth + 1,
                 parent_id: agent_id.to_string(),
+                equipped: Default::default(),
                 ..self.clone()
             };
             let _ = services.agents.set(Arc::new(nested));
+        }
+        let equipment = self.equipment(def, delegate, parent);
+        let AgentEquipment {
+            declarations,
+            allowed,
+            with_mcp,
+            system_prompt,
+        } = equipment.as_ref().clone();
+        let system_prompt = system_prompt.to_string();
+        ChildSpec {
+            agent_id: agent_id.to_string(),
+            name: def.name.clone(),
+            services,
+            model_name,
+            system_prompt,
+            declarations,
+            allowed,
+            max_turns: def.max_turns,
+            temperature: def.temperature,
+            with_mcp,
+        }
+    }
+
+    /// What every subagent of `def` gets alike (its tools, its filter, its system
+    /// prompt), made once per agent and shared: a thousand generalists hold one copy.
+    fn equipment(&self, def: &AgentDef, delegate: bool, parent: &Services) -> Arc<AgentEquipment> {
+        let mut made = self.equipped.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(equipment) = made.get(&def.name) {
+            return equipment.clone();
         }
         let (mut declarations, mut allowed, with_mcp) = self.tools_of(def, delegate);
         declarations.push(def.complete_task_declaration());
@@ -120,19 +178,16 @@ impl TreeLauncher {
             (AgentPrompt::Main, None) => String::new(),
             (AgentPrompt::Own(text), _) => text.clone(),
         };
-        let system_prompt = format!("{base}\n\n{}", subagent_rules(def, parent));
-        ChildSpec {
-            agent_id: agent_id.to_string(),
-            name: def.name.clone(),
-            services,
-            model_name,
-            system_prompt,
-            declarations,
+        let equipment = Arc::new(AgentEquipment {
+            declarations: Arc::new(declarations),
             allowed: Arc::new(allowed),
-            max_turns: def.max_turns,
-            temperature: def.temperature,
             with_mcp,
-        }
+            system_prompt: format!("{base}\n\n{}", subagent_rules(def, parent)).into(),
+        });
+        // A generalist offered live MCP tools sees new ones at each request; one given
+        // one server's tools is equipped once, with those discovered by then.
+        made.insert(def.name.clone(), equipment.clone());
+        equipment
     }
 
     /// The declarations and the filter of `def`'s tools, and whether the MCP servers'

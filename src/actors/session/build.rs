@@ -552,13 +552,12 @@ fn start_tree(
         &settings.agents,
         events.clone(),
     ));
-    let launcher = crate::actors::agents::launcher::TreeLauncher {
-        tree: tree.clone(),
+    let launcher = crate::actors::agents::launcher::TreeLauncher::new(
+        tree.clone(),
         catalog,
         parts,
-        depth: 0,
-        parent_id: session_id.to_string(),
-    };
+        session_id,
+    );
     let _ = services.agents.set(Arc::new(launcher));
     tree
 }

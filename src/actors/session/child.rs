@@ -86,7 +86,7 @@ pub struct ChildSpec {
     pub model_name: String,
     pub system_prompt: String,
     /// What the model is offered (the agent's tools and `complete_task`).
-    pub declarations: Vec<FunctionDeclaration>,
+    pub declarations: Arc<Vec<FunctionDeclaration>>,
     /// What its Scheduler runs.
     pub allowed: Arc<ToolFilter>,
     /// Model rounds it may make in one turn.
@@ -129,7 +129,7 @@ impl SessionHandle {
             model: services.model.clone(),
             model_name: spec.model_name.clone(),
             system_prompt: Some(spec.system_prompt),
-            tools: Arc::new(spec.declarations),
+            tools: spec.declarations,
             max_turns: spec.max_turns.max(1),
             request_log: None,
             tuning,
