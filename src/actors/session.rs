@@ -17,6 +17,7 @@ mod child;
 mod handle;
 mod setup;
 mod teardown;
+mod tree_setup;
 
 use std::path::PathBuf;
 use std::sync::Arc;
