@@ -367,10 +367,14 @@ impl Ctx {
         }
     }
 
-    fn log_body(&self, name: &str, path: &str, body: &Value) -> std::io::Result<()> {
+    /// Writes `{"path": path, "body": body}` as `json.dump(..., indent=1)` does; the
+    /// body is parsed whole only here, for the few requests kept.
+    fn log_body(&self, name: &str, path: &str, text: &str) -> std::io::Result<()> {
         let Some(dir) = &self.log_dir else {
             return Ok(());
         };
+        let body: Value =
+            serde_json::from_str(text).unwrap_or_else(|e| json!({"unparsed": e.to_string()}));
         let v = json!({"path": path, "body": body});
         std::fs::write(dir.join(format!("{name}.json")), py_dumps(&v, Some(1)))
     }
@@ -805,13 +809,11 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Result<Response<Whole>
     };
     if ctx.log_dir.is_some() {
         let text = body_text(&raw).expect("answered, so readable");
-        let body: Value =
-            serde_json::from_str(text).unwrap_or_else(|e| json!({"unparsed": e.to_string()}));
         let logged = if kind.starts_with("parent") || kind.starts_with("other") {
             ctx.log_body(
                 &format!("{}-{seq:03}", kind.replace(':', "-")),
                 &target,
-                &body,
+                text,
             )
         } else {
             let i = child_index(text).expect("a child's body names it");
@@ -819,7 +821,7 @@ async fn handle(ctx: Arc<Ctx>, req: Request<Incoming>) -> Result<Response<Whole>
                 ctx.log_body(
                     &format!("child-{}-{kind}-{seq:04}", i.padded(4)),
                     &target,
-                    &body,
+                    text,
                 )
             } else {
                 Ok(())
