@@ -383,6 +383,9 @@ impl Tool for Replace {
 
     fn execute(&self, p: Params, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
+            let key = ctx.services.workspace.resolve(&p.file_path);
+            // No other agent's edit of the file between this one's read and write.
+            let _editing = ctx.services.ledger.hold(&key).await;
             // Its share of the bytes edits may hold at once (see write_file).
             let _held = file_edit::reserve_edit_memory(
                 &ctx.services,
@@ -398,7 +401,6 @@ impl Tool for Replace {
                 return *out;
             }
             file_edit::pause_before_write().await;
-            let key = ctx.services.workspace.resolve(&p.file_path);
             let services = ctx.services.clone();
             let out = write(p, ctx, computed).await;
             if out.error.is_none() {

@@ -231,11 +231,13 @@ impl Tool for WriteFile {
                 modified_by_user,
                 ..
             } = p;
+            let key = ctx.services.workspace.resolve(&file_path);
+            // No other agent's edit of the file between this one's read and write.
+            let _editing = ctx.services.ledger.hold(&key).await;
             // The call's share of the bytes edits may hold at once, for as long as it
             // holds the old and new texts.
             let _held =
                 file_edit::reserve_edit_memory(&ctx.services, &file_path, content.len()).await;
-            let key = ctx.services.workspace.resolve(&file_path);
             let planned = match plan(&file_path, content, modified_by_user, &ctx).await {
                 Ok(planned) => planned,
                 Err(out) => return out,

@@ -303,6 +303,43 @@ fn a_stale_whole_file_rewrite_after_another_agents_write_is_refused_naming_that_
 }
 
 #[test]
+fn two_children_replacing_lines_of_one_file_at_once_both_apply() {
+    let s = Scratch::new();
+    s.write("shared.txt", "alpha = 1\nbeta = 2\n");
+    let gate = Gate::new(2);
+    let g = gate.clone();
+    let server = Loopback::routed(move |body| {
+        let seen = seen(body);
+        let a = seen.first.starts_with("CHILD-A");
+        match seen.rounds {
+            0 if seen.first.contains("PARENT-TASK") => parts(json!([
+                invoke("generalist", "CHILD-A: change alpha"),
+                invoke("generalist", "CHILD-B: change beta"),
+            ])),
+            _ if seen.first.contains("PARENT-TASK") => answer("done"),
+            0 => tool("read_file", json!({"file_path": "shared.txt"})),
+            // Both have read the original; their edits go out together.
+            1 if a => tool("replace", json!({"file_path": "shared.txt", "instruction": "alpha", "old_string": "alpha = 1", "new_string": "alpha = 10"})).at_gate(&g),
+            1 => tool("replace", json!({"file_path": "shared.txt", "instruction": "beta", "old_string": "beta = 2", "new_string": "beta = 20"})).at_gate(&g),
+            _ => complete("edited"),
+        }
+    });
+    let out = run(
+        &s,
+        &server,
+        "PARENT-TASK: two editors",
+        &["-o", "json", "--yolo"],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert!(gate.met());
+    assert_eq!(
+        s.read("shared.txt"),
+        "alpha = 10\nbeta = 20\n",
+        "both edits applied"
+    );
+}
+
+#[test]
 fn a_child_whose_model_fails_fails_alone_and_the_run_succeeds() {
     let s = Scratch::new();
     let server = Loopback::routed(move |body| {

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// What the ledger knows of one file.
 #[derive(Debug, Default)]
@@ -32,6 +32,8 @@ struct Entry {
 pub struct FileLedger {
     active: AtomicBool,
     files: Mutex<HashMap<PathBuf, Entry>>,
+    /// One edit of a file at a time across the tree ([`FileLedger::hold`]).
+    editing: Mutex<HashMap<PathBuf, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 /// Why a whole-file write was refused.
@@ -56,6 +58,22 @@ impl FileLedger {
 
     fn files(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Entry>> {
         self.files.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits until no other edit of `path` by the tree runs, and holds it until the
+    /// guard is dropped: an edit's read, change and write then see no other agent's
+    /// edit in between, so two agents' `replace` calls on one file both apply, one
+    /// after the other (the calls of one agent are ordered by its Scheduler already).
+    /// `None` (no wait) until the tree has a subagent.
+    pub async fn hold(&self, path: &Path) -> Option<tokio::sync::OwnedMutexGuard<()>> {
+        if !self.is_active() {
+            return None;
+        }
+        let lock = {
+            let mut editing = self.editing.lock().unwrap_or_else(|p| p.into_inner());
+            editing.entry(path.to_path_buf()).or_default().clone()
+        };
+        Some(lock.lock_owned().await)
     }
 
     /// `author` read `path` (all of it or part: it saw the current version).
@@ -138,6 +156,28 @@ mod tests {
         let refused = l.check_whole_write("main", f).unwrap_err();
         assert!(refused.never_read);
         assert!(refused.to_string().contains("you never read it"));
+    }
+
+    #[tokio::test]
+    async fn one_edit_of_a_file_holds_it_until_it_is_done() {
+        let (l, f) = (Arc::new(ledger()), Path::new("/w/d.txt"));
+        let first = l.hold(f).await.expect("held");
+        let l2 = l.clone();
+        let second = tokio::spawn(async move { l2.hold(Path::new("/w/d.txt")).await.is_some() });
+        for _ in 0..50 {
+            tokio::task::yield_now().await;
+        }
+        assert!(!second.is_finished(), "a second edit waits for the first");
+        assert!(
+            l.hold(Path::new("/w/other.txt")).await.is_some(),
+            "other files are free"
+        );
+        drop(first);
+        assert!(second.await.unwrap());
+        assert!(
+            FileLedger::default().hold(f).await.is_none(),
+            "no wait without subagents"
+        );
     }
 
     #[test]
