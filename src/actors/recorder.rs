@@ -236,6 +236,7 @@ impl SessionRecorder {
                 status: "scheduled",
                 timestamp: &now,
                 result_display: None,
+                agent_id: None,
             })
             .collect();
         let model = self.setup.model.clone();
@@ -312,6 +313,9 @@ impl SessionRecorder {
                     &call.display,
                     call.data.as_ref(),
                 )),
+                agent_id: (call.name == crate::tools::invoke_agent::INVOKE_AGENT)
+                    .then(|| call.data.as_ref()?.get("agentId")?.as_str())
+                    .flatten(),
             };
             serde_json::to_writer(&mut out, &entry).map_err(std::io::Error::from)?;
         }
@@ -396,6 +400,10 @@ struct CallEntry<'a> {
     timestamp: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     result_display: Option<Value>,
+    /// The subagent an `invoke_agent` call ran (gemini-cli's link to its
+    /// `chats/<session>/<agent id>.jsonl`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent_id: Option<&'a str>,
 }
 
 #[derive(Serialize, Clone, Copy, Default)]

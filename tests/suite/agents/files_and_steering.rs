@@ -214,6 +214,23 @@ fn a_subagent_is_recorded_as_gemini_cli_records_it_and_the_parents_resume_keeps_
         (Some("subagent"), Some("generalist-1"))
     );
     assert!(text.contains("CHILD: remember"));
+    // The parent's record of the call names the subagent, as gemini-cli's does.
+    let parent_file = std::fs::read_dir(files[0].parent().unwrap().parent().unwrap())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.is_file()
+                && std::fs::read_to_string(p)
+                    .unwrap_or_default()
+                    .contains(&session_id)
+        })
+        .expect("the parent's session file");
+    let parent_text = std::fs::read_to_string(parent_file).unwrap();
+    assert!(
+        parent_text.contains("\"agentId\":\"generalist-1\""),
+        "{parent_text}"
+    );
     // Only the main session is listed.
     let listed = s.command().arg("--list-sessions").output().unwrap();
     let listing = String::from_utf8_lossy(&listed.stdout).to_string() + &stderr(&listed);
