@@ -533,3 +533,56 @@ fn over_acp_the_invoke_agent_call_streams_its_childs_steps_and_the_childs_approv
     assert_eq!(s.read("note.txt"), "hi\n");
     assert!(ed.close().success());
 }
+
+#[test]
+fn an_acp_cancel_ends_every_subagent_and_the_next_prompt_sees_each_call_answered() {
+    let s = Scratch::new();
+    let server = Loopback::routed(|body| {
+        let seen = seen(body);
+        match (seen.first.contains("PARENT-TASK"), seen.rounds) {
+            (true, 0) => parts(json!([
+                invoke("generalist", "CHILD-A: wait"),
+                invoke("generalist", "CHILD-B: wait"),
+            ])),
+            (true, _) => answer("after the cancel"),
+            // The children's model never answers in time.
+            (false, _) => answer("late").delayed(std::time::Duration::from_secs(60)),
+        }
+    });
+    let mut cmd = s.command();
+    cmd.env("GOOGLE_GEMINI_BASE_URL", &server.url)
+        .env("GEMINI_API_KEY", "test-key")
+        .arg("--skip-trust");
+    let mut ed = super::acp::Editor::spawn(cmd);
+    let sid = ed.start_session(&s, false);
+    let id = ed.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "PARENT-TASK: wait"}]}),
+    );
+    ed.wait_update("both children run", |u| {
+        u["params"]["update"]["content"]
+            .to_string()
+            .contains("generalist-2 (generalist) started")
+    });
+    ed.wait_update("the first child runs", |u| {
+        u["params"]["update"]["content"]
+            .to_string()
+            .contains("generalist-1 (generalist) started")
+    });
+    ed.send(&json!({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": sid}}));
+    let done = ed.response(id);
+    assert_eq!(done["result"]["stopReason"], "cancelled", "{done}");
+    // The next turn's history answers both invoke_agent calls.
+    let next = ed.call(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "PARENT-TASK: go on"}]}),
+    );
+    assert_eq!(next["result"]["stopReason"], "end_turn", "{next}");
+    let last = server.requests().last().expect("a request").body.clone();
+    let answered = last["contents"]
+        .to_string()
+        .matches("\"name\":\"invoke_agent\",\"response\"")
+        .count();
+    assert_eq!(answered, 2, "{last}");
+    assert!(ed.close().success());
+}

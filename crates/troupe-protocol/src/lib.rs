@@ -363,7 +363,7 @@ pub enum AgentState {
 /// One subagent of a session's tree as `/agents` lists it ([`crate::Op::ListAgents`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentRow {
-    /// Its number in the tree ([`crate::Op::CancelAgent`], `/agents cancel N`).
+    /// Its number in the tree ([`crate::Op::CancelAgent`]).
     pub number: u64,
     pub agent_id: String,
     pub parent_id: String,

@@ -8,7 +8,7 @@
 //! drives it through its handle to its end ([`drive`]) and answers the call with its
 //! report. Everything the subagent does reaches the main session's front end as
 //! [`UiEvent::Agent`] updates. The [`AgentTree`] keeps the pool, the tree's token
-//! budget and the table of agents that `/agents` lists and cancels from.
+//! budget and the table of agents that `/agents` lists (and `Op::CancelAgent` stops one of).
 
 pub mod catalog;
 mod drive;

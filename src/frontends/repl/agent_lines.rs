@@ -130,7 +130,9 @@ pub fn agent_lines(update: &AgentUpdate, p: Palette) -> Vec<String> {
     vec![for_terminal(&line).into_owned()]
 }
 
-/// `/agents` (the table) and `/agents cancel N`.
+/// `/agents`: the subagents of the session so far. (Stopping one while it runs,
+/// `Op::CancelAgent`, needs keys read during a turn, which the REPL does not do yet:
+/// there Ctrl+C stops the turn and every subagent.)
 pub fn agents_command(link: &SessionLink, args: &[&str], p: Palette) -> Vec<String> {
     match args {
         [] | ["list"] => match link.request(Op::ListAgents) {
@@ -138,16 +140,7 @@ pub fn agents_command(link: &SessionLink, args: &[&str], p: Palette) -> Vec<Stri
             Ok(_) => vec![p.red("unexpected answer to the agents listing")],
             Err(e) => vec![p.red(&e.to_string())],
         },
-        ["cancel", n] => match n.parse::<u64>() {
-            Ok(n) => match link.request(Op::CancelAgent(n)) {
-                Ok(_) => vec![p.yellow(&format!(
-                    "  Stopping subagent {n}: its call answers ABORTED."
-                ))],
-                Err(e) => vec![p.red(&e.to_string())],
-            },
-            Err(_) => vec![p.red(&format!("not a subagent number: {n} (/agents lists them)"))],
-        },
-        _ => vec![p.red("usage: /agents [cancel N]")],
+        _ => vec![p.red("usage: /agents")],
     }
 }
 
@@ -177,7 +170,6 @@ pub fn agents_table(rows: &[AgentRow], p: Palette) -> Vec<String> {
             r.elapsed_ms as f64 / 1000.0
         ));
     }
-    lines.push(p.dim("  /agents cancel N stops one subagent (its call answers ABORTED)."));
     lines
 }
 

@@ -27,8 +27,8 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("stats", "", "tokens, tool calls by tool, edits"),
     (
         "agents",
-        "[cancel N]",
-        "the subagents of this session: state, tool, turns, tokens; stop one",
+        "",
+        "the subagents of this session: state, tool, turns, tokens",
     ),
     ("tools", "", "the tools the model can call"),
     (

@@ -1,5 +1,5 @@
 //! Stopping subagents, driven in-process through the session's handle: one child
-//! (`Op::CancelAgent`, `/agents cancel N`) while its sibling reports, and the whole
+//! (`Op::CancelAgent`) while its sibling reports, and the whole
 //! tree (`Op::Cancel`, Ctrl+C). The children's model hangs until they are stopped, so
 //! what is observed is the stop itself.
 
