@@ -115,9 +115,10 @@ impl Tool for ReadFile {
                 .await),
                 other => other,
             };
-            if matches!(&result, Ok(out) if out.error.is_none()) {
+            let ledger = &ctx.services.ledger;
+            if ledger.is_active() && matches!(&result, Ok(out) if out.error.is_none()) {
                 let key = ctx.services.workspace.resolve(&p.file_path);
-                ctx.services.ledger.note_read(&ctx.services.author, &key);
+                ledger.note_read(&ctx.services.author, &key);
             }
             result.unwrap_or_else(|e| {
                 ToolOutput::error(

@@ -52,7 +52,8 @@ impl FileLedger {
         self.active.store(true, Ordering::Release);
     }
 
-    fn is_active(&self) -> bool {
+    /// Whether the tree has had a subagent (before that, nothing is noted).
+    pub fn is_active(&self) -> bool {
         self.active.load(Ordering::Acquire)
     }
 
