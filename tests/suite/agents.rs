@@ -297,7 +297,8 @@ fn a_stale_whole_file_rewrite_after_another_agents_write_is_refused_naming_that_
         .expect("B's request after its write")
         .raw;
     assert!(
-        b_result.contains("was changed by agent generalist-1 (generalist) after you last read it"),
+        b_result.contains("was changed by agent generalist-")
+            && b_result.contains(" (generalist) after you last read it"),
         "{b_result}"
     );
 }
@@ -584,5 +585,72 @@ fn an_acp_cancel_ends_every_subagent_and_the_next_prompt_sees_each_call_answered
         .matches("\"name\":\"invoke_agent\",\"response\"")
         .count();
     assert_eq!(answered, 2, "{last}");
+    assert!(ed.close().success());
+}
+
+#[test]
+fn over_acp_one_subagent_is_stopped_by_number_and_its_sibling_reports() {
+    let s = Scratch::new();
+    let server = Loopback::routed(|body| {
+        let seen = seen(body);
+        match (seen.first.as_str(), seen.rounds) {
+            (f, 0) if f.contains("PARENT-TASK") => parts(json!([
+                invoke("generalist", "CHILD-SLOW: wait"),
+                invoke("generalist", "CHILD-FAST: report"),
+            ])),
+            (f, _) if f.contains("PARENT-TASK") => answer("one stopped, one reported"),
+            (f, _) if f.starts_with("CHILD-FAST") => complete("fast report"),
+            // The slow child's model never answers in time.
+            _ => answer("late").delayed(std::time::Duration::from_secs(60)),
+        }
+    });
+    let mut cmd = s.command();
+    cmd.env("GOOGLE_GEMINI_BASE_URL", &server.url)
+        .env("GEMINI_API_KEY", "test-key")
+        .arg("--skip-trust");
+    let mut ed = super::acp::Editor::spawn(cmd);
+    let sid = ed.start_session(&s, false);
+    let id = ed.request(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": [{"type": "text", "text": "PARENT-TASK: two"}]}),
+    );
+    ed.wait_update("the fast child reported", |u| {
+        u["params"]["update"]["content"]
+            .to_string()
+            .contains("(generalist) GOAL")
+    });
+    let listed = ed.call("_troupe/agents/list", json!({"sessionId": sid}));
+    let agents = listed["result"]["agents"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut states: Vec<String> = agents
+        .iter()
+        .map(|a| a["state"].as_str().unwrap().to_string())
+        .collect();
+    states.sort();
+    assert_eq!(states, ["GOAL", "running"], "{listed}");
+    let slow = agents.iter().find(|a| a["state"] == "running").unwrap()["number"]
+        .as_u64()
+        .unwrap();
+    let cancelled = ed.call(
+        "_troupe/agents/cancel",
+        json!({"sessionId": sid, "number": slow}),
+    );
+    assert!(cancelled.get("result").is_some(), "{cancelled}");
+    let done = ed.response(id);
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    let results = parent_results(&server, "PARENT-TASK");
+    assert!(results.contains("Termination Reason: ABORTED"), "{results}");
+    assert!(results.contains(&goal_text("fast report")), "{results}");
+    let again = ed.call(
+        "_troupe/agents/cancel",
+        json!({"sessionId": sid, "number": slow}),
+    );
+    let message = again["error"]["message"].as_str().unwrap_or("").to_string();
+    assert!(
+        message.contains(&format!("there is no running subagent {slow}")),
+        "{again}"
+    );
     assert!(ed.close().success());
 }

@@ -5,6 +5,7 @@
 //! `SessionHandle` by an event loop and renderer ([`front`]). Only protocol goes to stdout; logs go to the log file, warnings
 //! to stderr.
 
+mod agents;
 pub mod auth;
 pub mod convert;
 pub mod editor;
@@ -166,6 +167,8 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
     let agent = route!(agent, state, SetSessionModeRequest => methods::set_mode);
     let agent = route!(agent, state, PromptRequest => methods::prompt);
     let agent = route!(agent, state, CloseSessionRequest => methods::close_session);
+    let agent = route!(agent, state, agents::ListAgentsRequest => agents::list);
+    let agent = route!(agent, state, agents::CancelAgentRequest => agents::cancel);
     let cancels = state.clone();
     let result = agent
         .on_receive_notification(
