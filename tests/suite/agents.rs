@@ -402,7 +402,7 @@ fn with_max_concurrent_two_five_children_all_report_and_at_most_two_run_at_once(
         &s,
         &server,
         "PARENT-TASK: five helpers",
-        &["-o", "json", "-c", "agents.max_concurrent=2"],
+        &["-o", "stream-json", "-c", "agents.max_concurrent=2"],
     );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     assert!(gate.met());
@@ -410,6 +410,27 @@ fn with_max_concurrent_two_five_children_all_report_and_at_most_two_run_at_once(
         server.peak_in_flight() <= 2,
         "{} requests in flight at once",
         server.peak_in_flight()
+    );
+    // The children as the run told them: never more than two between start and end,
+    // and those that waited (up to three) said which setting held them.
+    let (mut active, mut most, mut queued) = (0i32, 0i32, 0);
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let event: Value = serde_json::from_str(line).expect("json line");
+        match event["type"].as_str() {
+            Some("agent_start") => active += 1,
+            Some("agent_end") => active -= 1,
+            Some("agent_queued") => {
+                assert_eq!(event["reason"], "agents.max_concurrent");
+                queued += 1;
+            }
+            _ => {}
+        }
+        most = most.max(active);
+    }
+    assert_eq!((most, active), (2, 0));
+    assert!(
+        (1..=3).contains(&queued),
+        "{queued} children said they waited"
     );
     let results = parent_results(&server, "PARENT-TASK");
     for i in 1..=5 {
