@@ -75,9 +75,14 @@ pub(super) fn response_value(line: &str) -> Result<Value, String> {
         #[serde(default)]
         response: Value,
     }
-    serde_json::from_str::<Whole>(line)
-        .map(|w| w.response)
-        .map_err(|e| e.to_string())
+    match serde_json::from_str::<Whole>(line) {
+        Ok(whole) => Ok(whole.response),
+        // A key given twice: read as `JSON.parse` reads it, the last one winning.
+        Err(e) => match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(mut map)) => Ok(map.remove("response").unwrap_or(Value::Null)),
+            _ => Err(e.to_string()),
+        },
+    }
 }
 
 /// A `generateContentStream` line read straight into its events, when the typed

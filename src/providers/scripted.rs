@@ -85,9 +85,10 @@ impl ScriptedModel {
             }
             let bad = |why: String| ModelError::Script(format!("{source}:{line_no}: {why}"));
             let shape = match serde_json::from_str::<LineShape>(raw) {
-                Ok(shape) if raw.trim_start().starts_with('{') => shape,
-                // Not an object, or a field of an unexpected type: the general reading
-                // words the error.
+                Ok(shape) if raw.trim_start().starts_with('{') && shape.response.is_some() => shape,
+                // Not an object, a field of an unexpected type, a key given twice or a
+                // `null` response: the general reading decides, as `JSON.parse` would
+                // (the last of two keys wins), and words the error.
                 _ => {
                     let value: Value = serde_json::from_str(raw)
                         .map_err(|e| bad(format!("malformed JSON: {e}")))?;
@@ -96,7 +97,10 @@ impl ScriptedModel {
                             .get("method")
                             .and_then(Value::as_str)
                             .map(str::to_string),
-                        response: None,
+                        response: value.get("response").map(|r| match r.is_array() {
+                            true => Shape::Array,
+                            false => Shape::Other,
+                        }),
                     }
                 }
             };
@@ -282,6 +286,24 @@ mod tests {
         assert!(
             err.to_string()
                 .starts_with("scripted model: s.jsonl:2: malformed JSON"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_key_given_twice_is_read_as_json_parse_reads_it_the_last_one_wins() {
+        let chunk =
+            r#"[{"candidates":[{"content":{"parts":[{"text":"hi"}]},"finishReason":"STOP"}]}]"#;
+        let last_is_array =
+            format!(r#"{{"method":"generateContentStream","response":"x","response":{chunk}}}"#);
+        let model = ScriptedModel::from_text("s.jsonl", &last_is_array).unwrap();
+        let events: Vec<_> = model.stream(req()).collect().await;
+        assert_eq!(events[0].as_ref().unwrap(), &ModelEvent::Text("hi".into()));
+        let last_is_text =
+            format!(r#"{{"method":"generateContentStream","response":{chunk},"response":"x"}}"#);
+        let err = ScriptedModel::from_text("s.jsonl", &last_is_text).unwrap_err();
+        assert!(
+            err.to_string().contains("must be an array of chunks"),
             "{err}"
         );
     }
