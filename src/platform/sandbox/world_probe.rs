@@ -12,21 +12,43 @@ use super::{
     SandboxPolicy, PROTECTED_SUBDIRS,
 };
 
-/// Which file a path names (device and inode, not following a final link).
+/// Which file a path names (device, inode and birth time, not following a final
+/// link). The birth time tells a directory made in the place of a removed one apart
+/// even when the file system gives it the freed inode number again (ext4 does); on a
+/// file system without birth times, device and inode alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct FileIdentity {
     dev: u64,
     ino: u64,
+    born: Option<(i64, u32)>,
 }
 
 impl FileIdentity {
     fn of(path: &Path) -> Option<Self> {
-        use std::os::unix::fs::MetadataExt;
-        let meta = path.symlink_metadata().ok()?;
-        Some(FileIdentity {
-            dev: meta.dev(),
-            ino: meta.ino(),
-        })
+        use rustix::fs::{statx, AtFlags, StatxFlags, CWD};
+        match statx(
+            CWD,
+            path,
+            AtFlags::SYMLINK_NOFOLLOW,
+            StatxFlags::INO | StatxFlags::BTIME,
+        ) {
+            Ok(st) => Some(FileIdentity {
+                dev: rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor),
+                ino: st.stx_ino,
+                born: (st.stx_mask & StatxFlags::BTIME.bits() != 0)
+                    .then_some((st.stx_btime.tv_sec, st.stx_btime.tv_nsec)),
+            }),
+            // No statx (an old kernel or a filter): device and inode.
+            Err(_) => {
+                use std::os::unix::fs::MetadataExt;
+                let meta = path.symlink_metadata().ok()?;
+                Some(FileIdentity {
+                    dev: meta.dev(),
+                    ino: meta.ino(),
+                    born: None,
+                })
+            }
+        }
     }
 }
 
