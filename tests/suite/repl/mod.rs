@@ -2,6 +2,7 @@
 //! private tmux server, keys go in with `send-keys`, and the screen comes back with
 //! `capture-pane`. The model is scripted; every request it got is logged.
 
+mod agents;
 mod cancel;
 mod commands;
 mod confirm;
