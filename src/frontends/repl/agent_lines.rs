@@ -4,7 +4,7 @@
 
 use super::session_link::SessionLink;
 use super::terminal::Palette;
-use crate::engine::sanitize::for_terminal;
+use crate::engine::sanitize::one_line;
 use crate::protocol::{AgentRow, AgentState, AgentStep, AgentUpdate, CallStatus, UiEvent};
 use crate::protocol::{Op, OpReply};
 
@@ -70,7 +70,7 @@ impl LiveAgents {
             .map(|a| {
                 let state = match (a.running, &a.tool) {
                     (false, _) => "queued".to_string(),
-                    (true, Some(tool)) => format!("running {tool}"),
+                    (true, Some(tool)) => format!("running {}", one_line(tool)),
                     (true, None) => "thinking".to_string(),
                 };
                 format!(
@@ -122,12 +122,17 @@ pub fn agent_lines(update: &AgentUpdate, p: Palette) -> Vec<String> {
                     CallStatus::Cancelled => "⊘",
                     _ => "✗",
                 };
-                p.dim(&format!("    {mark} {} · {}", update.agent_id, call.name))
+                // The tool's name is the model's: shown through the sanitiser.
+                p.dim(&format!(
+                    "    {mark} {} · {}",
+                    update.agent_id,
+                    one_line(&call.name)
+                ))
             }
             _ => return Vec::new(),
         },
     };
-    vec![for_terminal(&line).into_owned()]
+    vec![line]
 }
 
 /// `/agents`: the subagents of the session so far. (Stopping one while it runs,
@@ -158,7 +163,7 @@ pub fn agents_table(rows: &[AgentRow], p: Palette) -> Vec<String> {
             AgentState::Running => "running".to_string(),
             AgentState::Finished(reason) => reason.to_lowercase(),
         };
-        let tool = r.current_tool.as_deref().unwrap_or("-");
+        let tool = one_line(r.current_tool.as_deref().unwrap_or("-"));
         lines.push(format!(
             "  {:<3} {:<26} {:<10} {:<18} {:>5}  {:>7}  {:>6.1} s",
             r.number,
@@ -223,5 +228,34 @@ mod tests {
             AgentStep::Finished(AgentTotals::default()),
         ));
         assert_eq!(live.lines().len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod sanitised {
+    use super::*;
+
+    #[test]
+    fn a_tool_name_the_model_chose_draws_no_escape_sequence() {
+        let call = UiEvent::ToolCallRequested {
+            call_id: "x".into(),
+            name: "evil\u{1b}]52;c;AAAA\u{7}".into(),
+            args: crate::protocol::content::CallArgs::new(serde_json::json!({})),
+        };
+        let mut live = LiveAgents::default();
+        let update = |what| AgentUpdate {
+            agent_id: "generalist-1".into(),
+            parent_id: "main".into(),
+            name: "generalist".into(),
+            call_id: "c".into(),
+            what,
+        };
+        live.note(&update(AgentStep::Started));
+        live.note(&update(AgentStep::Event(Box::new(call))));
+        assert!(
+            live.lines().iter().all(|l| !l.contains('\u{1b}')),
+            "{:?}",
+            live.lines()
+        );
     }
 }
