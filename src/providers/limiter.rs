@@ -138,23 +138,6 @@ mod tests {
         }
     }
 
-    fn request() -> ModelRequest {
-        ModelRequest {
-            model: "m".into(),
-            system_instruction: None,
-            contents: Default::default(),
-            tools: Default::default(),
-            json_schema: None,
-            temperature: None,
-            top_p: None,
-            top_k: None,
-            max_output_tokens: None,
-            thinking: None,
-            require_call: false,
-            forbid_call: false,
-        }
-    }
-
     #[tokio::test]
     async fn no_more_requests_are_in_flight_than_the_limit() {
         let (open, peak) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
@@ -168,7 +151,11 @@ mod tests {
         let tasks: Vec<_> = (0..6)
             .map(|_| {
                 let m = limited.clone();
-                tokio::spawn(async move { m.stream(request()).collect::<Vec<_>>().await })
+                tokio::spawn(async move {
+                    m.stream(ModelRequest::new("m", vec![]))
+                        .collect::<Vec<_>>()
+                        .await
+                })
             })
             .collect();
         // Two get a slot and hold it; the other four wait however often they are polled.

@@ -44,6 +44,18 @@ pub fn seen(body: &Value) -> Seen {
     }
 }
 
+/// The names of the tools a request declares.
+pub fn declared(body: &Value) -> Vec<String> {
+    let decls = body["tools"][0]["functionDeclarations"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    decls
+        .iter()
+        .filter_map(|d| d["name"].as_str().map(String::from))
+        .collect()
+}
+
 /// A Gemini stream whose one chunk holds `parts`.
 pub fn parts(parts: Value) -> Reply {
     Reply::gemini_sse(&[json!({

@@ -2,9 +2,9 @@
 //! gemini-cli's one grace turn to report; the depth of the tree and the calls one
 //! answer may start; an unknown agent.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
-use super::{answer, complete, invoke, parent_results, parts, run, seen, tool};
+use super::{answer, complete, declared, invoke, parent_results, parts, run, seen, tool};
 use crate::common::loopback::{Loopback, Reply};
 use crate::common::{stderr, Scratch};
 
@@ -150,19 +150,6 @@ fn a_spent_token_budget_gives_the_child_its_grace_turn_naming_the_setting() {
     );
 }
 
-/// The names of the tools a request declares.
-fn declared(body_raw: &str) -> Vec<String> {
-    let body: Value = serde_json::from_str(body_raw).expect("body");
-    let decls = body["tools"][0]["functionDeclarations"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    decls
-        .iter()
-        .filter_map(|d| d["name"].as_str().map(String::from))
-        .collect()
-}
-
 #[test]
 fn a_child_cannot_start_children_unless_max_depth_allows_it() {
     for (depth, offered) in [("1", false), ("2", true)] {
@@ -183,11 +170,13 @@ fn a_child_cannot_start_children_unless_max_depth_allows_it() {
         assert!(out.status.success(), "stderr: {}", stderr(&out));
         let child = &child_requests(&server)[0];
         assert_eq!(
-            declared(&child.raw).contains(&"invoke_agent".to_string()),
+            declared(&serde_json::from_str(&child.raw).expect("body"))
+                .contains(&"invoke_agent".to_string()),
             offered,
             "depth {depth}"
         );
-        assert!(declared(&child.raw).contains(&"complete_task".to_string()));
+        assert!(declared(&serde_json::from_str(&child.raw).expect("body"))
+            .contains(&"complete_task".to_string()));
         let second = &child_requests(&server)[1];
         match offered {
             false => assert!(

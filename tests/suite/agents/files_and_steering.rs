@@ -4,7 +4,9 @@
 
 use serde_json::{json, Value};
 
-use super::{answer, complete, goal_text, invoke, parent_results, parts, run, seen, tool};
+use super::{
+    answer, complete, declared, goal_text, invoke, parent_results, parts, run, seen, tool,
+};
 use crate::common::loopback::{Loopback, Reply};
 use crate::common::{stderr, Scratch};
 
@@ -25,17 +27,6 @@ fn one_child(agent: &'static str) -> impl Fn(&Value) -> Reply + Send + Sync + 's
 fn child_bodies(server: &Loopback) -> Vec<Value> {
     let all = server.requests().into_iter().map(|r| r.body);
     all.filter(|b| seen(b).first.starts_with("CHILD")).collect()
-}
-
-fn declared(body: &Value) -> Vec<String> {
-    let decls = body["tools"][0]["functionDeclarations"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    decls
-        .iter()
-        .filter_map(|d| d["name"].as_str().map(String::from))
-        .collect()
 }
 
 #[test]
