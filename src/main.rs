@@ -22,6 +22,7 @@ fn main() {
     let result = match cli.command {
         Some(Command::Demo) => troupe::cli::demo::run(),
         Some(Command::Bench(args)) => troupe::cli::bench::run(&args),
+        Some(Command::Batch(args)) => Ok(app::batch::run(&args)),
         Some(Command::Config(args)) => config(&args),
         Some(Command::Trust { dir }) => app::trust::trust(dir.as_deref()),
         Some(Command::Untrust { dir }) => app::trust::untrust(dir.as_deref()),

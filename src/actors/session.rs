@@ -17,6 +17,7 @@ mod child;
 mod handle;
 mod setup;
 mod teardown;
+mod trajectory_file;
 mod tree_setup;
 
 use std::path::PathBuf;
@@ -46,6 +47,7 @@ pub use handle::SessionHandle;
 pub use setup::{saved_allow_rules, SAVED_ORIGIN, SYSTEM_MD_ENV};
 use teardown::Teardown;
 pub use teardown::JOIN_WAIT;
+pub use trajectory_file::TrajectoryFile;
 
 /// What a session is started with.
 pub struct SessionOptions {
@@ -70,6 +72,9 @@ pub struct SessionOptions {
     /// that the first prompt sees the servers' tools (headless, ACP, bench); the REPL
     /// shows the servers' status instead.
     pub wait_for_mcp: bool,
+    /// `--trajectory FILE`: keep the run as an ATIF trajectory there
+    /// ([`SessionHandle::record_trajectory`]).
+    pub trajectory: Option<PathBuf>,
 }
 
 /// Why a session could not start.

@@ -34,6 +34,9 @@ pub struct Cli {
 pub enum Command {
     /// Copy a small sample project to a temp dir and run a scripted session on it (offline).
     Demo,
+    /// Run many tasks at once (a JSONL file of prompts), each a session on its own copy
+    /// of its workspace; results, resume and ATIF trajectories in an output folder.
+    Batch(Box<crate::frontends::batch::BatchArgs>),
     /// Concurrency benchmark: N parallel tool calls in one model turn.
     Bench(Box<BenchArgs>),
     /// Manage MCP servers (add, remove, list, get) or serve Troupe's tools over MCP.
@@ -162,6 +165,18 @@ pub struct BenchArgs {
     /// time and the memory per agent.
     #[arg(long, value_name = "N")]
     pub agents: Option<usize>,
+    /// The batch pool instead (`troupe batch`): N scripted tasks, each a session on its
+    /// own copy of a small workspace, run at 1, 4, 16, 64 … up to -j at once; prints
+    /// tasks per second and memory per running session, and a loop of N `troupe -p`
+    /// runs of the same tasks as the baseline.
+    #[arg(long, value_name = "N")]
+    pub tasks: Option<usize>,
+    /// With --tasks: the most tasks at once (default 64).
+    #[arg(short = 'j', long = "jobs", value_name = "J", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub jobs: Option<usize>,
+    /// With --tasks: skip the `troupe -p` loop.
+    #[arg(long)]
+    pub no_baseline: bool,
     /// With --agents: at most this many run at once (agents.max_concurrent; default N).
     #[arg(long, value_name = "K")]
     pub max_concurrent: Option<usize>,

@@ -29,6 +29,7 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
     };
     let settings = Arc::new(loaded.settings);
     let request_log = args.log_requests.clone();
+    let trajectory = args.trajectory.clone();
     let options = move || SessionOptions {
         workspace: ws,
         settings: settings.clone(),
@@ -42,6 +43,7 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
         call_progress: true,
         // The REPL shows the MCP servers' status rather than wait for them.
         wait_for_mcp: false,
+        trajectory,
     };
     if args.trace.is_some() {
         let _ = crate::frontends::repl::bridge::TRACE_CALLS.set(std::sync::Mutex::new(Vec::new()));

@@ -2,6 +2,7 @@
 //! logging, model selection) and the headless run.
 
 pub mod acp;
+pub mod batch;
 pub mod headless;
 pub mod interactive;
 mod logging;
@@ -15,6 +16,7 @@ pub mod slash;
 pub mod startup;
 pub mod stdin;
 pub mod trace;
+pub mod trajectory_path;
 pub mod trust;
 
 pub use logging::{init_logging, LogGuard};
@@ -255,6 +257,7 @@ fn headless_summary(
         Some(plan),
         warnings,
         true,
+        args.trajectory.clone(),
     )?;
     if let Some(path) = &args.trace {
         trace::write(path, &summary.calls)?;
@@ -283,6 +286,7 @@ pub fn run_turn(
         None,
         Vec::new(),
         false,
+        None,
     )
 }
 
@@ -302,6 +306,7 @@ pub fn run_turn_with(
     plan: Option<crate::platform::sessions::plan::SessionPlan>,
     warnings: Vec<String>,
     exit_next: bool,
+    trajectory: Option<PathBuf>,
 ) -> Result<RunSummary, AppError> {
     let mode = ApprovalMode::parse(&settings.approval.mode).unwrap_or_default();
     let model_name = settings.model.name.clone();
@@ -325,6 +330,7 @@ pub fn run_turn_with(
             plan,
             call_progress: format.shows_call_progress(),
             wait_for_mcp: true,
+            trajectory,
         })
         .await
         .map_err(|e| AppError::Usage(e.to_string()))?;
@@ -409,7 +415,7 @@ impl Ending<'_> {
 }
 
 /// The summary of a run that ended before (or without) its turn.
-fn empty_summary(session_id: &str, model: &str, outcome: TurnOutcome) -> RunSummary {
+pub(crate) fn empty_summary(session_id: &str, model: &str, outcome: TurnOutcome) -> RunSummary {
     RunSummary {
         session_id: session_id.to_string(),
         model: model.to_string(),

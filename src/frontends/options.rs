@@ -73,6 +73,12 @@ pub struct RunArgs {
     #[arg(long = "trace", value_name = "FILE")]
     pub trace: Option<PathBuf>,
 
+    /// Keep the run as an ATIF trajectory (the `trajectory.json` evaluation tools such
+    /// as Harbor read) in FILE, rewritten whenever a turn ends. With --acp, one file
+    /// per session: FILE's name with the session id before its extension.
+    #[arg(long = "trajectory", value_name = "FILE")]
+    pub trajectory: Option<PathBuf>,
+
     /// Trust the current folder for this run only (its .troupe/config.toml applies).
     #[arg(long = "skip-trust")]
     pub skip_trust: bool,

@@ -27,31 +27,71 @@ pub fn meet_server(
     loaded: &mut LoadedSettings,
     model: &Arc<dyn ModelClient>,
 ) -> Result<Vec<String>, AppError> {
+    let meeting = ask_server(args, loaded, model)?;
+    meeting.apply(ws, args, loaded)?;
+    if let Some(notice) = &meeting.notice {
+        eprintln!("troupe: {notice}");
+    }
+    Ok(meeting.warnings)
+}
+
+/// What the server told a run: the model, the settings its window brings, the notice
+/// of a profile it chose and the warnings.
+#[derive(Debug, Clone, Default)]
+pub struct ServerMeeting {
+    pub model: String,
+    pub overrides: Vec<String>,
+    pub notice: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+impl ServerMeeting {
+    /// Applies the meeting to `loaded` (the settings of `ws` and `args`).
+    pub fn apply(
+        &self,
+        ws: &Workspace,
+        args: &RunArgs,
+        loaded: &mut LoadedSettings,
+    ) -> Result<(), AppError> {
+        if !self.overrides.is_empty() {
+            *loaded = super::load_layers(
+                ws,
+                args,
+                loaded.trusted,
+                &self.overrides,
+                SERVER_WINDOW_ORIGIN,
+            )?;
+        }
+        loaded.settings.model.name = self.model.clone();
+        Ok(())
+    }
+}
+
+/// Asks the server once (on a runtime of its own: call it outside any) what
+/// [`meet_server`] applies.
+pub fn ask_server(
+    args: &RunArgs,
+    loaded: &LoadedSettings,
+    model: &Arc<dyn ModelClient>,
+) -> Result<ServerMeeting, AppError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let facts = runtime
         .block_on(model.discover(&loaded.settings.model.name))
         .map_err(|e| AppError::Model(e.to_string()))?;
-    let warnings = unlisted_warning(&facts).into_iter().collect();
+    let mut meeting = ServerMeeting {
+        warnings: unlisted_warning(&facts).into_iter().collect(),
+        ..ServerMeeting::default()
+    };
     if let Some((tokens, source)) = &facts.context_window {
         tracing::info!(tokens, %source, "the server's context window");
         let choice = for_server_window(loaded, args.profile.is_some(), &facts.model, *tokens);
-        if !choice.overrides.is_empty() {
-            *loaded = super::load_layers(
-                ws,
-                args,
-                loaded.trusted,
-                &choice.overrides,
-                SERVER_WINDOW_ORIGIN,
-            )?;
-        }
-        if let Some(notice) = choice.notice {
-            eprintln!("troupe: {notice}");
-        }
+        meeting.overrides = choice.overrides;
+        meeting.notice = choice.notice;
     }
-    loaded.settings.model.name = facts.model;
-    Ok(warnings)
+    meeting.model = facts.model;
+    Ok(meeting)
 }
 
 /// The warning for a model the server's listing leaves out (llama.cpp answers with the

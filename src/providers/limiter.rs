@@ -107,6 +107,89 @@ impl ModelClient for LimitedModel {
     }
 }
 
+/// `model` with one pause for everyone who shares it: once a request is answered
+/// HTTP 429, no request of any sharer is sent before the time the server asked for
+/// (its `Retry-After`, else a second), so a batch's tasks back off together instead of
+/// each finding the limit again.
+pub fn pausing_together(model: Arc<dyn ModelClient>) -> Arc<dyn ModelClient> {
+    Arc::new(PausingTogether {
+        inner: model,
+        until: Arc::new(std::sync::Mutex::new(None)),
+    })
+}
+
+/// A model client whose sharers wait out one 429's `Retry-After` together.
+pub struct PausingTogether {
+    inner: Arc<dyn ModelClient>,
+    until: Arc<std::sync::Mutex<Option<tokio::time::Instant>>>,
+}
+
+/// When a 429 without a `Retry-After` lets requests go again.
+const DEFAULT_PAUSE: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl PausingTogether {
+    fn paused_until(&self) -> Option<tokio::time::Instant> {
+        let until = self.until.lock().ok()?;
+        until.filter(|t| *t > tokio::time::Instant::now())
+    }
+}
+
+impl ModelClient for PausingTogether {
+    fn provider(&self) -> &str {
+        self.inner.provider()
+    }
+
+    fn stream(&self, request: ModelRequest) -> ModelStream {
+        let (inner, until, wait) = (self.inner.clone(), self.until.clone(), self.paused_until());
+        let opened = async move {
+            if let Some(at) = wait {
+                tracing::info!("waiting out a 429 of the shared model client");
+                tokio::time::sleep_until(at).await;
+            }
+            inner.stream(request).map(move |event| {
+                if let Err(ModelError::Http {
+                    status: 429,
+                    retry_after,
+                    ..
+                }) = &event
+                {
+                    let at = tokio::time::Instant::now() + retry_after.unwrap_or(DEFAULT_PAUSE);
+                    if let Ok(mut until) = until.lock() {
+                        *until = Some(until.map_or(at, |t| t.max(at)));
+                    }
+                }
+                event
+            })
+        };
+        Box::pin(stream::once(opened).flatten())
+    }
+
+    fn default_model(&self) -> BoxFuture<'static, Result<String, ModelError>> {
+        self.inner.default_model()
+    }
+
+    fn discover(&self, model: &str) -> BoxFuture<'static, Result<ServerFacts, ModelError>> {
+        self.inner.discover(model)
+    }
+
+    fn list_models(&self) -> BoxFuture<'static, Result<Vec<String>, ModelError>> {
+        self.inner.list_models()
+    }
+
+    fn generate_once(
+        &self,
+        request: ModelRequest,
+    ) -> BoxFuture<'static, Result<Vec<ModelEvent>, ModelError>> {
+        let (inner, wait) = (self.inner.clone(), self.paused_until());
+        Box::pin(async move {
+            if let Some(at) = wait {
+                tokio::time::sleep_until(at).await;
+            }
+            inner.generate_once(request).await
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,5 +254,78 @@ mod tests {
             assert_eq!(task.await.unwrap().len(), 1);
         }
         assert_eq!(peak.load(Ordering::SeqCst), 2);
+    }
+
+    /// A server that answers its first request 429 (retry after 5 s), then text;
+    /// recording when each request reached it.
+    struct Throttled {
+        arrived: Arc<std::sync::Mutex<Vec<tokio::time::Instant>>>,
+    }
+
+    impl ModelClient for Throttled {
+        fn provider(&self) -> &str {
+            "throttled"
+        }
+        fn stream(&self, _: ModelRequest) -> ModelStream {
+            let mut arrived = self.arrived.lock().unwrap();
+            arrived.push(tokio::time::Instant::now());
+            let event = match arrived.len() {
+                1 => Err(ModelError::Http {
+                    provider: "throttled".into(),
+                    status: 429,
+                    message: "slow down".into(),
+                    retry_after: Some(std::time::Duration::from_secs(5)),
+                }),
+                _ => Ok(ModelEvent::Text("ok".into())),
+            };
+            Box::pin(stream::iter([event]))
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn after_a_429_no_sharer_sends_before_the_retry_after() {
+        let arrived = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let model = pausing_together(Arc::new(Throttled {
+            arrived: arrived.clone(),
+        }));
+        let start = tokio::time::Instant::now();
+        let first: Vec<_> = model.stream(ModelRequest::new("m", vec![])).collect().await;
+        assert!(matches!(
+            first[0],
+            Err(ModelError::Http { status: 429, .. })
+        ));
+        // Two other sharers ask at once: both wait out the five seconds.
+        let (a, b) = {
+            let (m1, m2) = (model.clone(), model.clone());
+            tokio::join!(
+                async move {
+                    m1.stream(ModelRequest::new("m", vec![]))
+                        .collect::<Vec<_>>()
+                        .await
+                },
+                async move {
+                    m2.stream(ModelRequest::new("m", vec![]))
+                        .collect::<Vec<_>>()
+                        .await
+                },
+            )
+        };
+        assert!(a[0].is_ok() && b[0].is_ok());
+        let arrived = arrived.lock().unwrap().clone();
+        assert_eq!(arrived.len(), 3);
+        for at in &arrived[1..] {
+            assert!(
+                *at - start >= std::time::Duration::from_secs(5),
+                "a request went out {:?} after the 429",
+                *at - start
+            );
+        }
+        // Once the pause is over, requests go out at once again.
+        let later = tokio::time::Instant::now();
+        let _ = model
+            .stream(ModelRequest::new("m", vec![]))
+            .collect::<Vec<_>>()
+            .await;
+        assert_eq!(tokio::time::Instant::now(), later);
     }
 }

@@ -4,6 +4,7 @@ mod agents;
 mod allow_rules;
 mod append_race;
 mod at_refs;
+mod batch;
 mod bench;
 mod bounded_work;
 mod child_env;

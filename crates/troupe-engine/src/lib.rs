@@ -39,3 +39,4 @@ pub mod shell_syntax;
 pub mod stats;
 pub mod syntax_check;
 pub mod text;
+pub mod trajectory;

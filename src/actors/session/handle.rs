@@ -4,7 +4,7 @@
 //! agent hold a handle and nothing else of the session.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use actix::prelude::*;
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -12,7 +12,7 @@ use tokio::sync::{oneshot, Mutex};
 use tokio_util::sync::CancellationToken;
 
 use super::build::Outlets;
-use super::{Session, SessionError, SessionOptions};
+use super::{Session, SessionError, SessionOptions, TrajectoryFile};
 use crate::actors::approvals::Approvals;
 use crate::platform::filesystem::FsClient;
 use crate::platform::workspace::Workspace;
@@ -48,6 +48,8 @@ pub struct SessionHandle {
     ended: CancellationToken,
     /// The end marker has been read: the event stream is over.
     stream_over: AtomicBool,
+    /// `--trajectory FILE`: the run kept as an ATIF trajectory.
+    trajectory: OnceLock<TrajectoryFile>,
 }
 
 /// Where an op's answer goes.
@@ -80,8 +82,13 @@ impl SessionHandle {
             events: sink.clone(),
             approvals: Approvals::new(sink.clone()),
         };
+        let trajectory = options.trajectory.clone();
         let session = Session::start(options, outlets).await?;
-        Ok(SessionHandle::from_parts(session, sink, rx))
+        let handle = SessionHandle::from_parts(session, sink, rx);
+        if let Some(path) = trajectory {
+            handle.record_trajectory(&path);
+        }
+        Ok(handle)
     }
 
     /// The handle of a started session whose events go to `sink` and come out of
@@ -99,6 +106,7 @@ impl SessionHandle {
             home: Arbiter::current(),
             ended: CancellationToken::new(),
             stream_over: AtomicBool::new(false),
+            trajectory: OnceLock::new(),
         }
     }
 
@@ -143,8 +151,29 @@ impl SessionHandle {
                 self.stream_over.store(true, Ordering::Release);
                 None
             }
-            event => event,
+            Some(event) => {
+                if let Some(trajectory) = self.trajectory.get() {
+                    if trajectory.observe(&event) {
+                        // Written before the turn's end is handed out: whoever sees
+                        // the end can read the turn in the file.
+                        let _ = trajectory.write().await;
+                    }
+                }
+                Some(event)
+            }
         }
+    }
+
+    /// Keeps the run as an ATIF trajectory in `path` from now on (call it before the
+    /// first prompt; a second call is ignored): the file is rewritten whenever a turn
+    /// ends, with every event read through [`SessionHandle::next_event`].
+    pub fn record_trajectory(&self, path: &std::path::Path) {
+        let _ = self.trajectory.set(TrajectoryFile::new(path));
+    }
+
+    /// The trajectory being kept, if one is ([`SessionHandle::record_trajectory`]).
+    pub fn trajectory(&self) -> Option<&TrajectoryFile> {
+        self.trajectory.get()
     }
 
     /// Ends the session (see [`Op::Shutdown`]) and waits until it has ended.

@@ -147,6 +147,7 @@ pub fn run(agents: usize, calls: usize, max_concurrent: Option<usize>) -> Result
             plan: None,
             call_progress: false,
             wait_for_mcp: false,
+            trajectory: None,
         })
         .await
         .map_err(|e| BenchError::Usage(e.to_string()))?;

@@ -307,6 +307,7 @@ fn run_turn(
             plan,
             call_progress: false,
             wait_for_mcp: true,
+            trajectory: None,
         })
         .await
         .map_err(|e| BenchError::Usage(e.to_string()))?;

@@ -41,6 +41,7 @@ mod plot {
 }
 mod prompt_size;
 mod sweep;
+mod tasks;
 mod turns;
 mod workload;
 
@@ -80,6 +81,10 @@ pub fn run(args: &BenchArgs) -> Result<i32, AppError> {
     if let Some(agents) = args.agents {
         let calls = args.calls_given.unwrap_or(1);
         return Ok(agents::run(agents, calls, args.max_concurrent)?);
+    }
+    if let Some(tasks) = args.tasks {
+        let jobs = args.jobs.unwrap_or(64);
+        return Ok(tasks::run(tasks, jobs, !args.no_baseline)?);
     }
     if let Some(turns) = args.turns {
         return Ok(turns::run(turns)?);

@@ -160,6 +160,11 @@ pub(super) async fn start(
         plan: Some(recorded.plan),
         call_progress: true,
         wait_for_mcp: true,
+        trajectory: state
+            .args
+            .trajectory
+            .as_deref()
+            .map(|path| crate::frontends::trajectory_path::per_session(path, &id)),
     })
     .await
     .map(Arc::new)
