@@ -1,4 +1,5 @@
 mod acp;
+mod acp_harbor;
 mod acp_session;
 mod agents;
 mod allow_rules;
@@ -15,6 +16,7 @@ mod faults;
 mod fidelity;
 mod gemini_wire;
 mod handle;
+mod harbor;
 mod headless_prompts;
 mod history_rules;
 mod honest_display;

@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use base64::Engine as _;
 
+use crate::engine::stats::SessionStats;
 use crate::protocol::content::Part;
 use crate::protocol::{ApprovalDecision, ConfirmationDetails, ToolFactsTable, TurnOutcome};
 
@@ -139,6 +140,30 @@ pub fn stop_reason(outcome: &TurnOutcome) -> Result<&'static str, String> {
     }
 }
 
+/// The `usage` of a `session/prompt` answer: the tokens of the turn's model requests
+/// (the session's own, not its subagents'); `None` when no request counted any (a
+/// slash command, or a server that reports no usage).
+pub fn usage(stats: &SessionStats) -> Option<Value> {
+    let total = stats
+        .total_tokens
+        .max(stats.prompt_tokens + stats.output_tokens);
+    if total == 0 {
+        return None;
+    }
+    let mut usage = json!({
+        "totalTokens": total,
+        "inputTokens": stats.prompt_tokens,
+        "outputTokens": stats.output_tokens,
+    });
+    if stats.thought_tokens > 0 {
+        usage["thoughtTokens"] = json!(stats.thought_tokens);
+    }
+    if stats.cached_tokens > 0 {
+        usage["cachedReadTokens"] = json!(stats.cached_tokens);
+    }
+    Some(usage)
+}
+
 /// A prompt's content blocks as the text of one user input: text as is, resource
 /// links as `@uri`, embedded resources as `@uri` plus their text (as gemini-cli).
 pub fn prompt_text(blocks: &[Value]) -> String {
@@ -237,6 +262,22 @@ pub fn plan_entries(args: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_counts_the_turns_tokens_or_is_left_out() {
+        assert_eq!(usage(&SessionStats::default()), None);
+        let mut stats = SessionStats::default();
+        stats.prompt_tokens = 200;
+        stats.output_tokens = 20;
+        stats.total_tokens = 220;
+        stats.cached_tokens = 50;
+        assert_eq!(
+            usage(&stats),
+            Some(
+                json!({"totalTokens": 220, "inputTokens": 200, "outputTokens": 20, "cachedReadTokens": 50})
+            )
+        );
+    }
 
     #[test]
     fn prompts_and_decisions() {

@@ -14,6 +14,7 @@ use tokio::sync::oneshot;
 
 use super::convert;
 use crate::actors::session::SessionHandle;
+use crate::engine::stats::SessionStats;
 use crate::protocol::{
     ApprovalDecision, ApprovalRequest, CallStatus, ConfirmationDetails, Event, Op, ToolFactsTable,
     TurnOutcome, UiEvent,
@@ -34,12 +35,19 @@ pub trait ClientLink: Send + Sync {
 /// whose waiter then learns that no answer comes.
 #[derive(Default)]
 pub struct TurnEnd {
-    waiter: Mutex<Option<oneshot::Sender<TurnOutcome>>>,
+    waiter: Mutex<Option<oneshot::Sender<TurnResult>>>,
+}
+
+/// How a turn ended, and what its model requests counted (the tokens of the prompt's
+/// `usage`).
+pub struct TurnResult {
+    pub outcome: TurnOutcome,
+    pub stats: SessionStats,
 }
 
 impl TurnEnd {
     /// Registers for the end of the next turn to finish.
-    pub fn wait(&self) -> oneshot::Receiver<TurnOutcome> {
+    pub fn wait(&self) -> oneshot::Receiver<TurnResult> {
         let (tx, rx) = oneshot::channel();
         if let Ok(mut waiter) = self.waiter.lock() {
             *waiter = Some(tx);
@@ -48,10 +56,10 @@ impl TurnEnd {
     }
 
     /// Tells the registered waiter, if any, how the turn ended.
-    fn finished(&self, outcome: TurnOutcome) {
+    fn finished(&self, result: TurnResult) {
         let waiter = self.waiter.lock().ok().and_then(|mut w| w.take());
         if let Some(waiter) = waiter {
-            let _ = waiter.send(outcome);
+            let _ = waiter.send(result);
         }
     }
 }
@@ -64,8 +72,8 @@ pub async fn drive(handle: Arc<SessionHandle>, mut front: AcpFront, turns: Arc<T
     while let Some(event) = handle.next_event().await {
         match event {
             Event::Ui(event) => {
-                if let Some(outcome) = front.render(event) {
-                    turns.finished(outcome);
+                if let Some(result) = front.render(event) {
+                    turns.finished(result);
                 }
             }
             Event::Approval { id, request } => {
@@ -107,6 +115,8 @@ pub struct AcpFront {
     /// The progress lines of the subagents of each `invoke_agent` call, shown as the
     /// call's content while they run.
     agent_progress: HashMap<String, Vec<String>>,
+    /// The token counts of the turn's model requests so far.
+    stats: SessionStats,
 }
 
 impl AcpFront {
@@ -129,6 +139,7 @@ impl AcpFront {
             pending: HashSet::new(),
             diffs: HashMap::new(),
             facts,
+            stats: SessionStats::default(),
         }
     }
 
@@ -214,8 +225,10 @@ impl AcpFront {
 }
 
 impl AcpFront {
-    /// Sends what `event` shows the client; at the end of a turn, how it ended.
-    pub fn render(&mut self, event: UiEvent) -> Option<TurnOutcome> {
+    /// Sends what `event` shows the client; at the end of a turn, how it ended and
+    /// what it counted.
+    pub fn render(&mut self, event: UiEvent) -> Option<TurnResult> {
+        self.stats.record(&event);
         match event {
             UiEvent::TextDelta(text) => self.chunk("agent_message_chunk", text),
             UiEvent::Thought(text) => self.chunk("agent_thought_chunk", text),
@@ -286,7 +299,8 @@ impl AcpFront {
                 self.announced.clear();
                 self.pending.clear();
                 self.diffs.clear();
-                return Some(outcome);
+                let stats = std::mem::take(&mut self.stats).settled();
+                return Some(TurnResult { outcome, stats });
             }
             _ => {}
         }

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, AuthenticateResponse, CancelNotification, CloseSessionRequest,
     CloseSessionResponse, InitializeRequest, InitializeResponse, PromptRequest, PromptResponse,
-    SetSessionModeRequest, SetSessionModeResponse,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error};
@@ -88,6 +89,7 @@ pub(super) async fn new_session(
                     "sessionId": started.id,
                     "modes": modes(started.mode),
                     "models": started.models,
+                    "configOptions": started.config_options,
                 })))?;
                 let commands: Vec<Value> = COMMANDS
                     .iter()
@@ -126,6 +128,7 @@ pub(super) async fn load_session(
         responder.respond(RawResponse(json!({
             "modes": modes(started.mode),
             "models": started.models,
+            "configOptions": started.config_options,
         })))
     })
 }
@@ -137,21 +140,65 @@ pub(super) async fn set_model(
     responder: Responder<SetSessionModelResponse>,
     _cx: ConnectionTo<Client>,
 ) -> Result<(), Error> {
-    let Some(session) = state.session(&req.session_id) else {
-        return responder
-            .respond_with_error(error(-32602, format!("unknown session {}", req.session_id)));
+    match switch_model(state, &req.session_id, &req.model_id).await {
+        Ok(_) => responder.respond(SetSessionModelResponse {}),
+        Err(e) => responder.respond_with_error(e),
+    }
+}
+
+/// `session/set_config_option`: ACP's way to the same switch, for option `model`
+/// (the only one); answers every option with its value now.
+pub(super) async fn set_config_option(
+    state: &Arc<State>,
+    req: SetSessionConfigOptionRequest,
+    responder: Responder<SetSessionConfigOptionResponse>,
+    _cx: ConnectionTo<Client>,
+) -> Result<(), Error> {
+    let req = value(&req);
+    let id = req["sessionId"].as_str().unwrap_or("");
+    let option = req["configId"].as_str().unwrap_or("");
+    if option != models::MODEL_OPTION {
+        return responder.respond_with_error(error(
+            -32602,
+            format!(
+                "unknown config option `{option}`; Troupe offers `{}`",
+                models::MODEL_OPTION
+            ),
+        ));
+    }
+    let Some(model_id) = req["value"].as_str() else {
+        return responder.respond_with_error(error(-32602, "option `model` takes a model name"));
     };
-    if let Err(message) = models::check(&req.model_id, &session.models) {
-        return responder.respond_with_error(error(-32602, message));
+    match switch_model(state, id, model_id).await {
+        Ok((name, available)) => responder.respond(typed::<SetSessionConfigOptionResponse>(
+            json!({"configOptions": models::config_options(&name, &available)}),
+        )?),
+        Err(e) => responder.respond_with_error(e),
     }
-    let name = req.model_id.trim().to_string();
-    if let Err(e) = session.session.request(Op::SetModel(name.clone())).await {
-        return responder.respond_with_error(error(-32603, e.to_string()));
-    }
+}
+
+/// Points session `id`'s next requests at `model_id` (one of its models); answers the
+/// name and the session's list.
+async fn switch_model(
+    state: &State,
+    id: &str,
+    model_id: &str,
+) -> Result<(String, Option<Vec<String>>), Error> {
+    let Some(session) = state.session(id) else {
+        return Err(error(-32602, format!("unknown session {id}")));
+    };
+    models::check(model_id, &session.models).map_err(|message| error(-32602, message))?;
+    let name = model_id.trim().to_string();
+    session
+        .session
+        .request(Op::SetModel(name.clone()))
+        .await
+        .map_err(|e| error(-32603, e.to_string()))?;
     if let Ok(mut current) = session.model.lock() {
-        *current = name;
+        *current = name.clone();
     }
-    responder.respond(SetSessionModelResponse {})
+    tracing::info!(model = %name, "model switched");
+    Ok((name, session.models.clone()))
 }
 
 /// `session/set_mode`: the approval mode of the calls approved from now on.
@@ -254,10 +301,14 @@ impl Prompt {
         let ended = ended.await;
         session::save_always_rules(&self.session);
         match ended {
-            Ok(outcome) => match convert::stop_reason(&outcome) {
-                Ok(reason) => self
-                    .responder
-                    .respond(typed::<PromptResponse>(json!({"stopReason": reason}))?),
+            Ok(ended) => match convert::stop_reason(&ended.outcome) {
+                Ok(reason) => {
+                    let mut answer = json!({"stopReason": reason});
+                    if let Some(usage) = convert::usage(&ended.stats) {
+                        answer["usage"] = usage;
+                    }
+                    self.responder.respond(typed::<PromptResponse>(answer)?)
+                }
                 Err(message) => self.responder.respond_with_error(error(-32603, message)),
             },
             Err(_) => self

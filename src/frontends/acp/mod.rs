@@ -23,7 +23,8 @@ use std::sync::{Arc, Mutex};
 use actix::System;
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, CancelNotification, CloseSessionRequest, InitializeRequest, PromptRequest,
-    RequestPermissionRequest, SessionNotification, SetSessionModeRequest,
+    RequestPermissionRequest, SessionNotification, SetSessionConfigOptionRequest,
+    SetSessionModeRequest,
 };
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::{Agent, Client, Error};
@@ -164,6 +165,7 @@ async fn serve(state: Arc<State>) -> Result<(), Error> {
     let agent = route!(agent, state, NewSessionParams => methods::new_session);
     let agent = route!(agent, state, LoadSessionParams => methods::load_session);
     let agent = route!(agent, state, SetSessionModelRequest => methods::set_model);
+    let agent = route!(agent, state, SetSessionConfigOptionRequest => methods::set_config_option);
     let agent = route!(agent, state, SetSessionModeRequest => methods::set_mode);
     let agent = route!(agent, state, PromptRequest => methods::prompt);
     let agent = route!(agent, state, CloseSessionRequest => methods::close_session);

@@ -1,6 +1,8 @@
 //! `session/set_model` (gemini-cli's method; the crate's stable v1 schema has no type
 //! for it, so it is declared here with the crate's derive) and the `models` a session
-//! offers in `session/new` / `session/load`.
+//! offers in `session/new` / `session/load`; the same list as ACP v1's session config
+//! option `model` (`configOptions`, switched by `session/set_config_option`), which
+//! clients on the stable schema read instead (Harbor's ACP runner among them).
 
 use agent_client_protocol::{JsonRpcRequest, JsonRpcResponse};
 use serde::{Deserialize, Serialize};
@@ -77,6 +79,25 @@ pub fn models_json(current: &str, available: &Option<Vec<String>>) -> Value {
     })
 }
 
+/// The id of the session config option that picks the model.
+pub const MODEL_OPTION: &str = "model";
+
+/// ACP's `configOptions` of a session: one `select` of the model, in category `model`.
+pub fn config_options(current: &str, available: &Option<Vec<String>>) -> Value {
+    let list = available
+        .clone()
+        .unwrap_or_else(|| vec![current.to_string()]);
+    json!([{
+        "id": MODEL_OPTION,
+        "name": "Model",
+        "description": "The model of the next request",
+        "category": "model",
+        "type": "select",
+        "currentValue": current,
+        "options": list.iter().map(|m| json!({"value": m, "name": m})).collect::<Vec<_>>(),
+    }])
+}
+
 /// Checks a `session/set_model` choice against the session's list.
 pub fn check(model_id: &str, available: &Option<Vec<String>>) -> Result<(), String> {
     let model_id = model_id.trim();
@@ -107,5 +128,20 @@ mod tests {
         );
         assert!(check("anything", &None).is_ok());
         assert!(check(" ", &None).is_err());
+    }
+
+    #[test]
+    fn the_model_option_lists_the_models_and_marks_the_current_one() {
+        let options = config_options("b", &Some(vec!["b".to_string(), "c".to_string()]));
+        assert_eq!(options[0]["id"], "model");
+        assert_eq!(options[0]["category"], "model");
+        assert_eq!(options[0]["type"], "select");
+        assert_eq!(options[0]["currentValue"], "b");
+        assert_eq!(options[0]["options"][1], json!({"value": "c", "name": "c"}));
+        // The provider could not list its models: the current one alone.
+        assert_eq!(
+            config_options("z", &None)[0]["options"],
+            json!([{"value": "z", "name": "z"}])
+        );
     }
 }

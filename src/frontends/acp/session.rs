@@ -39,6 +39,8 @@ pub struct Started {
     pub id: String,
     pub mode: &'static str,
     pub models: Value,
+    /// ACP's `configOptions` (the model as a session config option).
+    pub config_options: Value,
     /// The recorded history (`session/load`), to replay.
     pub history: Vec<Content>,
     /// The recorded edits' file diffs by call id (`session/load`), to replay.
@@ -181,6 +183,7 @@ pub(super) async fn start(
     actix::spawn(front::drive(session.clone(), front, turns.clone()));
     let persisted = crate::frontends::repl::saved_rules::saved_rule_texts(&session.policy().rules);
     let models = models::models_json(&chosen.name, &chosen.available);
+    let config_options = models::config_options(&chosen.name, &chosen.available);
     if let Ok(mut sessions) = state.sessions.lock() {
         sessions.insert(
             id.clone(),
@@ -197,6 +200,7 @@ pub(super) async fn start(
         id,
         mode: mode.as_str(),
         models,
+        config_options,
         history: recorded.history,
         edits: recorded.edits,
         tool_facts,
