@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+pub mod harbor;
 pub mod in_process;
 pub mod landlock;
 pub mod loopback;

@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
 use std::time::{Duration, Instant};
 
 /// A whole trial with a debug build: setup, two model requests, the verifier.
@@ -17,41 +18,11 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Whether this machine has a Python 3.12 to make the virtualenv with (as `.ci/test`
-/// looks for it: `python3.12` on PATH, or pyenv's 3.12.1).
-fn python312_available() -> bool {
-    let runs = |cmd: &mut Command| {
-        cmd.stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    runs(Command::new("python3.12").arg("--version"))
-        || runs(
-            Command::new("python")
-                .arg("--version")
-                .env("PYENV_VERSION", "3.12.1"),
-        ) && runs(Command::new("pyenv").arg("--version"))
-}
-
 #[test]
 fn harbors_acp_agent_runs_a_trial_with_troupe() {
-    let python = repo().join("target/harbor-venv/bin/python");
-    if !python.exists() {
-        if !python312_available() {
-            println!(
-                "SKIPPED: no {} and no Python 3.12 on this machine (python3.12, or pyenv's 3.12.1) \
-                 to make it with: Harbor 0.26 needs Python >= 3.12",
-                python.display()
-            );
-            return;
-        }
-        panic!(
-            "no {}: make it with `bash .ci/test` (or: python3.12 -m venv target/harbor-venv && \
-             target/harbor-venv/bin/pip install harbor==0.26.0 agent-client-protocol)",
-            python.display()
-        );
-    }
+    let Some(python) = crate::common::harbor::venv_python() else {
+        return;
+    };
     let scratch = tempfile::tempdir().expect("tempdir");
     let dir = scratch.path();
     for sub in ["home", "cache", "config", "data", "tmp"] {

@@ -339,15 +339,9 @@ impl TrajectoryBuilder {
             return;
         };
         match &update.what {
-            AgentStep::Queued { prompt, .. } => {
-                track.push(plain_step("user", prompt.clone(), now));
-            }
-            AgentStep::Started => {}
-            AgentStep::Event(event) => match event.as_ref() {
-                // The child's own prompt is its first step already.
-                UiEvent::TurnStarted { .. } => {}
-                other => track.observe(other, now),
-            },
+            // The child's prompt comes as its session's own TurnStarted.
+            AgentStep::Queued { .. } | AgentStep::Started => {}
+            AgentStep::Event(event) => track.observe(event, now),
             AgentStep::Finished(totals) => {
                 track.close_round();
                 track.ended = Some(totals.reason.clone());

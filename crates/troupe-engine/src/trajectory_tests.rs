@@ -164,6 +164,10 @@ fn a_subagent_is_embedded_and_referenced_from_the_call_that_ran_it() {
                 running: 0,
             }),
             update(AgentStep::Started),
+            inner(UiEvent::TurnStarted {
+                turn: 1,
+                prompt: "count the files".into(),
+            }),
             inner(UiEvent::ModelRequest { round: 1 }),
             inner(completed("k1", "list_directory", "a.txt", None)),
             inner(UiEvent::ModelRequest { round: 2 }),
