@@ -37,7 +37,7 @@ pub fn run(tasks: usize, jobs: usize, baseline: bool) -> Result<i32, BenchError>
     )?;
     let script = dir.path().join("task.responses.jsonl");
     let read = model_turn(
-        json!([{"functionCall": {"name": "read_file", "args": {"file_path": "src/notes.txt"}}}]),
+        json!([{"functionCall": {"name": crate::tools::read_file::NAME, "args": {"file_path": "src/notes.txt"}}}]),
     );
     let done = model_turn(json!([{"text": "The notes are about a fox."}]));
     std::fs::write(&script, format!("{read}\n{done}\n"))?;
