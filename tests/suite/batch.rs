@@ -5,6 +5,7 @@
 //! copies on disk, the requests of a second run — never how long it took.
 
 mod atif;
+mod options;
 mod stopping;
 
 use std::path::{Path, PathBuf};

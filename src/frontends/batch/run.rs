@@ -83,7 +83,13 @@ pub async fn run_task(ctx: Arc<BatchContext>, task: Task) -> TaskResult {
     if let Err(error) = prepared {
         return TaskResult::failed(&task.id, dest, error, ms(started));
     }
-    let session = match prepare_session(&ctx, &task, &source, &dest) {
+    // Settings files, the trust store, the workspace's paths: file work, off the
+    // arbiter every session shares.
+    let (c, t, from, to) = (ctx.clone(), task.clone(), source.clone(), dest.clone());
+    let prepared = tokio::task::spawn_blocking(move || prepare_session(&c, &t, &from, &to))
+        .await
+        .unwrap_or_else(|e| Err(format!("the task's set-up stopped: {e}")));
+    let session = match prepared {
         Ok(prepared) => prepared,
         Err(error) => return TaskResult::failed(&task.id, dest, error, ms(started)),
     };
