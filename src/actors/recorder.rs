@@ -90,6 +90,9 @@ pub struct SessionRecorder {
     /// The line being written (kept to reuse its allocation).
     buffer: Vec<u8>,
     last_user: Option<String>,
+    /// The file has its title: gemini-cli's `summary`, written with the first prompt
+    /// of a new main session (a resumed file keeps what it has).
+    titled: bool,
     /// The record of the round whose calls are being written, while it is open.
     round: Option<OpenRound>,
 }
@@ -105,6 +108,7 @@ struct OpenRound {
 impl SessionRecorder {
     pub fn new(setup: RecorderSetup) -> Self {
         Self {
+            titled: setup.existing || setup.subagent_dirs.is_some(),
             setup,
             file: None,
             failed: false,
@@ -207,6 +211,24 @@ impl SessionRecorder {
     fn message<T: Serialize>(&mut self, record: &T, now: &str) {
         self.append(record);
         self.append(&last_updated_record(now));
+    }
+
+    /// After the first prompt of a new session: its title as gemini-cli's `summary`
+    /// (what its session list shows before the first user message), from what was
+    /// typed: without it gemini-cli would show the MCP servers' instructions that
+    /// lead the first message.
+    fn title(&mut self, record: &Value, now: &str) {
+        let text = match record.get("displayContent").and_then(Value::as_str) {
+            Some(typed) => typed.to_string(),
+            None => parts_of_record(record),
+        };
+        let title = crate::engine::session_file::clean_title(&text);
+        if !crate::engine::session_file::is_resumable(record) || title.is_empty() {
+            self.append(&last_updated_record(now));
+            return;
+        }
+        self.titled = true;
+        self.append(&json!({"$set": {"summary": title, "lastUpdated": now}}));
     }
 
     fn model(&mut self, content: &Content, usage: Option<Usage>) {
@@ -450,7 +472,12 @@ impl Handler<SessionEvent> for SessionRecorder {
         match event {
             SessionEvent::User { parts, display } => {
                 let id = crate::actors::session::new_session_id();
-                self.message(&user_record(&id, &now, &parts, display.as_deref()), &now);
+                let record = user_record(&id, &now, &parts, display.as_deref());
+                self.append(&record);
+                match self.titled {
+                    true => self.append(&last_updated_record(&now)),
+                    false => self.title(&record, &now),
+                }
                 self.last_user = Some(id);
             }
             SessionEvent::Model { content, usage } => self.model(&content, usage),
@@ -493,8 +520,22 @@ impl Handler<SwitchSession> for SessionRecorder {
         self.failed = false;
         self.last_gemini = None;
         self.last_user = None;
+        self.titled = self.setup.existing;
         for repair in msg.repairs {
             self.append(&repair);
         }
     }
+}
+
+/// The text parts of a `user` record that the user wrote: not the loaded context that
+/// leads a first message.
+fn parts_of_record(record: &Value) -> String {
+    let parts = record.get("content").and_then(Value::as_array);
+    parts
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.get("text").and_then(Value::as_str))
+        .filter(|t| !t.starts_with("<loaded_context>"))
+        .collect::<Vec<_>>()
+        .join("")
 }
