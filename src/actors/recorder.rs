@@ -213,24 +213,6 @@ impl SessionRecorder {
         self.append(&last_updated_record(now));
     }
 
-    /// After the first prompt of a new session: its title as gemini-cli's `summary`
-    /// (what its session list shows before the first user message), from what was
-    /// typed: without it gemini-cli would show the MCP servers' instructions that
-    /// lead the first message.
-    fn title(&mut self, record: &Value, now: &str) {
-        let text = match record.get("displayContent").and_then(Value::as_str) {
-            Some(typed) => typed.to_string(),
-            None => parts_of_record(record),
-        };
-        let title = crate::engine::session_file::clean_title(&text);
-        if !crate::engine::session_file::is_resumable(record) || title.is_empty() {
-            self.append(&last_updated_record(now));
-            return;
-        }
-        self.titled = true;
-        self.append(&json!({"$set": {"summary": title, "lastUpdated": now}}));
-    }
-
     fn model(&mut self, content: &Content, usage: Option<Usage>) {
         let now = iso8601(std::time::SystemTime::now());
         let last = LastModel {
@@ -474,10 +456,12 @@ impl Handler<SessionEvent> for SessionRecorder {
                 let id = crate::actors::session::new_session_id();
                 let record = user_record(&id, &now, &parts, display.as_deref());
                 self.append(&record);
-                match self.titled {
-                    true => self.append(&last_updated_record(&now)),
-                    false => self.title(&record, &now),
-                }
+                // The first prompt of a new session titles it (gemini-cli's `summary`).
+                let title = (!self.titled)
+                    .then(|| crate::engine::session_file::summary_record(&record, &now))
+                    .flatten();
+                self.titled |= title.is_some();
+                self.append(&title.unwrap_or_else(|| last_updated_record(&now)));
                 self.last_user = Some(id);
             }
             SessionEvent::Model { content, usage } => self.model(&content, usage),
@@ -525,17 +509,4 @@ impl Handler<SwitchSession> for SessionRecorder {
             self.append(&repair);
         }
     }
-}
-
-/// The text parts of a `user` record that the user wrote: not the loaded context that
-/// leads a first message.
-fn parts_of_record(record: &Value) -> String {
-    let parts = record.get("content").and_then(Value::as_array);
-    parts
-        .into_iter()
-        .flatten()
-        .filter_map(|p| p.get("text").and_then(Value::as_str))
-        .filter(|t| !t.starts_with("<loaded_context>"))
-        .collect::<Vec<_>>()
-        .join("")
 }
