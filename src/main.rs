@@ -78,10 +78,11 @@ fn config(args: &troupe::cli::config_cmd::ConfigArgs) -> Result<i32, app::AppErr
     } else if let Some(file) = &loaded.skipped_project_file {
         eprintln!("{}", troupe::settings::trust::skipped_notice(file));
     }
-    print!("{}", loaded.describe());
-    println!(
-        "# sandbox: {}",
-        troupe::platform::sandbox::session::summary(&loaded.settings)
+    let sandbox = troupe::platform::sandbox::session::summary(&loaded.settings);
+    let env = troupe::providers::select::process_env;
+    print!(
+        "{}",
+        troupe::cli::config_cmd::render(&loaded, args.json, &sandbox, &env)
     );
     Ok(0)
 }

@@ -90,6 +90,9 @@ pub struct SessionRecorder {
     /// The line being written (kept to reuse its allocation).
     buffer: Vec<u8>,
     last_user: Option<String>,
+    /// The file has its title: gemini-cli's `summary`, written with the first prompt
+    /// of a new main session (a resumed file keeps what it has).
+    titled: bool,
     /// The record of the round whose calls are being written, while it is open.
     round: Option<OpenRound>,
 }
@@ -105,6 +108,7 @@ struct OpenRound {
 impl SessionRecorder {
     pub fn new(setup: RecorderSetup) -> Self {
         Self {
+            titled: setup.existing || setup.subagent_dirs.is_some(),
             setup,
             file: None,
             failed: false,
@@ -450,7 +454,14 @@ impl Handler<SessionEvent> for SessionRecorder {
         match event {
             SessionEvent::User { parts, display } => {
                 let id = crate::actors::session::new_session_id();
-                self.message(&user_record(&id, &now, &parts, display.as_deref()), &now);
+                let record = user_record(&id, &now, &parts, display.as_deref());
+                self.append(&record);
+                // The first prompt of a new session titles it (gemini-cli's `summary`).
+                let title = (!self.titled)
+                    .then(|| crate::engine::session_file::summary_record(&record, &now))
+                    .flatten();
+                self.titled |= title.is_some();
+                self.append(&title.unwrap_or_else(|| last_updated_record(&now)));
                 self.last_user = Some(id);
             }
             SessionEvent::Model { content, usage } => self.model(&content, usage),
@@ -493,6 +504,7 @@ impl Handler<SwitchSession> for SessionRecorder {
         self.failed = false;
         self.last_gemini = None;
         self.last_user = None;
+        self.titled = self.setup.existing;
         for repair in msg.repairs {
             self.append(&repair);
         }

@@ -155,7 +155,7 @@ impl Session {
             });
         }
         if let (Some(hub), Some(wait)) = (&mcp, mcp_wait) {
-            hub.settled(wait).await;
+            hub.settled_telling(wait).await;
         }
         // A hook that fails is told to the user as a warning by the hooks actor.
         let start = crate::actors::hooks::session_start(&hooks, source).await;

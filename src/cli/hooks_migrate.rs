@@ -87,7 +87,51 @@ fn transform_matcher(matcher: &str) -> String {
         return out.into_owned();
     };
     let out = mcp.replace_all(&out, "mcp_${1}_");
-    out.replace("mcp__", "mcp_")
+    dedupe_alternatives(&out.replace("mcp__", "mcp_"))
+}
+
+/// `a|a|b` → `a|b`, in the whole matcher and in each group (`^(a|a)$` → `^(a)$`): two
+/// of Claude's names can become one of Troupe's (`Edit|MultiEdit` → `replace`).
+fn dedupe_alternatives(pattern: &str) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut current = String::new();
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                current.push(c);
+                current.extend(chars.next());
+            }
+            '(' => {
+                let mut depth = 1;
+                let mut inner = String::new();
+                for c in chars.by_ref() {
+                    depth += match c {
+                        '(' => 1,
+                        ')' => -1,
+                        _ => 0,
+                    };
+                    if depth == 0 {
+                        break;
+                    }
+                    inner.push(c);
+                }
+                current.push('(');
+                current.push_str(&dedupe_alternatives(&inner));
+                current.push(')');
+            }
+            '|' => parts.push(std::mem::take(&mut current)),
+            _ => current.push(c),
+        }
+    }
+    parts.push(current);
+    let mut kept: Vec<String> = Vec::new();
+    for part in parts {
+        if !kept.contains(&part) {
+            kept.push(part);
+        }
+    }
+    kept.join("|")
 }
 
 fn migrate_hook(hook: &Value) -> Value {
@@ -284,7 +328,9 @@ mod tests {
             ("Grep", "grep_search"),
             ("Glob|LS", "glob|list_directory"),
             ("Read", "read_file"),
-            ("Edit|MultiEdit|Write", "replace|replace|write_file"),
+            ("Edit|MultiEdit|Write", "replace|write_file"),
+            ("^(Edit|MultiEdit)$", "^(replace)$"),
+            (r"Read|\|Read", r"read_file|\|read_file"),
             (
                 "^(Bash|WebFetch|WebSearch)$",
                 "^(run_shell_command|web_fetch|google_web_search)$",

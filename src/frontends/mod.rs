@@ -315,6 +315,10 @@ pub fn run_turn_with(
     let system = System::new();
     system.block_on(async move {
         let mut front = HeadlessFront::new(format, mode.as_str(), keep_calls);
+        if exit_next && format != OutputFormat::Silent {
+            // A slow start names the MCP servers it waits for (stderr is the run's).
+            crate::mcp::hub::tell_slow_start();
+        }
         for warning in warnings {
             front.on_warning(&warning);
         }

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,6 +16,19 @@ use crate::protocol::EventSink;
 use crate::protocol::UiEvent;
 use crate::settings::mcp::McpServerConfig;
 use crate::tools::ToolRegistry;
+
+/// How long a start waits for its MCP servers before it says which are still
+/// connecting ([`McpHub::settled_telling`]).
+pub const SLOW_START: Duration = Duration::from_secs(1);
+
+/// The process prints the slow-start line (a headless run: stderr is its own).
+static TELL_SLOW_START: AtomicBool = AtomicBool::new(false);
+
+/// Makes the starts of this process say on stderr which MCP servers they still wait
+/// for after [`SLOW_START`] (`troupe -p`; the REPL shows the servers' status itself).
+pub fn tell_slow_start() {
+    TELL_SLOW_START.store(true, Ordering::Relaxed);
+}
 
 /// Where a server is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -266,6 +280,40 @@ impl McpHub {
 
     pub fn status(&self, name: &str) -> Option<ServerStatus> {
         self.status.lock().ok()?.get(name).cloned()
+    }
+
+    /// The servers whose discovery is not over yet, in name order.
+    pub fn connecting(&self) -> Vec<String> {
+        self.statuses()
+            .into_iter()
+            .filter(|s| !s.state.settled())
+            .map(|s| s.config.name)
+            .collect()
+    }
+
+    /// [`McpHub::settled`], and when the wait passes [`SLOW_START`] (and a headless
+    /// run asked for it, [`tell_slow_start`]) one line on stderr naming the servers
+    /// still connecting.
+    pub async fn settled_telling(&self, limit: Duration) {
+        if !TELL_SLOW_START.load(Ordering::Relaxed) || limit <= SLOW_START {
+            return self.settled(limit).await;
+        }
+        self.settled(SLOW_START).await;
+        let waiting = self.connecting();
+        if waiting.is_empty() {
+            return;
+        }
+        let noun = if waiting.len() == 1 {
+            "server"
+        } else {
+            "servers"
+        };
+        eprintln!(
+            "troupe: waiting for MCP {noun} still connecting: {} (at most {} s more, mcp.startup_wait_ms)",
+            waiting.join(", "),
+            (limit - SLOW_START).as_secs_f64().ceil()
+        );
+        self.settled(limit - SLOW_START).await;
     }
 
     /// Waits until every server is connected or has failed, at most `limit`.

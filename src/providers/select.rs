@@ -41,15 +41,6 @@ fn setting_or_env(
         .or_else(|| env(var))
 }
 
-/// Which of a setting or its environment variable gave a URL (the setting wins).
-fn url_source(setting_value: &str, setting: &'static str, var: &'static str) -> &'static str {
-    if setting_value.is_empty() {
-        var
-    } else {
-        setting
-    }
-}
-
 /// A base URL must be an absolute http(s) URL with a host: anything else is a
 /// configuration error, reported at once with the setting or variable to fix (it would
 /// fail the same way on every retry).
@@ -96,76 +87,141 @@ pub fn select(
     )))
 }
 
-fn network_model(
+/// The provider a session would talk to, as the settings and the environment choose
+/// it, before anything is built or asked (`troupe config` shows it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// `gemini` or `openai`.
+    pub provider: &'static str,
+    /// Why this provider: `model.provider = "..."`, or what `auto` found.
+    pub provider_source: String,
+    pub base_url: String,
+    /// The setting or variable that gave the URL, or `default`.
+    pub base_url_source: &'static str,
+    /// The API key (never shown: see `key_source`).
+    pub api_key: Option<String>,
+    /// The setting or variable the key came from; `None`: no key.
+    pub key_source: Option<&'static str>,
+}
+
+/// A setting, else its variable, with which of the two gave it.
+fn setting_or_env_with(
+    setting: &str,
+    setting_name: &'static str,
+    env: &dyn Fn(&str) -> Option<String>,
+    var: &'static str,
+) -> Option<(String, &'static str)> {
+    match setting_or_env(setting, env, var) {
+        Some(v) if setting.is_empty() => Some((v, var)),
+        Some(v) => Some((v, setting_name)),
+        None => None,
+    }
+}
+
+/// Which provider, URL and key the settings and `env` choose (no network).
+pub fn resolve(
     settings: &Settings,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Arc<dyn ModelClient>, ModelError> {
+) -> Result<Resolved, ModelError> {
     let m = &settings.model;
-    let gemini_key = setting_or_env(&m.gemini.api_key, env, "GEMINI_API_KEY");
-    let openai_url = setting_or_env(&m.openai.base_url, env, "OPENAI_BASE_URL");
-    let openai_key = setting_or_env(&m.openai.api_key, env, "OPENAI_API_KEY");
-    let provider = match m.provider.as_str() {
-        "auto" if gemini_key.is_some() => "gemini",
-        "auto" if openai_url.is_some() || openai_key.is_some() => "openai",
+    let gemini_key = setting_or_env_with(
+        &m.gemini.api_key,
+        "model.gemini.api_key",
+        env,
+        "GEMINI_API_KEY",
+    );
+    let openai_url = setting_or_env_with(
+        &m.openai.base_url,
+        "model.openai.base_url",
+        env,
+        "OPENAI_BASE_URL",
+    );
+    let openai_key = setting_or_env_with(
+        &m.openai.api_key,
+        "model.openai.api_key",
+        env,
+        "OPENAI_API_KEY",
+    );
+    let (provider, provider_source) = match m.provider.as_str() {
+        "auto" if gemini_key.is_some() => ("gemini", "auto: a Gemini API key is set".to_string()),
+        "auto" if openai_url.is_some() || openai_key.is_some() => (
+            "openai",
+            "auto: an OpenAI-compatible URL or key is set".to_string(),
+        ),
         "auto" => {
             return Err(ModelError::Config(
                 "no model is configured: set GEMINI_API_KEY (Gemini), or OPENAI_BASE_URL (an OpenAI-compatible server such as Ollama, vLLM or llama.cpp), or pass --fake-responses FILE to replay a scripted model".into(),
             ))
         }
-        other => other,
+        "gemini" => ("gemini", "model.provider = \"gemini\"".to_string()),
+        "openai" => ("openai", "model.provider = \"openai\"".to_string()),
+        "scripted" => {
+            return Err(ModelError::Config(
+                "model.provider is \"scripted\" but no --fake-responses FILE was given".into(),
+            ))
+        }
+        other => {
+            return Err(ModelError::Config(format!(
+                "model.provider `{other}` is not one of auto, gemini, openai, scripted"
+            )))
+        }
     };
+    let (url, default_url, example, key) = match provider {
+        "gemini" => {
+            if gemini_key.is_none() {
+                return Err(ModelError::Config(
+                    "model.provider is \"gemini\" but no API key is set: export GEMINI_API_KEY or set model.gemini.api_key".into(),
+                ));
+            }
+            let url = setting_or_env_with(
+                &m.gemini.base_url,
+                "model.gemini.base_url",
+                env,
+                "GOOGLE_GEMINI_BASE_URL",
+            );
+            let example = "https://generativelanguage.googleapis.com";
+            (url, gemini::DEFAULT_BASE_URL, example, gemini_key)
+        }
+        _ => {
+            let example = "http://127.0.0.1:8080/v1";
+            (openai_url, openai::DEFAULT_BASE_URL, example, openai_key)
+        }
+    };
+    let (base_url, base_url_source) = url.unwrap_or_else(|| (default_url.to_string(), "default"));
+    check_base_url(&base_url, base_url_source, example)?;
+    Ok(Resolved {
+        provider,
+        provider_source,
+        base_url,
+        base_url_source,
+        key_source: key.as_ref().map(|(_, source)| *source),
+        api_key: key.map(|(k, _)| k),
+    })
+}
+
+fn network_model(
+    settings: &Settings,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn ModelClient>, ModelError> {
+    let m = &settings.model;
+    let resolved = resolve(settings, env)?;
     let timeouts = Timeouts {
         connect: Duration::from_secs(m.network.connect_timeout_secs.max(1)),
         first_byte: Duration::from_secs(m.network.first_byte_timeout_secs.max(1)),
         idle: Duration::from_secs(m.network.idle_timeout_secs.max(1)),
     };
-    match provider {
-        "gemini" => {
-            let api_key = gemini_key.ok_or_else(|| {
-                ModelError::Config(
-                    "model.provider is \"gemini\" but no API key is set: export GEMINI_API_KEY or set model.gemini.api_key".into(),
-                )
-            })?;
-            let base_url = setting_or_env(&m.gemini.base_url, env, "GOOGLE_GEMINI_BASE_URL")
-                .unwrap_or_else(|| gemini::DEFAULT_BASE_URL.to_string());
-            check_base_url(
-                &base_url,
-                url_source(
-                    &m.gemini.base_url,
-                    "model.gemini.base_url",
-                    "GOOGLE_GEMINI_BASE_URL",
-                ),
-                "https://generativelanguage.googleapis.com",
-            )?;
-            Ok(Arc::new(GeminiClient::new(GeminiConfig {
-                base_url,
-                api_key,
-                timeouts,
-            })?))
-        }
-        "openai" => {
-            let base_url = openai_url.unwrap_or_else(|| openai::DEFAULT_BASE_URL.to_string());
-            check_base_url(
-                &base_url,
-                url_source(
-                    &m.openai.base_url,
-                    "model.openai.base_url",
-                    "OPENAI_BASE_URL",
-                ),
-                "http://127.0.0.1:8080/v1",
-            )?;
-            Ok(Arc::new(OpenAiClient::new(OpenAiConfig {
-                base_url,
-                api_key: openai_key.unwrap_or_default(),
-                timeouts,
-            })?))
-        }
-        "scripted" => Err(ModelError::Config(
-            "model.provider is \"scripted\" but no --fake-responses FILE was given".into(),
-        )),
-        other => Err(ModelError::Config(format!(
-            "model.provider `{other}` is not one of auto, gemini, openai, scripted"
-        ))),
+    let api_key = resolved.api_key.unwrap_or_default();
+    match resolved.provider {
+        "gemini" => Ok(Arc::new(GeminiClient::new(GeminiConfig {
+            base_url: resolved.base_url,
+            api_key,
+            timeouts,
+        })?)),
+        _ => Ok(Arc::new(OpenAiClient::new(OpenAiConfig {
+            base_url: resolved.base_url,
+            api_key,
+            timeouts,
+        })?)),
     }
 }
 

@@ -39,44 +39,75 @@ impl LoadedSettings {
     /// [`LoadedSettings::describe`] with the environment explicit (empty counts as
     /// unset).
     pub fn describe_with(&self, env: &dyn Fn(&str) -> Option<String>) -> String {
-        let mut out = String::new();
-        for key in leaf_keys(&self.table) {
-            let value = lookup(&self.table, &key).cloned();
-            let origin = self
-                .origins
-                .get(&key)
-                .map(String::as_str)
-                .unwrap_or("default");
-            // A `-c` flag's value stays out of a key's origin.
-            let origin = match origin.split_once('=') {
-                Some((flag, _)) if is_secret_key(&key) => flag.to_string(),
-                _ => match self.layer_files.iter().find(|(file, _)| file == origin) {
-                    Some((file, what)) => format!("{what} {file}"),
-                    None => origin.to_string(),
-                },
-            };
-            let empty = matches!(&value, Some(Value::String(s)) if s.is_empty());
-            let from_env = env_fallback(&key)
-                .filter(|_| empty)
-                .and_then(|var| env(var).filter(|v| !v.is_empty()).map(|v| (var, v)));
-            let (value, origin) = match from_env {
-                Some((var, v)) => (
-                    Some(Value::String(v)),
-                    format!("environment variable {var}"),
-                ),
-                None => (value, origin),
-            };
-            let shown = match value {
-                Some(Value::String(s)) if is_secret_key(&key) => {
-                    if s.is_empty() { "not set" } else { "set" }.to_string()
-                }
-                Some(other) => other.to_string(),
-                None => String::new(),
-            };
-            out.push_str(&format!("{key} = {shown}  # {origin}\n"));
-        }
-        out
+        self.entries_with(env)
+            .iter()
+            .map(|e| format!("{} = {}  # {}\n", e.key, e.shown, e.origin))
+            .collect()
     }
+
+    /// Every effective setting with where it came from (`troupe config`'s lines), the
+    /// provider variables read from `env`.
+    pub fn entries_with(&self, env: &dyn Fn(&str) -> Option<String>) -> Vec<Entry> {
+        leaf_keys(&self.table)
+            .into_iter()
+            .map(|key| self.entry(key, env))
+            .collect()
+    }
+
+    fn entry(&self, key: String, env: &dyn Fn(&str) -> Option<String>) -> Entry {
+        let value = lookup(&self.table, &key).cloned();
+        let origin = self
+            .origins
+            .get(&key)
+            .map(String::as_str)
+            .unwrap_or("default");
+        // A `-c` flag's value stays out of a key's origin.
+        let origin = match origin.split_once('=') {
+            Some((flag, _)) if is_secret_key(&key) => flag.to_string(),
+            _ => match self.layer_files.iter().find(|(file, _)| file == origin) {
+                Some((file, what)) => format!("{what} {file}"),
+                None => origin.to_string(),
+            },
+        };
+        let empty = matches!(&value, Some(Value::String(s)) if s.is_empty());
+        let from_env = env_fallback(&key)
+            .filter(|_| empty)
+            .and_then(|var| env(var).filter(|v| !v.is_empty()).map(|v| (var, v)));
+        let (value, origin) = match from_env {
+            Some((var, v)) => (
+                Some(Value::String(v)),
+                format!("environment variable {var}"),
+            ),
+            None => (value, origin),
+        };
+        let (shown, value) = match value {
+            Some(Value::String(s)) if is_secret_key(&key) => {
+                let word = if s.is_empty() { "not set" } else { "set" };
+                (word.to_string(), Some(Value::String(word.to_string())))
+            }
+            Some(other) => (other.to_string(), Some(other)),
+            None => (String::new(), None),
+        };
+        Entry {
+            key,
+            shown,
+            value,
+            origin,
+        }
+    }
+}
+
+/// One line of `troupe config`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The dotted key (`model.name`).
+    pub key: String,
+    /// The value as TOML (an API key as `set` or `not set`).
+    pub shown: String,
+    /// The value (an API key as the string `set` or `not set`).
+    pub value: Option<Value>,
+    /// Where it came from (`default`, `user settings FILE`, `flag --model`, …).
+    pub origin: String,
 }
 
 #[cfg(test)]

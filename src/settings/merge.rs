@@ -45,10 +45,7 @@ pub(super) fn set_path(
     origins: &mut BTreeMap<String, Origin>,
 ) -> Result<(), SettingsError> {
     let Some(default) = lookup(defaults, key).filter(|d| !d.is_table()) else {
-        return Err(SettingsError::UnknownKey {
-            key: key.to_string(),
-            origin: source.to_string(),
-        });
+        return Err(unknown_key(defaults, key, source));
     };
     let value = coerce(default, value);
     if default.type_str() != value.type_str() {
@@ -66,16 +63,49 @@ pub(super) fn set_path(
             .entry(part.to_string())
             .or_insert_with(|| Value::Table(Table::new()));
         let Value::Table(t) = next else {
-            return Err(SettingsError::UnknownKey {
-                key: key.to_string(),
-                origin: source.to_string(),
-            });
+            return Err(unknown_key(defaults, key, source));
         };
         node = t;
     }
     node.insert(parts[parts.len() - 1].to_string(), value);
     origins.insert(key.to_string(), source.to_string());
     Ok(())
+}
+
+/// The error for `key`, which the defaults do not have, with the nearest known key.
+fn unknown_key(defaults: &Table, key: &str, source: &str) -> SettingsError {
+    let hint = nearest_key(defaults, key)
+        .map(|k| format!("; did you mean `{k}`?"))
+        .unwrap_or_default();
+    SettingsError::UnknownKey {
+        key: key.to_string(),
+        origin: source.to_string(),
+        hint,
+    }
+}
+
+/// The known key nearest to a mistyped `key`: a few edits away (`model.maxturns`), or
+/// the one known key with the same last part (`max_turns`).
+pub(super) fn nearest_key(defaults: &Table, key: &str) -> Option<String> {
+    let known = leaf_keys(defaults);
+    let limit = (key.len() / 4).clamp(1, 3);
+    let close = known
+        .iter()
+        .map(|k| (strsim::damerau_levenshtein(k, key), k))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k.clone());
+    if close.is_some() {
+        return close;
+    }
+    let last = key.rsplit('.').next().unwrap_or(key);
+    let mut same_last = known
+        .iter()
+        .filter(|k| k.rsplit('.').next() == Some(last) && k.as_str() != key);
+    match (same_last.next(), same_last.next()) {
+        (Some(k), None) => Some(k.clone()),
+        _ => None,
+    }
 }
 
 /// A bare word given for a string setting stays a string; a string given for a

@@ -20,7 +20,7 @@ pub mod secrets;
 mod sections;
 pub mod trust;
 
-pub use describe::{env_fallback, PROVIDER_ENV_FALLBACKS};
+pub use describe::{env_fallback, Entry, PROVIDER_ENV_FALLBACKS};
 use mcp::McpServerConfig;
 pub use merge::leaf_keys;
 use merge::{lookup, merge_layer, parse_scalar, set_path};
@@ -33,8 +33,13 @@ pub const DEFAULT_TOML: &str = include_str!("../../config/default.toml");
 /// A settings file or flag that could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
-    #[error("unknown setting `{key}` in {origin}")]
-    UnknownKey { key: String, origin: String },
+    /// `hint`: `; did you mean `model.max_turns`?` when a known key is near, or empty.
+    #[error("unknown setting `{key}` in {origin}{hint}")]
+    UnknownKey {
+        key: String,
+        origin: String,
+        hint: String,
+    },
     #[error("setting `{key}` in {origin} must be {expected}, got {found}")]
     WrongType {
         key: String,
@@ -303,7 +308,9 @@ fn merge_flags(
 fn without_value(error: SettingsError, key: &str) -> SettingsError {
     let origin = format!("flag -c {key}=…");
     match error {
-        SettingsError::UnknownKey { key, .. } => SettingsError::UnknownKey { key, origin },
+        SettingsError::UnknownKey { key, hint, .. } => {
+            SettingsError::UnknownKey { key, origin, hint }
+        }
         SettingsError::WrongType {
             key,
             expected,
@@ -380,7 +387,10 @@ mod tests {
         let err = load_with(&user, Path::new("/nonexistent"), &[], &[]).unwrap_err();
         assert_eq!(
             err.to_string(),
-            format!("unknown setting `model.max_turnz` in {}", user.display())
+            format!(
+                "unknown setting `model.max_turnz` in {}; did you mean `model.max_turns`?",
+                user.display()
+            )
         );
         std::fs::write(&user, "[model]\nmax_turns = \"many\"\n").unwrap();
         let err = load_with(&user, Path::new("/nonexistent"), &[], &[]).unwrap_err();

@@ -302,6 +302,27 @@ pub fn last_updated_record(now: &str) -> Value {
     json!({"$set": {"lastUpdated": now}})
 }
 
+/// `{"$set":{"summary":…,"lastUpdated":…}}` for the first prompt of a new session: its
+/// title as typed (gemini-cli's `--list-sessions` shows `summary` before the first
+/// user message, which in a Troupe file leads with the MCP servers' instructions);
+/// `None` for a message that is no prompt.
+pub fn summary_record(user: &Value, now: &str) -> Option<Value> {
+    let text = match user.get("displayContent").and_then(Value::as_str) {
+        Some(typed) => typed.to_string(),
+        None => user
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .filter(|t| !t.starts_with("<loaded_context>"))
+            .collect(),
+    };
+    let title = clean_title(&text);
+    (is_resumable(user) && !title.is_empty())
+        .then(|| json!({"$set": {"summary": title, "lastUpdated": now}}))
+}
+
 /// A `user` message; `display` (gemini-cli's `displayContent`) is what the user typed
 /// when the model got something else.
 pub fn user_record(id: &str, now: &str, parts: &[Part], display: Option<&str>) -> Value {

@@ -74,10 +74,20 @@ impl From<BenchError> for AppError {
     }
 }
 
+/// The warning a debug build's figures carry: unoptimised code is many times slower.
+pub fn debug_build_warning() -> Option<&'static str> {
+    cfg!(debug_assertions).then_some(
+        "troupe bench: warning: this is a debug build (unoptimised): its figures are not Troupe's; build with `cargo build --release` to measure",
+    )
+}
+
 pub fn run(args: &BenchArgs) -> Result<i32, AppError> {
     let mut args = args.clone();
     args.calls = args.calls_given.unwrap_or(1000);
     let args = &args;
+    if let Some(warning) = debug_build_warning() {
+        eprintln!("{warning}");
+    }
     if let Some(agents) = args.agents {
         let calls = args.calls_given.unwrap_or(1);
         return Ok(agents::run(agents, calls, args.max_concurrent)?);

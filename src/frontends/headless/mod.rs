@@ -64,6 +64,8 @@ pub struct HeadlessFront {
     format: OutputFormat,
     session_id: String,
     model: String,
+    /// The text of the latest model round (gemini-cli's `-o json` `response`: the
+    /// final round's answer, not the text of the rounds that called tools).
     response: String,
     stats: SessionStats,
     calls: Vec<CallRecord>,
@@ -73,9 +75,6 @@ pub struct HeadlessFront {
     /// The process's CPU clock when the turn started.
     turn_cpu_started: Option<std::time::Duration>,
     mode_name: String,
-    /// Length of `response` when the current model request began (a retry drops the
-    /// partial text after it).
-    request_start: usize,
     /// Transcript: whether the last thing printed ended a line.
     line_open: bool,
     /// Counts finished calls for a progress line (`troupe bench`).
@@ -108,14 +107,13 @@ impl HeadlessFront {
             session_id: String::new(),
             model: String::new(),
             response: String::new(),
-            stats: SessionStats::default(),
+            stats: SessionStats::approving_all(mode_name == "yolo"),
             calls: Vec::new(),
             keep_calls,
             started: Instant::now(),
             turn_started: None,
             turn_cpu_started: None,
             mode_name: mode_name.to_string(),
-            request_start: 0,
             line_open: false,
             progress: None,
             to_terminal: std::io::stdout().is_terminal(),
@@ -170,7 +168,7 @@ impl HeadlessFront {
             } => self.on_call_requested(call_id, name, args),
             UiEvent::ToolCallCompleted(call) => self.on_call_completed(call),
             UiEvent::ModelRequest { .. } => {
-                self.request_start = self.response.len();
+                self.response.clear();
                 let held = self.attempt.request();
                 self.print_text(&held);
             }
@@ -311,7 +309,7 @@ impl HeadlessFront {
     }
 
     fn on_retry(&mut self, attempt: u32, reason: &str) {
-        self.response.truncate(self.request_start);
+        self.response.clear();
         self.attempt.retry();
         if self.format == OutputFormat::StreamJson {
             // Not gemini-cli's: the deltas already printed of the failed attempt are void.
@@ -333,6 +331,9 @@ impl HeadlessFront {
     /// stream-json line (held until the `init` line is out).
     pub fn on_warning(&mut self, message: &str) {
         if !matches!(self.format, OutputFormat::Silent) {
+            // The warning starts a line of its own, also where stderr and stdout are
+            // one terminal or one file: the model's open line is ended first.
+            self.end_open_line();
             eprintln!("troupe: {}", for_terminal(message));
         }
         tracing::warn!(%message, "warning");
@@ -347,6 +348,7 @@ impl HeadlessFront {
     /// The run's summary at the end of its turn.
     fn summary(&mut self, outcome: crate::protocol::TurnOutcome) -> RunSummary {
         self.settle_attempt();
+        self.settle_last_line();
         let mut stats = self.stats.settled();
         let tokens_estimated = self.estimate.apply(&mut stats);
         RunSummary {

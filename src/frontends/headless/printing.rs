@@ -43,6 +43,33 @@ impl HeadlessFront {
         self.line_open = !text.ends_with('\n');
     }
 
+    /// Text and transcript: ends the line the model's text left open.
+    pub(super) fn end_open_line(&mut self) {
+        if matches!(self.format, OutputFormat::Text | OutputFormat::Transcript) && self.line_open {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(b"\n");
+            let _ = out.flush();
+            self.line_open = false;
+        }
+    }
+
+    /// Text and transcript, at the end of the turn: the report ends a line after a
+    /// response that does not end one (`frontends::report`); the last line is made to
+    /// end exactly once whatever was printed since the final round began.
+    pub(super) fn settle_last_line(&mut self) {
+        if !matches!(self.format, OutputFormat::Text | OutputFormat::Transcript) {
+            return;
+        }
+        let report_ends_it = !self.response.is_empty() && !self.response.ends_with('\n');
+        match (self.line_open, report_ends_it) {
+            (true, false) => self.end_open_line(),
+            // Already ended (a warning came after the text): the text formats read
+            // `response` for nothing else.
+            (false, true) => self.response.push('\n'),
+            _ => {}
+        }
+    }
+
     /// Text and transcript: shows what is held back of a retried attempt that ended.
     pub(super) fn settle_attempt(&mut self) {
         let text = self.attempt.settle();

@@ -20,6 +20,7 @@ pub struct RunSummary {
     pub session_id: String,
     pub model: String,
     pub outcome: TurnOutcome,
+    /// The final model round's text (as gemini-cli's `-o json` gives it).
     pub response: String,
     pub stats: SessionStats,
     /// Some of the tokens in `stats` are estimates (the server never counted them: the
@@ -160,13 +161,7 @@ pub fn stream_result(summary: &RunSummary) -> Value {
         "type": "result",
         "timestamp": iso8601(SystemTime::now()),
         "status": if ok { "success" } else { "error" },
-        "stats": {
-            "total_tokens": summary.stats.total_tokens,
-            "input_tokens": summary.stats.prompt_tokens,
-            "output_tokens": summary.stats.output_tokens,
-            "duration_ms": summary.elapsed.as_millis() as u64,
-            "tool_calls": summary.stats.total_calls()
-        }
+        "stats": summary.stats.stream_json(&summary.model, summary.elapsed.as_millis() as u64),
     });
     if summary.tokens_estimated {
         ev["stats"]["tokens_estimated"] = json!(true);
@@ -194,7 +189,7 @@ pub fn print_failure(format: OutputFormat, kind: &str, message: &str, code: i32)
             "status": "error",
             "error": error,
             "stats": {"total_tokens": 0, "input_tokens": 0, "output_tokens": 0,
-                "duration_ms": 0, "tool_calls": 0},
+                "cached": 0, "input": 0, "duration_ms": 0, "tool_calls": 0, "models": {}},
         })
         .to_string(),
         _ => return,
