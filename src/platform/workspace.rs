@@ -155,6 +155,23 @@ impl Workspace {
         Err(self.outside_error(attempted))
     }
 
+    /// Is `path` (absolute, or relative to the primary root) inside a root but
+    /// through a blocked segment (`.git`, `.env`, `node_modules`, `gha-creds-*.json`),
+    /// by its text or by its real path? Such a path is a secret the workspace holds,
+    /// not one outside it.
+    pub fn is_sensitive(&self, path: &Path) -> bool {
+        let abs = normalize_lexically(self.primary.join(path));
+        let real = real_path(&abs).ok();
+        let roots = self.read_roots();
+        let blocked = |p: &Path| {
+            roots.iter().any(|root| {
+                strip_path_prefix(p, root)
+                    .is_some_and(|rel| rel.components().any(|c| is_blocked(c.as_os_str())))
+            })
+        };
+        blocked(&abs) || real.as_deref().is_some_and(blocked)
+    }
+
     /// gemini-cli's "Path not in workspace" error for `attempted`.
     pub fn outside_error(&self, attempted: &Path) -> PathError {
         PathError::OutsideWorkspace {

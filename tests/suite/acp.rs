@@ -317,10 +317,13 @@ fn editor_prompt_with_parallel_reads_an_edit_permission_and_client_files() {
     assert!(reads
         .iter()
         .any(|c| c["locations"][0]["path"] == b_path.as_str()));
-    // The edit was announced (pending) before its permission request, then started:
-    // three completions and the edit's start.
+    // Every call was announced (pending) when the model asked for it, the edit before
+    // its permission request; then each started and completed.
+    assert!(calls.iter().all(|c| c["status"] == "pending"), "{calls:?}");
     let updates = ed.kinds("tool_call_update");
-    assert_eq!(updates.len(), 4, "{updates:?}");
+    assert_eq!(updates.len(), 6, "{updates:?}");
+    let started = updates.iter().filter(|u| u["status"] == "in_progress");
+    assert_eq!(started.count(), 3, "{updates:?}");
     let edit = updates
         .iter()
         .find(|u| u["content"][0]["type"] == "diff")
@@ -387,7 +390,7 @@ fn cancel_mid_turn_answers_every_call_and_ends_cancelled() {
     let done = ed.response(id);
     assert_eq!(done["result"]["stopReason"], "cancelled", "{done}");
     let update = ed.kinds("tool_call_update");
-    assert_eq!(update[0]["status"], "failed", "{update:?}");
+    assert_eq!(update.last().unwrap()["status"], "failed", "{update:?}");
     // The next prompt's history answers the cancelled call.
     let done = ed.call(
         "session/prompt",

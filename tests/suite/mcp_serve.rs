@@ -226,3 +226,77 @@ fn a_refusal_under_auto_edit_names_what_really_allows_the_call() {
     assert_eq!(ran["result"]["isError"], false, "{ran}");
     assert!(s.ws().join("served.txt").exists(), "{ran}");
 }
+
+/// The error `read_file` answered the model for each of `rels`, read in one headless
+/// turn.
+fn read_file_errors(s: &Scratch, rels: &[&str]) -> Vec<String> {
+    let calls = rels
+        .iter()
+        .map(|rel| call("read_file", json!({"file_path": rel})))
+        .collect();
+    let out = s.run(
+        &[turn(calls), turn(vec![text("done")])],
+        &["-p", "read them"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = s.requests();
+    let responses = function_responses(&requests[1]);
+    assert_eq!(responses.len(), rels.len(), "{responses:?}");
+    responses
+        .iter()
+        .map(|r| {
+            r["response"]["error"]
+                .as_str()
+                .unwrap_or_else(|| panic!("read_file served it: {r}"))
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn resources_are_confined_and_ignored_exactly_as_read_file() {
+    let s = Scratch::new();
+    std::fs::create_dir_all(s.ws().join(".git")).unwrap();
+    s.write(".gitignore", "build.log\n");
+    s.write(".geminiignore", "private.md\n");
+    s.write(".troupeignore", "drafts/\n");
+    s.write("build.log", "built\n");
+    s.write("private.md", "gemini-ignored\n");
+    s.write("drafts/plan.txt", "troupe-ignored\n");
+    s.write(".env", "TOKEN=secret\n");
+    s.write("kept.txt", "kept\n");
+    let ignored = ["build.log", "private.md", "drafts/plan.txt"];
+    let read_file = read_file_errors(&s, &ignored);
+
+    let mut served = Served::start(&s, &[]);
+    let listed = served.call("resources/list", json!({}));
+    let names: Vec<&str> = listed["result"]["resources"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"kept.txt"), "{names:?}");
+    let uri = |rel: &str| format!("file://{}", s.ws().join(rel).display());
+    for (rel, reason) in ignored.iter().zip(&read_file) {
+        assert!(!names.contains(rel), "{rel} listed: {names:?}");
+        let read = served.call("resources/read", json!({"uri": uri(rel)}));
+        let message = read["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("is ignored by configured ignore patterns"),
+            "{reason}"
+        );
+        assert!(
+            message.ends_with(reason.as_str()),
+            "{rel}: read_file said {reason:?}, resources/read {read}"
+        );
+    }
+    // A secret inside the workspace is refused as one, not as a path outside it.
+    let read = served.call("resources/read", json!({"uri": uri(".env")}));
+    let message = read["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("sensitive path"), "{read}");
+    assert!(!message.contains("outside"), "{read}");
+    assert!(!read.to_string().contains("secret"), "{read}");
+    let kept = served.call("resources/read", json!({"uri": uri("kept.txt")}));
+    assert_eq!(kept["result"]["contents"][0]["text"], "kept\n", "{kept}");
+}

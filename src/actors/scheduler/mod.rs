@@ -380,6 +380,10 @@ impl Inner {
                 name: call.name.clone(),
                 args: call.args.clone(),
             });
+            // Sent now, not at the next yield: the front end announces the call
+            // before the call's own work (an edit's confirmation reads the file, in
+            // an ACP session through the editor) can reach the client.
+            self.events.flush();
         }
         call
     }

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 use base64::Engine as _;
 
 use crate::engine::stats::SessionStats;
+use crate::mcp::McpHub;
 use crate::protocol::content::Part;
 use crate::protocol::{ApprovalDecision, ConfirmationDetails, ToolFactsTable, TurnOutcome};
 
@@ -17,6 +18,19 @@ pub fn tool_kind(name: &str, facts: &ToolFactsTable) -> &'static str {
         Some(f) => f.acp_kind.as_str(),
         None if name == "google_web_search" => "fetch",
         None => "other",
+    }
+}
+
+/// The title of a call as the client shows it: an MCP tool's as gemini-cli titles it
+/// (its `command` argument when it has one, else `tool (server MCP Server)`), any
+/// other tool's from [`tool_title`]. `mcp` knows the session's MCP tools.
+pub fn call_title(name: &str, args: &Value, mcp: Option<&McpHub>) -> String {
+    match mcp.and_then(|hub| hub.registry.dynamic().get(name)) {
+        Some(tool) => match args.get("command").and_then(Value::as_str) {
+            Some(command) => command.to_string(),
+            None => tool.display_name().to_string(),
+        },
+        None => tool_title(name, args),
     }
 }
 

@@ -15,6 +15,7 @@ use tokio::sync::oneshot;
 use super::convert;
 use crate::actors::session::SessionHandle;
 use crate::engine::stats::SessionStats;
+use crate::mcp::McpHub;
 use crate::protocol::{
     ApprovalDecision, ApprovalRequest, CallStatus, ConfirmationDetails, Event, Op, ToolFactsTable,
     TurnOutcome, UiEvent,
@@ -117,16 +118,20 @@ pub struct AcpFront {
     agent_progress: HashMap<String, Vec<String>>,
     /// The token counts of the turn's model requests so far.
     stats: SessionStats,
+    /// The session's MCP servers (their tools' titles).
+    mcp: Option<Arc<McpHub>>,
 }
 
 impl AcpFront {
-    /// The renderer of session `session_id`, whose calls are labelled by `facts`.
+    /// The renderer of session `session_id`, whose calls are labelled by `facts` and,
+    /// for MCP tools, by `mcp`.
     pub fn new(
         session_id: String,
         link: Arc<dyn ClientLink>,
         root: PathBuf,
         saved_to: String,
         facts: Arc<ToolFactsTable>,
+        mcp: Option<Arc<McpHub>>,
     ) -> Self {
         Self {
             session_id,
@@ -140,6 +145,7 @@ impl AcpFront {
             diffs: HashMap::new(),
             facts,
             stats: SessionStats::default(),
+            mcp,
         }
     }
 
@@ -213,7 +219,7 @@ impl AcpFront {
             "sessionUpdate": "tool_call",
             "toolCallId": call_id,
             "status": status,
-            "title": convert::tool_title(name, args),
+            "title": convert::call_title(name, args, self.mcp.as_deref()),
             "kind": convert::tool_kind(name, &self.facts),
             "locations": convert::locations(args, &self.root),
             "rawInput": args,
@@ -237,13 +243,17 @@ impl AcpFront {
                 name,
                 args,
             } => {
-                self.calls.insert(call_id, (name, (*args).clone()));
+                // Announced as soon as it is requested: before the tool reads a file
+                // through the editor (an edit reads it to build its confirmation),
+                // the client has the call those reads belong to.
+                self.calls.insert(call_id.clone(), (name, (*args).clone()));
+                self.announce(&call_id, "pending");
             }
             UiEvent::ToolCallStatus {
                 call_id, status, ..
             } => match status {
-                // Every call gets its `tool_call` first: `pending` before its
-                // permission request, then an update when it runs.
+                // Every call gets its `tool_call` first (`pending`, when requested),
+                // then an update when it runs.
                 CallStatus::AwaitingApproval => self.announce(&call_id, "pending"),
                 CallStatus::Executing => self.announce(&call_id, "in_progress"),
                 _ => {}

@@ -49,11 +49,12 @@ pub fn recorded_edits(file: &Path) -> HashMap<String, Value> {
 /// and each call as a finished `tool_call` (failed when its response is an error); a
 /// successful edit shows its diff, from `edits` ([`recorded_edits`]) or, for a
 /// `write_file` recorded without its texts, from its arguments (as live). `facts`
-/// give each call's ACP kind.
+/// give each call's ACP kind, `mcp` the titles of the MCP tools connected now.
 pub fn replay(
     history: &[Content],
     edits: &HashMap<String, Value>,
     facts: &ToolFactsTable,
+    mcp: Option<&crate::mcp::McpHub>,
 ) -> Vec<Value> {
     let mut results: HashMap<String, &FunctionResponse> = HashMap::new();
     for c in history {
@@ -87,7 +88,7 @@ pub fn replay(
                     "sessionUpdate": "tool_call",
                     "toolCallId": key,
                     "status": if failed { "failed" } else { "completed" },
-                    "title": super::convert::tool_title(&call.name, &call.args),
+                    "title": super::convert::call_title(&call.name, &call.args, mcp),
                     "kind": super::convert::tool_kind(&call.name, facts),
                     "content": [content],
                 }));

@@ -13,7 +13,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::front::ClientLink;
 use super::models::{
@@ -23,7 +23,6 @@ use super::models::{
 use super::session::{self, AcpSession};
 use super::{
     auth, convert, error, load, mcp_capabilities, modes, prompts, typed, value, Link, State,
-    COMMANDS,
 };
 use crate::actors::session::EndReason;
 use crate::frontends::slash::Expansion;
@@ -91,14 +90,7 @@ pub(super) async fn new_session(
                     "models": started.models,
                     "configOptions": started.config_options,
                 })))?;
-                let commands: Vec<Value> = COMMANDS
-                    .iter()
-                    .map(|(n, d)| json!({"name": n, "description": d}))
-                    .collect();
-                link.update(
-                    &started.id,
-                    json!({"sessionUpdate": "available_commands_update", "availableCommands": commands}),
-                );
+                offer_commands(&state, &link, &started.id);
                 Ok(())
             }
             Err(message) => responder.respond_with_error(error(-32603, message)),
@@ -118,19 +110,43 @@ pub(super) async fn load_session(
     let link = Link { cx: cx.clone() };
     // Off the dispatch loop: the replay waits on the new session.
     cx.spawn(async move {
+        // A session this connection has open is loaded again, as gemini-cli does: the
+        // open one ends (its turn cancelled, its file and lock released), then the
+        // recorded one is resumed and replayed in its place.
+        if let Some(open) = state.remove(&id) {
+            session::close(&open, EndReason::Other).await;
+        }
         let started = match session::start(&state, &req.0, link.clone(), Some(&id)).await {
             Ok(started) => started,
             Err(message) => return responder.respond_with_error(error(-32603, message)),
         };
-        for update in load::replay(&started.history, &started.edits, &started.tool_facts) {
+        let open = state.session(&id);
+        let mcp = open
+            .as_ref()
+            .and_then(|s| s.session.mcp().map(|hub| &**hub));
+        for update in load::replay(&started.history, &started.edits, &started.tool_facts, mcp) {
             link.update(&id, update);
         }
         responder.respond(RawResponse(json!({
             "modes": modes(started.mode),
             "models": started.models,
             "configOptions": started.config_options,
-        })))
+        })))?;
+        offer_commands(&state, &link, &id);
+        Ok(())
     })
+}
+
+/// Tells the client the commands session `id` offers (after `session/new` and
+/// `session/load`, as gemini-cli does).
+fn offer_commands(state: &State, link: &Link, id: &str) {
+    let Some(session) = state.session(id) else {
+        return;
+    };
+    link.update(
+        id,
+        json!({"sessionUpdate": "available_commands_update", "availableCommands": prompts::available(&session)}),
+    );
 }
 
 /// `session/set_model`: later requests go to the model chosen.

@@ -23,11 +23,11 @@ use std::sync::{Arc, Mutex};
 use actix::System;
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, CancelNotification, CloseSessionRequest, InitializeRequest, PromptRequest,
-    RequestPermissionRequest, SessionNotification, SetSessionConfigOptionRequest,
-    SetSessionModeRequest,
+    RequestPermissionRequest, RequestPermissionResponse, SessionNotification,
+    SetSessionConfigOptionRequest, SetSessionModeRequest,
 };
 use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::{Agent, Client, Error};
+use agent_client_protocol::{Agent, Client, Error, UntypedMessage};
 use futures::future::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
@@ -100,9 +100,30 @@ fn error(code: i32, message: impl Into<String>) -> Error {
     Error::new(code, message.into())
 }
 
+/// `message` as the schema type `T` writes it (checked against ACP's schema), with the
+/// `kind` and `status` of the tool call at `call` (a JSON pointer) kept as given: the
+/// schema leaves out their defaults (`other`, `pending`), which gemini-cli sends.
+fn checked<T: DeserializeOwned + serde::Serialize>(
+    method: &str,
+    message: Value,
+    call: &str,
+) -> Result<UntypedMessage, Error> {
+    let given = message.pointer(call).cloned();
+    let mut out = value(&typed::<T>(message)?);
+    if let (Some(Value::Object(given)), Some(Value::Object(at))) = (given, out.pointer_mut(call)) {
+        for key in ["kind", "status"] {
+            if let Some(v) = given.get(key) {
+                at.insert(key.into(), v.clone());
+            }
+        }
+    }
+    UntypedMessage::new(method, out)
+}
+
 impl ClientLink for Link {
     fn update(&self, session_id: &str, update: Value) {
-        match typed::<SessionNotification>(json!({"sessionId": session_id, "update": update})) {
+        let message = json!({"sessionId": session_id, "update": update});
+        match checked::<SessionNotification>("session/update", message, "/update") {
             Ok(n) => {
                 if let Err(e) = self.cx.send_notification(n) {
                     tracing::warn!(error = ?e, "cannot send session/update");
@@ -115,12 +136,19 @@ impl ClientLink for Link {
     fn request_permission(&self, params: Value) -> BoxFuture<'static, Result<Value, String>> {
         let cx = self.cx.clone();
         Box::pin(async move {
-            let request: RequestPermissionRequest = typed(params).map_err(|e| format!("{e:?}"))?;
+            let request = checked::<RequestPermissionRequest>(
+                "session/request_permission",
+                params,
+                "/toolCall",
+            )
+            .map_err(|e| format!("{e:?}"))?;
             let answer = cx
                 .send_request(request)
                 .block_task()
                 .await
                 .map_err(|e| format!("{e:?}"))?;
+            // Read as the schema's answer, so a malformed one fails here.
+            let answer: RequestPermissionResponse = typed(answer).map_err(|e| format!("{e:?}"))?;
             Ok(value(&answer))
         })
     }

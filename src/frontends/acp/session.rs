@@ -179,6 +179,7 @@ pub(super) async fn start(
         root,
         user_config_label(),
         tool_facts.clone(),
+        session.mcp().cloned(),
     );
     actix::spawn(front::drive(session.clone(), front, turns.clone()));
     let persisted = crate::frontends::repl::saved_rules::saved_rule_texts(&session.policy().rules);

@@ -1,17 +1,21 @@
-//! `troupe mcp serve`'s resources: the workspace's files (`.gitignore`d,
-//! `.geminiignore`d and pruned directories left out, as `glob` does), each as a
-//! `file://` URI, read through the session's confined file system — the same checks
-//! as `read_file`: inside a workspace root, no blocked segment (`.git`, `.env`, …), a
-//! regular file, at most 20 MiB.
+//! `troupe mcp serve`'s resources: the workspace's files, each as a `file://` URI,
+//! read through the session's confined file system with `read_file`'s checks and
+//! reasons: inside a workspace root (a secret the workspace holds, `.env`, `.git`, …,
+//! is "sensitive", not "outside"), not excluded by the ignore files `read_file`
+//! honours (`.gitignore` in a git repository, `.geminiignore`, `.troupeignore`), a
+//! regular file of at most 20 MiB. `resources/list` lists only what `resources/read`
+//! serves: every listed file passes the same [`admit`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use rmcp::model::{ListResourcesResult, ReadResourceResult};
 use rmcp::ErrorData;
 use serde_json::{json, Value};
 
-use crate::platform::filesystem::{Confined, FsWork, OpenMode};
+use crate::platform::filesystem::{
+    read_reported_size, regular_file_meta, Confined, FsError, FsWork, OpenMode, MAX_READ_BYTES,
+};
 use crate::platform::ignore_rules::{FilterOptions, IgnoreRules};
 use crate::tools::Services;
 
@@ -59,7 +63,7 @@ pub async fn list(
 }
 
 /// The file `uri` names (a `file://` URI of a workspace file): its text, or its bytes
-/// in base64 when they are not UTF-8.
+/// in base64 when they are not UTF-8; refused with `read_file`'s reason.
 pub async fn read(services: &Services, uri: &str) -> Result<ReadResourceResult, ErrorData> {
     let not_found = |why: String| ErrorData::resource_not_found(why, Some(json!({"uri": uri})));
     let path = url::Url::parse(uri)
@@ -67,19 +71,75 @@ pub async fn read(services: &Services, uri: &str) -> Result<ReadResourceResult, 
         .filter(|u| u.scheme() == "file")
         .and_then(|u| u.to_file_path().ok())
         .ok_or_else(|| not_found(format!("{uri} is not a file:// URI of a workspace file")))?;
-    let read = services
+    let bytes = services
         .fs
-        .read(path.clone())
+        .perform(ReadResource(path.clone()))
         .await
-        .map_err(|e| not_found(format!("{uri}: {e}")))?;
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+        .map_err(|why| not_found(format!("{uri}: {why}")))?;
     let mime = mime_of(&path);
-    let content = match String::from_utf8(read.bytes) {
+    let content = match String::from_utf8(bytes) {
         Ok(text) => json!({"uri": uri, "mimeType": mime, "text": text}),
         Err(e) => json!({"uri": uri, "mimeType": mime,
             "blob": base64::engine::general_purpose::STANDARD.encode(e.into_bytes())}),
     };
     serde_json::from_value(json!({ "contents": [content] }))
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+}
+
+/// One resource's bytes, on the FileSystem pool: [`admit`], then the read of the
+/// file it opened.
+struct ReadResource(PathBuf);
+
+impl FsWork for ReadResource {
+    type Output = Result<Vec<u8>, String>;
+    fn perform(self, ws: &Confined) -> Self::Output {
+        let mut rules = IgnoreRules::new(FilterOptions::default());
+        let (mut file, real, size) = admit(ws, &mut rules, &self.0)?;
+        read_reported_size(&mut file, size, MAX_READ_BYTES + 1)
+            .map_err(|e| format!("Error reading file {}: {e}", real.display()))
+    }
+}
+
+/// `read_file`'s checks of one path, in its order and with its words: opened
+/// beneath its workspace root (a blocked segment refused as sensitive), not ignored,
+/// a regular file within the size limit. Answers the open file, its real path and
+/// its size.
+fn admit(
+    ws: &Confined,
+    rules: &mut IgnoreRules,
+    path: &Path,
+) -> Result<(std::fs::File, PathBuf, u64), String> {
+    let opened = match ws.open(path, OpenMode::Read) {
+        Ok(opened) => opened,
+        Err(FsError::Path(_)) if ws.is_sensitive(path) => {
+            return Err(format!(
+                "Access to sensitive path \"{}\" is blocked: `.git`, `.env`, `node_modules` and `gha-creds-*.json` are never read.",
+                path.display()
+            ))
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let real = opened.real_path;
+    let is_dir = opened.file.metadata().is_ok_and(|m| m.is_dir());
+    if let Some(root) = ws.root_of(&real) {
+        if rules.is_ignored(&root, &real, is_dir) {
+            return Err(format!(
+                "File path '{}' is ignored by configured ignore patterns.",
+                real.display()
+            ));
+        }
+    }
+    let meta = regular_file_meta(&opened.file, &real).map_err(|e| e.to_string())?;
+    if meta.len() > MAX_READ_BYTES {
+        let too_large = FsError::TooLarge {
+            path: real,
+            size: meta.len(),
+            limit: MAX_READ_BYTES,
+        };
+        return Err(too_large.to_string());
+    }
+    Ok((opened.file, real, meta.len()))
 }
 
 /// The listing of [`workspace_files`], on the FileSystem pool.
@@ -92,43 +152,36 @@ impl FsWork for WorkspaceFiles {
     }
 }
 
-/// Every listable workspace file (path, name relative to its root, size), sorted by
-/// name, at most [`MAX_LISTED`]. Runs on the file system's pool.
+/// Every workspace file [`admit`] lets `resources/read` serve (path, name relative
+/// to its root, size), sorted by name, at most [`MAX_LISTED`]. Runs on the file
+/// system's pool.
 fn workspace_files(ws: &Confined) -> Vec<(PathBuf, String, u64)> {
     let mut rules = IgnoreRules::new(FilterOptions::default());
     let mut out = Vec::new();
     for root in ws.roots() {
-        let Some(files) = crate::tools::file_walk::walk_files(&root, None) else {
+        let Some(mut files) = crate::tools::file_walk::walk_files(&root, None) else {
             continue;
         };
-        let mut files = files;
         files.sort_by(|a, b| a.rel.cmp(&b.rel));
         for file in files {
             if out.len() >= MAX_LISTED {
                 return out;
             }
-            if rules.is_ignored(&root, &file.path, false) {
-                continue;
+            if let Ok((_, _, size)) = admit(ws, &mut rules, &file.path) {
+                out.push((file.path, file.rel, size));
             }
-            // Opened beneath its root, as a read would be (a blocked segment, or a
-            // link leading out, is left out).
-            let Ok(opened) = ws.open(&file.path, OpenMode::Handle) else {
-                continue;
-            };
-            let size = opened.file.metadata().map(|m| m.len()).unwrap_or(0);
-            out.push((file.path, file.rel, size));
         }
     }
     out
 }
 
-fn uri_of(path: &std::path::Path) -> String {
+fn uri_of(path: &Path) -> String {
     url::Url::from_file_path(path)
         .map(String::from)
         .unwrap_or_else(|_| format!("file://{}", path.display()))
 }
 
-fn mime_of(path: &std::path::Path) -> String {
+fn mime_of(path: &Path) -> String {
     mime_guess::from_path(path)
         .first()
         .map(|m| m.essence_str().to_string())
