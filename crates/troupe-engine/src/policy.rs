@@ -163,7 +163,15 @@ mod tests {
             parse_rule("mcp_fx_ns:echo"),
             Some(("mcp_fx_ns:echo".into(), None))
         );
-        for bad in ["*", "mcp_*", "mcp__*", "read_*", "mcp_ev_*(x)", "mcp_e v_*", "mcp_ev*"] {
+        for bad in [
+            "*",
+            "mcp_*",
+            "mcp__*",
+            "read_*",
+            "mcp_ev_*(x)",
+            "mcp_e v_*",
+            "mcp_ev*",
+        ] {
             assert_eq!(parse_rule(bad), None, "{bad}");
         }
         let text = format_rule("replace", Some("/w/f.rs"));
