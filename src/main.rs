@@ -35,6 +35,10 @@ fn main() {
             troupe::cli::mcp::run(command).map_err(|e| app::AppError::Usage(e.to_string()))
         }
         Some(Command::Hooks { action }) => troupe::cli::hooks_cmd::run(action),
+        Some(Command::Completion { shell }) => {
+            troupe::cli::completion::completion(shell).map_err(app::AppError::from)
+        }
+        Some(Command::Man) => troupe::cli::completion::man().map_err(app::AppError::from),
         None if cli.run.acp => troupe::frontends::acp::run(&cli.run),
         None => match cli.run.prompt.clone() {
             Some(prompt) => app::run_headless(&cli.run, prompt),

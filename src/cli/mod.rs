@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub use crate::frontends::options::{OutputFormatArg, RunArgs};
 
 pub mod bench;
+pub mod completion;
 pub mod config_cmd;
 pub mod demo;
 pub mod hooks_cmd;
@@ -20,10 +21,19 @@ pub mod mcp;
 /// <troupe home>/logs/troupe.log (troupe home: $TROUPE_HOME, else ~/.troupe), or to
 /// --log-file / log.file.
 #[derive(Debug, Parser)]
-#[command(name = "troupe", version, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "troupe",
+    version,
+    disable_version_flag = true,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+
+    /// Print version (`-V` works too).
+    #[arg(short = 'v', long = "version", short_alias = 'V', action = clap::ArgAction::Version)]
+    pub version: Option<bool>,
 
     #[command(flatten)]
     pub run: RunArgs,
@@ -64,6 +74,18 @@ pub enum Command {
         #[command(subcommand)]
         action: HooksAction,
     },
+    /// Print a shell completion script: `troupe completion bash > /etc/bash_completion.d/troupe`.
+    ///
+    /// The words `completion` and `man` (like `demo` or `config`) name subcommands when
+    /// they are the first argument on their own; a prompt that starts with one goes
+    /// after `--` or in quotes with its other words (`troupe "completion is slow"`).
+    Completion {
+        /// The shell: bash, zsh, fish, elvish or powershell.
+        #[arg(value_name = "SHELL")]
+        shell: Option<clap_complete::Shell>,
+    },
+    /// Print the manual page (troff): `troupe man > troupe.1`.
+    Man,
 }
 
 /// `troupe hooks` actions.

@@ -88,6 +88,11 @@ pub struct RunArgs {
     #[arg(short = 'r', long = "resume", value_name = "latest|N|ID", num_args = 0..=1, default_missing_value = "latest")]
     pub resume: Option<String>,
 
+    /// Continue the most recent session of this project (the same as --resume latest;
+    /// Claude Code's flag): headless with -p, else interactive.
+    #[arg(long = "continue", conflicts_with_all = ["resume", "session_id", "session_file"])]
+    pub continue_latest: bool,
+
     /// List the sessions of this project and exit (never calls a model).
     #[arg(long = "list-sessions")]
     pub list_sessions: bool,

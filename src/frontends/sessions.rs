@@ -121,7 +121,10 @@ pub fn plan_or_failure(
     // they exist) find them.
     crate::platform::interrupt::install();
     let session_args = SessionArgs {
-        resume: args.resume.clone(),
+        resume: args
+            .resume
+            .clone()
+            .or_else(|| args.continue_latest.then(|| "latest".to_string())),
         session_id: args.session_id.clone(),
         session_file: args.session_file.clone(),
     };

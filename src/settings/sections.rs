@@ -345,7 +345,7 @@ fn check_approval(
     {
         return Err(bad(
             "approval.allowed",
-            format!("`{bad_rule}` is not `tool` or `tool(key)`"),
+            format!("`{bad_rule}` is not `tool`, `tool(key)` or `mcp_<server>_*`"),
         ));
     }
     Ok(())

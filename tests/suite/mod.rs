@@ -9,6 +9,7 @@ mod batch;
 mod bench;
 mod bounded_work;
 mod child_env;
+mod cli_habits;
 mod config_effective;
 mod config_sources;
 mod confinement;

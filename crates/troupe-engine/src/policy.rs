@@ -85,14 +85,23 @@ pub fn format_rule(tool: &str, key: Option<&str>) -> String {
     }
 }
 
-/// Parses `tool` or `tool(key)`; `None` when the text is neither.
+/// Parses `tool`, `tool(key)` or `mcp_<server>_*` (every tool of one MCP server, the
+/// rule "Allow all server tools" makes); `None` when the text is none of them. A tool
+/// name has the characters of an MCP tool name (`[A-Za-z0-9_.:-]`); `*` ends a server
+/// rule only, so no rule covers the built-in tools wholesale.
 pub fn parse_rule(text: &str) -> Option<(String, Option<String>)> {
     let text = text.trim();
     let valid_name = |n: &str| {
         !n.is_empty()
             && n.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
     };
+    if let Some(server) = text
+        .strip_prefix("mcp_")
+        .and_then(|rest| rest.strip_suffix("_*"))
+    {
+        return valid_name(server).then(|| (text.to_string(), None));
+    }
     match text.split_once('(') {
         None => valid_name(text).then(|| (text.to_string(), None)),
         Some((tool, rest)) => {
@@ -144,6 +153,27 @@ mod tests {
         assert_eq!(parse_rule("bad name"), None);
         assert_eq!(parse_rule("tool()"), None);
         assert_eq!(parse_rule("tool(x"), None);
+        // Every tool of one MCP server; no other wildcard.
+        assert_eq!(parse_rule(" mcp_ev_* "), Some(("mcp_ev_*".into(), None)));
+        assert_eq!(
+            parse_rule("mcp_my-srv.v2_*"),
+            Some(("mcp_my-srv.v2_*".into(), None))
+        );
+        assert_eq!(
+            parse_rule("mcp_fx_ns:echo"),
+            Some(("mcp_fx_ns:echo".into(), None))
+        );
+        for bad in [
+            "*",
+            "mcp_*",
+            "mcp__*",
+            "read_*",
+            "mcp_ev_*(x)",
+            "mcp_e v_*",
+            "mcp_ev*",
+        ] {
+            assert_eq!(parse_rule(bad), None, "{bad}");
+        }
         let text = format_rule("replace", Some("/w/f.rs"));
         assert_eq!(
             parse_rule(&text),
