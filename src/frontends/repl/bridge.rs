@@ -40,12 +40,13 @@ pub async fn pump(
     stats: SharedStats,
     edits: super::edits::EditLog,
 ) {
+    let facts = handle.tool_facts();
     while let Some(event) = handle.next_event().await {
         match event {
             Event::Ui(event) => {
                 record(&stats, &event);
                 if let UiEvent::ToolCallCompleted(call) = &event {
-                    super::edits::note(&edits, call);
+                    super::edits::note(&edits, call, facts.get(&call.name));
                 }
                 if out.send(FrontMsg::Event(event)).is_err() {
                     tracing::debug!("the REPL is gone; event dropped");

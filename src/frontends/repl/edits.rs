@@ -1,5 +1,6 @@
 //! The session's file edits as the REPL saw them, for `/diff` and `/undo`: every
-//! successful `replace` or `write_file` call of the main session, with the text its
+//! successful call of the main session to a tool that edits one file (`replace`,
+//! `write_file`: their `edited_file_arg` fact), with the text its
 //! result carries from before and after the edit (see
 //! [`crate::tools::file_edit::with_contents`]; an edit too large to carry them is kept
 //! as such, and can be neither shown nor undone).
@@ -15,7 +16,7 @@ use serde_json::Value;
 
 use crate::engine::hash::sha256;
 use crate::platform::filesystem::WriteExpect;
-use crate::protocol::{CallStatus, CompletedCall};
+use crate::protocol::{CallStatus, CompletedCall, ToolFacts};
 
 /// One edit call.
 #[derive(Debug, Clone)]
@@ -41,11 +42,13 @@ pub enum Entry {
 /// and the REPL thread.
 pub type EditLog = Arc<Mutex<Vec<Entry>>>;
 
-/// Notes `call` when it is a successful edit (a call that carries the edit's texts in
-/// its data, or an edit tool's call whose texts did not fit).
-pub fn note(log: &EditLog, call: &CompletedCall) {
-    if call.status != CallStatus::Success || !matches!(call.name.as_str(), "replace" | "write_file")
-    {
+/// Notes `call`, whose tool has `facts`, when it is a successful edit of one file (its
+/// data carries the edit's texts, or they did not fit).
+pub fn note(log: &EditLog, call: &CompletedCall, facts: &ToolFacts) {
+    let Some(path_arg) = facts.edited_file_arg else {
+        return;
+    };
+    if call.status != CallStatus::Success {
         return;
     }
     let Some(data) = call.data.as_ref() else {
@@ -64,7 +67,7 @@ pub fn note(log: &EditLog, call: &CompletedCall) {
             })
         }
         _ => {
-            let Some(path) = call.args.get("file_path").and_then(Value::as_str) else {
+            let Some(path) = call.args.get(path_arg).and_then(Value::as_str) else {
                 return;
             };
             Entry::TooLarge(PathBuf::from(path))

@@ -67,7 +67,7 @@ fn diff_shows_the_sessions_changes_and_undo_walks_them_back() {
     assert_eq!(s.read("a.txt"), "one\nTWO\nthree\nmine\n");
     s.write("a.txt", "one\nTWO\nthree\n");
     t.line("/undo");
-    t.wait_for("Undone: a.txt is back as it was before the edit.");
+    t.wait_for_count("Undone: a.txt is back as it was before the edit.", 2);
     assert_eq!(s.read("a.txt"), "one\ntwo\nthree\n");
     t.line("/undo");
     t.wait_for("There is no edit of this session to undo.");
