@@ -23,6 +23,7 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
             crate::engine::sanitize::for_terminal(&warning)
         );
     }
+    crate::frontends::repl::remember_settings(&loaded);
     let plan = match crate::frontends::sessions::plan_for(args, &loaded.settings, &ws)? {
         Ok(plan) => plan,
         Err(code) => return Ok(code),

@@ -215,6 +215,68 @@ pub fn load_with(
     Ok(loaded)
 }
 
+/// The effective settings `table` (with its `origins`) changed by one `key=value`
+/// override, checked exactly as a `-c` flag is: an unknown key, a value of the wrong
+/// type or a bad value is refused with the loader's message. For `/settings KEY VALUE`,
+/// whose origin reads `origin`. The MCP servers and trust facts are not part of the
+/// result.
+pub fn with_override(
+    table: &Table,
+    origins: &BTreeMap<String, Origin>,
+    flag: &str,
+    origin: &str,
+) -> Result<(Settings, Table, BTreeMap<String, Origin>), SettingsError> {
+    let defaults: Table =
+        DEFAULT_TOML
+            .parse()
+            .map_err(|e: toml::de::Error| SettingsError::Parse {
+                origin: "built-in defaults".into(),
+                message: e.to_string(),
+            })?;
+    let (mut table, mut origins) = (table.clone(), origins.clone());
+    merge_flags(&[flag.to_string()], &defaults, &mut table, &mut origins)
+        .map_err(|e| with_origin(e, origin))?;
+    let key = flag.split_once('=').map_or(flag, |(k, _)| k).trim();
+    if let Some(o) = origins.get_mut(key) {
+        *o = origin.to_string();
+    }
+    let settings: Settings =
+        Value::Table(table.clone())
+            .try_into()
+            .map_err(|e: toml::de::Error| SettingsError::Parse {
+                origin: origin.to_string(),
+                message: e.to_string(),
+            })?;
+    check_values(&settings, &origins)?;
+    Ok((settings, table, origins))
+}
+
+/// `error` said to come from `origin`.
+fn with_origin(error: SettingsError, origin: &str) -> SettingsError {
+    let origin = origin.to_string();
+    match error {
+        SettingsError::UnknownKey { key, .. } => SettingsError::UnknownKey { key, origin },
+        SettingsError::WrongType {
+            key,
+            expected,
+            found,
+            ..
+        } => SettingsError::WrongType {
+            key,
+            origin,
+            expected,
+            found,
+        },
+        SettingsError::BadValue { key, message, .. } => SettingsError::BadValue {
+            key,
+            origin,
+            message,
+        },
+        SettingsError::Parse { message, .. } => SettingsError::Parse { origin, message },
+        SettingsError::Io { message, .. } => SettingsError::Io { origin, message },
+    }
+}
+
 /// The user and project files merged in, weakest first: the MCP servers they
 /// declare (taken out of the tables) and the files applied, with what each is.
 fn merge_files(
@@ -329,6 +391,36 @@ fn without_value(error: SettingsError, key: &str) -> SettingsError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_override_is_checked_as_a_flag_and_named_by_its_origin() {
+        let dir = tempfile::tempdir().unwrap();
+        let none = dir.path().join("none.toml");
+        let loaded = load_with(&none, &none, &[], &[]).unwrap();
+        let (settings, _, origins) = with_override(
+            &loaded.table,
+            &loaded.origins,
+            "model.max_turns=30",
+            "/settings",
+        )
+        .unwrap();
+        assert_eq!(settings.model.max_turns, 30);
+        assert_eq!(origins["model.max_turns"], "/settings");
+        let unknown = with_override(
+            &loaded.table,
+            &loaded.origins,
+            "model.max_turn=3",
+            "/settings",
+        );
+        assert!(
+            matches!(unknown, Err(SettingsError::UnknownKey { origin, .. }) if origin == "/settings")
+        );
+        let bad = with_override(&loaded.table, &loaded.origins, "ui.theme=pink", "/settings");
+        assert!(bad
+            .unwrap_err()
+            .to_string()
+            .contains("is not one of default, light, no-color"));
+    }
 
     #[test]
     fn layers_apply_in_order_and_remember_origin() {

@@ -25,6 +25,7 @@ pub struct Settings {
     pub general: GeneralSettings,
     pub mcp: McpSettings,
     pub agents: AgentSettings,
+    pub ui: UiSettings,
     /// `[mcp_servers.NAME]` of the user and project files (not merged key by key).
     #[serde(skip)]
     pub mcp_servers: Vec<crate::settings::mcp::McpServerConfig>,
@@ -302,6 +303,19 @@ pub struct GeneralSettings {
     pub checkpointing: bool,
 }
 
+/// `[ui]`: the interactive session's look and line editor.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UiSettings {
+    /// One of [`THEMES`].
+    pub theme: String,
+    /// The line editor starts in vi mode.
+    pub vim_mode: bool,
+}
+
+/// The names `ui.theme` takes.
+pub const THEMES: &[&str] = &["default", "light", "no-color"];
+
 pub(super) fn check_values(
     s: &Settings,
     origins: &BTreeMap<String, Origin>,
@@ -314,6 +328,12 @@ pub(super) fn check_values(
     check_approval(s, &bad)?;
     check_model(s, &bad)?;
     check_edit_context_and_tools(s, &bad)?;
+    if !THEMES.contains(&s.ui.theme.as_str()) {
+        return Err(bad(
+            "ui.theme",
+            format!("`{}` is not one of {}", s.ui.theme, THEMES.join(", ")),
+        ));
+    }
     if !["error", "warn", "info", "debug", "trace"].contains(&s.log.level.as_str()) {
         return Err(bad(
             "log.level",

@@ -142,6 +142,11 @@ pub struct UserParts {
 #[rtype(result = "()")]
 pub struct SetModelName(pub String);
 
+/// Sets the model rounds a prompt may take (`model.max_turns`) for later prompts.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct SetMaxTurns(pub u32);
+
 /// Cancels the turn in flight (Ctrl+C).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]

@@ -123,6 +123,8 @@ pub enum Op {
     AddWorkspaceRoot { path: String },
     /// Switches the model of later requests (`/model NAME`).
     SetModel(String),
+    /// Sets `model.max_turns` for the following prompts (`/settings model.max_turns N`).
+    SetMaxTurns(u32),
     /// Summarises older history now (`force`), or only when the last prompt passed
     /// the configured threshold.
     Compress { force: bool },
@@ -197,6 +199,7 @@ impl Op {
             Op::RevokeRule(_) => "revoke_rule",
             Op::AddWorkspaceRoot { .. } => "add_workspace_root",
             Op::SetModel(_) => "set_model",
+            Op::SetMaxTurns(_) => "set_max_turns",
             Op::Compress { .. } => "compress",
             Op::Memory { .. } => "memory",
             Op::GetHistory => "get_history",

@@ -49,6 +49,14 @@ impl Handler<crate::protocol::SetModelName> for Chat {
     }
 }
 
+impl Handler<crate::protocol::SetMaxTurns> for Chat {
+    type Result = ();
+
+    fn handle(&mut self, msg: crate::protocol::SetMaxTurns, _: &mut Self::Context) {
+        self.config.max_turns = msg.0;
+    }
+}
+
 impl Handler<SetHistory> for Chat {
     type Result = Result<(), OpError>;
 

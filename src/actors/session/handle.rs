@@ -317,6 +317,12 @@ impl SessionHandle {
                 session.chat.do_send(SetModelName(model));
                 answer.send(Ok(OpReply::Done));
             }
+            Op::SetMaxTurns(limit) => {
+                session
+                    .chat
+                    .do_send(crate::protocol::SetMaxTurns(limit.max(1)));
+                answer.send(Ok(OpReply::Done));
+            }
             Op::Compress { force } => self.ask(
                 &session.chat,
                 CompressHistory { force },

@@ -34,11 +34,20 @@ pub type SharedStats = Arc<Mutex<SessionStats>>;
 
 /// The REPL's event loop: runs on the session's arbiter until the event stream ends
 /// (the session is over); `out` is then dropped, which the REPL thread sees.
-pub async fn pump(handle: Arc<SessionHandle>, out: Sender<FrontMsg>, stats: SharedStats) {
+pub async fn pump(
+    handle: Arc<SessionHandle>,
+    out: Sender<FrontMsg>,
+    stats: SharedStats,
+    edits: super::edits::EditLog,
+) {
+    let facts = handle.tool_facts();
     while let Some(event) = handle.next_event().await {
         match event {
             Event::Ui(event) => {
                 record(&stats, &event);
+                if let UiEvent::ToolCallCompleted(call) = &event {
+                    super::edits::note(&edits, call, facts.get(&call.name));
+                }
                 if out.send(FrontMsg::Event(event)).is_err() {
                     tracing::debug!("the REPL is gone; event dropped");
                 }

@@ -95,6 +95,27 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "[list|desc|schema|reload]",
         "MCP servers: status, errors and tools; reload restarts them",
     ),
+    (
+        "diff",
+        "",
+        "what this session changed in files so far, as a unified diff",
+    ),
+    (
+        "undo",
+        "",
+        "undo the session's last file edit (again: the one before)",
+    ),
+    (
+        "settings",
+        "[PREFIX|KEY VALUE]",
+        "the effective settings, or change one for this session",
+    ),
+    (
+        "theme",
+        "[NAME]",
+        "list the colour themes, or switch to one",
+    ),
+    ("vim", "", "toggle vi keys in the line editor"),
     ("quit", "", "leave (also /exit, Ctrl+D)"),
 ];
 
@@ -133,6 +154,8 @@ pub fn run(line: &str, link: &SessionLink, p: Palette) -> (Vec<String>, After) {
         }
         "mcp" => crate::mcp::status::command(link.handle.mcp().map(|hub| &**hub), &args),
         "hooks" => super::hooks_cmd::hooks(link, &args, p),
+        "diff" => super::changes_cmd::diff(link, p),
+        "undo" => super::changes_cmd::undo(link, p),
         "" => help(&[], p),
         other => vec![unknown(other, p)],
     };
@@ -380,7 +403,7 @@ mod tests {
 
     #[test]
     fn unknown_commands_get_the_closest_name() {
-        let p = Palette { color: false };
+        let p = Palette::plain();
         assert_eq!(
             unknown("stat", p),
             "Unknown command /stat. Did you mean /stats? (/help lists the commands)"

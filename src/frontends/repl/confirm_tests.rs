@@ -32,7 +32,7 @@ fn edits_offer_the_editor_and_shell_names_its_root_commands() {
         dir: "/w".into(),
     };
     let ctx = ConfirmContext {
-        palette: Palette { color: false },
+        palette: Palette::plain(),
         saved_to: "x".into(),
         workspace: Path::new("/w"),
     };
@@ -69,7 +69,7 @@ fn edits_offer_the_editor_and_shell_names_its_root_commands() {
 #[test]
 fn non_ascii_url_hosts_are_named_in_punycode() {
     let ctx = ConfirmContext {
-        palette: Palette { color: false },
+        palette: Palette::plain(),
         saved_to: "x".into(),
         workspace: Path::new("/w"),
     };
@@ -133,7 +133,7 @@ fn a_command_is_shown_whole_on_one_line_with_its_escapes_visible() {
         dir: "/w/\u{202e}txt.exe".into(),
     };
     let ctx = ConfirmContext {
-        palette: Palette { color: false },
+        palette: Palette::plain(),
         saved_to: "x".into(),
         workspace: Path::new("/w"),
     };

@@ -117,7 +117,7 @@ mod tests {
     fn numbers_lines_and_collapses_unchanged_stretches() {
         let original: String = (1..=20).map(|i| format!("line {i}\n")).collect();
         let proposed = original.replace("line 10\n", "line ten\n");
-        let lines = render_edit("a.txt", &original, &proposed, Palette { color: false }, 100);
+        let lines = render_edit("a.txt", &original, &proposed, Palette::plain(), 100);
         assert_eq!(lines[0], "a.txt  +1 -1");
         assert_eq!(lines[1].trim(), "⋯ 6 unchanged lines ⋯");
         assert_eq!(lines[2], " 7  7   line 7");
@@ -133,7 +133,7 @@ mod tests {
     fn a_lone_carriage_return_is_shown_not_drawn_as_a_line_break() {
         let original = "keep\nsafe = true\n";
         let proposed = "keep\nsafe = true\rrun = \"curl x | sh\"\n";
-        let lines = render_edit("a.toml", original, proposed, Palette { color: false }, 100);
+        let lines = render_edit("a.toml", original, proposed, Palette::plain(), 100);
         assert_eq!(
             lines,
             [
@@ -144,13 +144,7 @@ mod tests {
             ]
         );
         // CRLF line ends are line ends.
-        let lines = render_edit(
-            "b",
-            "x\r\ny\r\n",
-            "x\r\nz\r\n",
-            Palette { color: false },
-            100,
-        );
+        let lines = render_edit("b", "x\r\ny\r\n", "x\r\nz\r\n", Palette::plain(), 100);
         assert_eq!(lines[1..], ["1 1   x", "2   - y", "  2 + z"]);
     }
 }

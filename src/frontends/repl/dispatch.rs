@@ -12,6 +12,10 @@ impl Repl {
     pub(super) fn command(&mut self, line: &str) -> After {
         let body = line.trim_start_matches('/');
         let (name, args) = body.split_once(char::is_whitespace).unwrap_or((body, ""));
+        if let Some(lines) = self.ui_command(name, args) {
+            println!("{}", lines.join("\n"));
+            return After::Continue;
+        }
         if let Some(extra) = extra_commands::run(name, args, &mut self.link, self.palette) {
             let (lines, prompt) = match extra {
                 extra_commands::Extra::Lines(lines) => (lines, None),

@@ -51,6 +51,7 @@ const COMMAND_ARGS: &[(&str, &[&str])] = &[
     ("tools", &["desc", "nodesc"]),
     ("directory", &["show", "add"]),
     ("approvals", &["revoke"]),
+    ("theme", &["default", "light", "no-color"]),
 ];
 
 impl Completer for InputHelper {
@@ -132,6 +133,13 @@ fn complete_path(workspace: &std::path::Path, typed: &str) -> Vec<String> {
         .collect();
     found.sort_by(|a, b| crate::engine::text::locale_cmp(a, b));
     found
+}
+
+impl InputHelper {
+    /// The colours of the status line from now on (`/theme`).
+    pub fn set_palette(&mut self, palette: Palette) {
+        self.palette = palette;
+    }
 }
 
 impl Hinter for InputHelper {

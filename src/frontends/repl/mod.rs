@@ -10,6 +10,7 @@
 
 mod agent_lines;
 pub mod bridge;
+mod changes_cmd;
 mod columns;
 mod commands;
 mod compress_cmd;
@@ -17,10 +18,12 @@ mod confirm;
 mod diff_view;
 mod dispatch;
 mod editor;
+mod edits;
 mod extra_commands;
 mod hooks_cmd;
 mod input;
 mod mcp_prompt;
+mod picker;
 mod render;
 pub mod saved_rules;
 mod session_commands;
@@ -30,6 +33,7 @@ mod start;
 mod status;
 mod terminal;
 mod turn;
+mod ui_commands;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -41,6 +45,7 @@ use rustyline::ExternalPrinter;
 pub use bridge::{FrontMsg, SharedStats};
 pub use session_link::{SessionLink, ToolInfo};
 pub use start::start_actors;
+pub use ui_commands::remember_settings;
 
 use crate::actors::session::{EndReason, SessionHandle};
 use crate::frontends::slash::custom as custom_commands;
@@ -76,6 +81,8 @@ pub struct Repl {
     custom: Vec<custom_commands::CustomCommand>,
     /// The status line the line editor draws under the prompt.
     status: status::StatusSlot,
+    /// The effective settings, as `/settings` shows and changes them.
+    settings: Option<ui_commands::Effective>,
 }
 
 impl Repl {
@@ -107,7 +114,9 @@ impl Repl {
         let _ = editor.load_history(&history);
         let sigint = crate::platform::interrupt::forward_sigint()
             .map_err(|e| format!("cannot install the Ctrl+C handler: {e}"))?;
-        Ok(Self {
+        let ui = link.handle.settings().ui.clone();
+        let mut repl = Self {
+            settings: ui_commands::effective_at_start(&link.workspace),
             editor,
             link,
             events,
@@ -118,7 +127,10 @@ impl Repl {
             shell_mode: false,
             custom,
             status,
-        })
+        };
+        repl.set_theme(terminal::Theme::parse(&ui.theme).unwrap_or_default());
+        repl.set_vim(ui.vim_mode);
+        Ok(repl)
     }
 
     /// Runs until the user leaves; returns the exit code.

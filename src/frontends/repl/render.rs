@@ -348,7 +348,7 @@ mod tests {
 
     #[test]
     fn text_is_printed_by_whole_lines_with_code_blocks_kept() {
-        let p = Palette { color: false };
+        let p = Palette::plain();
         let mut r = EventRenderer::new(p);
         assert!(r.render(&UiEvent::TextDelta("Here:\n```rs\nfn ".into())) == ["Here:", "```rs"]);
         assert_eq!(
@@ -365,7 +365,7 @@ mod tests {
 
     #[test]
     fn text_from_the_model_and_tools_is_drawn_with_its_escapes_visible() {
-        let p = Palette { color: false };
+        let p = Palette::plain();
         let mut r = EventRenderer::new(p);
         assert_eq!(
             r.render(&UiEvent::TextDelta("\x1b]0;title\x07hi\r\x1b[2K\n".into())),

@@ -78,7 +78,7 @@ impl SessionParts {
 /// Runs `/resume`, `/chat`, `/rewind` or `/restore`.
 pub fn run(name: &str, args: &[&str], link: &SessionLink, p: Palette) -> Vec<String> {
     match (name, args) {
-        ("resume", []) => list(link, p),
+        ("resume", []) => pick_and_resume(link, p),
         ("resume" | "chat", ["save" | "resume" | "load" | "list" | "delete", ..])
         | ("chat", []) => chat(args, link, p),
         ("resume", [which]) => resume(which, link, p),
@@ -102,6 +102,46 @@ fn list(link: &SessionLink, p: Palette) -> Vec<String> {
         .collect();
     out.push(p.dim("/resume N continues session N."));
     out
+}
+
+/// `/resume` alone: on a terminal, the list to pick from (arrows or the number, Enter,
+/// Esc to keep the current session); elsewhere the list.
+fn pick_and_resume(link: &SessionLink, p: Palette) -> Vec<String> {
+    use std::io::IsTerminal;
+    let interactive = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let Some(store) = link.sessions.store.as_ref().filter(|_| interactive) else {
+        return list(link, p);
+    };
+    let sessions = store.list();
+    if sessions.is_empty() {
+        return list(link, p);
+    }
+    let current = link.sessions.current();
+    let text = list_text(&sessions, Some(&current));
+    // The newest session other than this one is marked first.
+    let newest = sessions
+        .iter()
+        .rposition(|s| s.session_id != current)
+        .unwrap_or(0);
+    let mut lines = text.trim_start_matches('\n').lines();
+    if let Some(header) = lines.next() {
+        println!("{header}");
+    }
+    println!(
+        "{}",
+        p.dim("↑/↓ or the number to choose, Enter to resume, Esc to stay in this session")
+    );
+    // `  N. title (age) [id]` without the number, which the picker draws itself.
+    let labels: Vec<String> = lines
+        .map(|l| {
+            let l = l.trim_start();
+            l.split_once(". ").map_or(l, |(_, rest)| rest).to_string()
+        })
+        .collect();
+    match super::picker::pick(&labels, newest, p) {
+        Some(index) => resume(&(index + 1).to_string(), link, p),
+        None => vec![p.dim("Staying in this session; /resume N continues session N.")],
+    }
 }
 
 fn resume(which: &str, link: &SessionLink, p: Palette) -> Vec<String> {

@@ -26,6 +26,8 @@ pub struct SessionLink {
     /// read, a `!` command) runs while the REPL thread waits for its answer.
     pub(super) actors: ArbiterHandle,
     pub stats: SharedStats,
+    /// The session's file edits, for `/diff` and `/undo`.
+    pub edits: super::edits::EditLog,
     pub tools: Vec<ToolInfo>,
     pub session_id: String,
     pub model: String,
@@ -36,6 +38,8 @@ pub struct SessionLink {
     pub(super) persisted: Mutex<Vec<String>>,
     /// Sessions: the store and checkpoints (see `session_commands`).
     pub sessions: session_commands::SessionParts,
+    /// The line editor is in vi mode (`/vim`; shown in the status line).
+    pub(super) vim: std::sync::atomic::AtomicBool,
     /// Ends the session ([`SessionLink::shutdown`]); `None` once it has.
     pub(super) ending: Mutex<Option<Ending>>,
 }
@@ -43,6 +47,15 @@ pub struct SessionLink {
 impl SessionLink {
     pub fn mode(&self) -> ApprovalMode {
         self.handle.approval_mode()
+    }
+
+    /// Whether the line editor is in vi mode.
+    pub fn vim(&self) -> bool {
+        self.vim.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(super) fn set_vim(&self, on: bool) {
+        self.vim.store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Switches the approval mode and waits until the session took it.

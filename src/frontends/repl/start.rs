@@ -90,7 +90,13 @@ async fn start_session(
             .map_err(|e| e.to_string())?,
     );
     let stats: SharedStats = Arc::new(Mutex::new(SessionStats::default()));
-    actix::spawn(bridge::pump(handle.clone(), events, stats.clone()));
+    let edits = super::edits::EditLog::default();
+    actix::spawn(bridge::pump(
+        handle.clone(),
+        events,
+        stats.clone(),
+        edits.clone(),
+    ));
     crate::frontends::signals::exit_on_term_or_hup(handle.clone());
     let (reason_tx, reason_rx) = futures::channel::oneshot::channel();
     let ending = handle.clone();
@@ -107,11 +113,13 @@ async fn start_session(
         handle,
         actors: Arbiter::current(),
         stats,
+        edits,
         model,
         workspace,
         user_config,
         persisted: Mutex::new(initial_saved),
         sessions,
+        vim: Default::default(),
         ending: Mutex::new(None),
     };
     Ok((link, reason_tx))

@@ -1,5 +1,6 @@
-//! The status line under the prompt (gemini-cli's footer): model, approval mode, how
-//! much of the context window is left, and how many context files are loaded. On a
+//! The status line under the prompt (gemini-cli's footer): model, approval mode, `vim`
+//! when the line editor is in vi mode, how much of the context window is left, and how
+//! many context files are loaded. On a
 //! terminal the line editor draws it on the row below the input while the prompt
 //! waits ([`StatusHint`]); otherwise it is printed after each answer. Also the `@{…}` file read of custom commands.
 
@@ -33,9 +34,10 @@ pub fn status_parts(link: &SessionLink) -> StatusParts {
         _ => 0,
     };
     let s = if files == 1 { "" } else { "s" };
+    let vim = if link.vim() { "vim · " } else { "" };
     StatusParts {
         model: link.model.clone(),
-        tail: format!("{left}% context left · {files} context file{s}"),
+        tail: format!("{vim}{left}% context left · {files} context file{s}"),
     }
 }
 

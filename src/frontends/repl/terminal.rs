@@ -9,18 +9,79 @@ use std::os::fd::AsFd;
 use anstyle::{AnsiColor, Style};
 use nix::sys::termios::{self, LocalFlags, SetArg, Termios};
 
+/// The colour themes `/theme` switches between (`ui.theme`): `default` for a dark
+/// background, `light` for a light one (darker colours, no dimming), `no-color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Theme {
+    #[default]
+    Default,
+    Light,
+    NoColor,
+}
+
+impl Theme {
+    /// Every theme, as `/theme` lists them.
+    pub const ALL: [Theme; 3] = [Theme::Default, Theme::Light, Theme::NoColor];
+
+    /// The theme's name (`ui.theme`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Theme::Default => "default",
+            Theme::Light => "light",
+            Theme::NoColor => "no-color",
+        }
+    }
+
+    /// The theme named `name` (gemini-cli's "Default Light" and "NoColor" spellings too).
+    pub fn parse(name: &str) -> Option<Theme> {
+        let name = name.trim().to_ascii_lowercase().replace([' ', '_'], "-");
+        match name.as_str() {
+            "default" | "dark" | "default-dark" => Some(Theme::Default),
+            "light" | "default-light" => Some(Theme::Light),
+            "no-color" | "nocolor" | "none" | "plain" => Some(Theme::NoColor),
+            _ => None,
+        }
+    }
+
+    /// What the theme is for, for `/theme`.
+    pub fn about(self) -> &'static str {
+        match self {
+            Theme::Default => "colours for a dark background",
+            Theme::Light => "darker colours for a light background",
+            Theme::NoColor => "no colours or attributes at all",
+        }
+    }
+}
+
 /// Colours for the transcript; every method returns plain text when colours are off.
 #[derive(Debug, Clone, Copy)]
 pub struct Palette {
     pub color: bool,
+    pub theme: Theme,
 }
 
 impl Palette {
-    /// Colours when stdout is a terminal and `NO_COLOR` is unset or empty.
+    /// Colours when stdout is a terminal and `NO_COLOR` is unset or empty, in the
+    /// default theme.
     pub fn detect() -> Self {
+        Self::detect_with(Theme::Default)
+    }
+
+    /// [`Palette::detect`] in `theme` (`no-color` turns colours off everywhere).
+    pub fn detect_with(theme: Theme) -> Self {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         Self {
-            color: std::io::stdout().is_terminal() && !no_color,
+            color: std::io::stdout().is_terminal() && !no_color && theme != Theme::NoColor,
+            theme,
+        }
+    }
+
+    /// No colours (for tests).
+    #[cfg(test)]
+    pub fn plain() -> Self {
+        Self {
+            color: false,
+            theme: Theme::NoColor,
         }
     }
 
@@ -32,23 +93,37 @@ impl Palette {
         }
     }
 
+    /// The theme's colour for `base` (the light theme swaps the pale ones for darker).
+    fn hue(&self, base: AnsiColor) -> Style {
+        let color = match (self.theme, base) {
+            (Theme::Light, AnsiColor::Yellow) => AnsiColor::Magenta,
+            (Theme::Light, AnsiColor::Cyan) => AnsiColor::Blue,
+            (_, c) => c,
+        };
+        color.on_default()
+    }
+
     pub fn dim(&self, text: &str) -> String {
+        if self.theme == Theme::Light {
+            // Dimmed text is hard to read on a light background.
+            return self.paint(AnsiColor::BrightBlack.on_default(), text);
+        }
         self.paint(Style::new().dimmed(), text)
     }
     pub fn bold(&self, text: &str) -> String {
         self.paint(Style::new().bold(), text)
     }
     pub fn red(&self, text: &str) -> String {
-        self.paint(AnsiColor::Red.on_default(), text)
+        self.paint(self.hue(AnsiColor::Red), text)
     }
     pub fn green(&self, text: &str) -> String {
-        self.paint(AnsiColor::Green.on_default(), text)
+        self.paint(self.hue(AnsiColor::Green), text)
     }
     pub fn yellow(&self, text: &str) -> String {
-        self.paint(AnsiColor::Yellow.on_default(), text)
+        self.paint(self.hue(AnsiColor::Yellow), text)
     }
     pub fn cyan(&self, text: &str) -> String {
-        self.paint(AnsiColor::Cyan.on_default(), text)
+        self.paint(self.hue(AnsiColor::Cyan), text)
     }
 }
 
