@@ -255,7 +255,9 @@ pub fn with_override(
 fn with_origin(error: SettingsError, origin: &str) -> SettingsError {
     let origin = origin.to_string();
     match error {
-        SettingsError::UnknownKey { key, .. } => SettingsError::UnknownKey { key, origin },
+        SettingsError::UnknownKey { key, hint, .. } => {
+            SettingsError::UnknownKey { key, origin, hint }
+        }
         SettingsError::WrongType {
             key,
             expected,
