@@ -18,17 +18,74 @@ use troupe::platform::sandbox::{
 mod landlock;
 use landlock::require_landlock;
 
-/// A test directory outside the temp dir (which is writable in workspace-write):
-/// `<base>/ws` is the workspace, `<base>` its parent.
+/// A test directory outside every root the sandbox makes writable: `<base>/ws` is the
+/// workspace, `<base>` its parent, which the tests expect commands cannot write.
 struct Fixture {
     _tmp: TempDir,
     base: PathBuf,
     ws: PathBuf,
 }
 
+/// The directories a workspace-write sandbox lets commands write besides the workspace:
+/// the temp dir (`TMPDIR`, else `/tmp`), `/tmp` and `/dev/shm` (the world's own), and
+/// `/var/tmp` (a link to `/tmp` in the world).
+fn writable_temp_dirs() -> Vec<PathBuf> {
+    [
+        std::env::temp_dir(),
+        PathBuf::from("/tmp"),
+        PathBuf::from("/dev/shm"),
+        PathBuf::from("/var/tmp"),
+    ]
+    .into_iter()
+    .map(|p| p.canonicalize().unwrap_or(p))
+    .collect()
+}
+
+/// Where the fixture's directory goes: cargo's temp dir for the tests
+/// (`CARGO_TARGET_TMPDIR`, inside the target dir) unless that lies beneath a temp dir
+/// the sandbox opens (a checkout under `/tmp`, say), else the user's cache directory
+/// (or home). The parent of the workspace must be outside them all, or `touch ../x`
+/// would rightly succeed.
+fn fixture_parent() -> PathBuf {
+    let temp = writable_temp_dirs();
+    let outside = |p: &Path| !temp.iter().any(|t| p.starts_with(t));
+    let target_tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let target_tmp = target_tmp.canonicalize().unwrap_or(target_tmp);
+    if outside(&target_tmp) {
+        return target_tmp;
+    }
+    // The tests' directories are temp dirs made (and removed) inside it.
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let candidates = [
+        std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from),
+        home.as_ref().map(|h| h.join(".cache")),
+        home,
+    ];
+    for dir in candidates.into_iter().flatten() {
+        if let Ok(dir) = dir.canonicalize() {
+            if dir.is_dir() && outside(&dir) {
+                return dir;
+            }
+        }
+    }
+    panic!(
+        "these tests need a directory outside the temp dirs the sandbox lets commands \
+         write ({temp:?}); CARGO_TARGET_TMPDIR ({}) is beneath one, and so are \
+         XDG_CACHE_HOME, ~/.cache and HOME (or they are missing): set CARGO_TARGET_DIR to \
+         a directory outside them",
+        target_tmp.display()
+    )
+}
+
 fn fixture() -> Fixture {
-    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir");
+    let tmp = tempfile::tempdir_in(fixture_parent()).expect("tempdir");
     let base = tmp.path().canonicalize().expect("canonicalize");
+    let temp = writable_temp_dirs();
+    assert!(
+        !temp.iter().any(|t| base.starts_with(t)),
+        "the fixture {} lies beneath a temp dir the sandbox makes writable ({temp:?})",
+        base.display()
+    );
     let ws = base.join("ws");
     fs::create_dir(&ws).expect("mkdir ws");
     fs::write(ws.join("existing.txt"), "original\n").expect("write");
@@ -87,7 +144,10 @@ fn fails(sb: &PreparedSandbox, cwd: &Path, script: &str) -> String {
     let out = run(Some(sb), cwd, script);
     assert!(
         !out.status.success(),
-        "expected failure: {script}\nstdout: {}",
+        "expected failure: {script}\n(run in {}, whose parent is assumed outside every \
+         root the sandbox makes writable: the workspace, the temp dirs {:?})\nstdout: {}",
+        cwd.display(),
+        writable_temp_dirs(),
         String::from_utf8_lossy(&out.stdout)
     );
     String::from_utf8_lossy(&out.stderr).into_owned()
