@@ -322,8 +322,15 @@ fn workspace_write_with_mount_namespace() {
     let fx = fixture();
     let sb = prepare(&policy(SandboxMode::WorkspaceWrite, &fx.ws));
     if sb.protection() == Protection::Enumeration {
-        eprintln!("SKIPPED: no mount namespace available here");
-        return;
+        // Same rule as Landlock's guard: no silent pass where nothing was checked.
+        if std::env::var("TROUPE_ALLOW_NO_LANDLOCK").as_deref() == Ok("1") {
+            eprintln!("SKIPPED: no mount namespace available here (TROUPE_ALLOW_NO_LANDLOCK=1)");
+            return;
+        }
+        panic!(
+            "no mount namespace here, so the workspace-write strategy cannot be checked; \
+             set TROUPE_ALLOW_NO_LANDLOCK=1 to skip it"
+        );
     }
     workspace_write_common(&sb, &fx);
     // New entries directly in the workspace root work in this strategy...

@@ -19,9 +19,7 @@ pub fn assert_valid(files: &[PathBuf]) {
         })
         .collect();
     assert!(!trajectories.is_empty(), "no trajectory among {files:?}");
-    let Some(python) = crate::common::harbor::venv_python() else {
-        return;
-    };
+    let python = crate::common::harbor::venv_python();
     let check = "import sys\nfrom harbor.models.trajectories import Trajectory\nfor p in sys.argv[1:]:\n    t = Trajectory.model_validate_json(open(p).read())\n    print(p, len(t.steps))\n";
     let out = Command::new(python)
         .arg("-c")
