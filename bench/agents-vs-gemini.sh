@@ -8,7 +8,7 @@
 #
 #   bench/agents-vs-gemini.sh [N] [RUNS]     (default N=200, RUNS=3; medians are printed)
 #
-# env: TROUPE=path      binary to measure (default: a private copy of target/release/troupe;
+# env: TROUPE=path      binary to measure (default: a private copy of target/dist/troupe;
 #                       this script never builds Troupe)
 #      PEER_DIR=/tmp/peer  gemini-cli 0.61 npm install dir (see ../shared/peers/gemini-cli/README.md)
 #      SKIP_GEMINI=1    measure Troupe alone      GEMINI_RUNS=k  runs on gemini-cli's side (default RUNS)
@@ -135,8 +135,8 @@ export OUT=$(mktemp -d /tmp/troupe-agents-vs-gemini.XXXXXX) TIMEOUT HERE
 trap 'rc=$?; if [ "${KEEP:-0}" = 1 ] || [ "$rc" != 0 ]; then echo "kept $OUT" >&2; else rm -rf "$OUT"; fi' EXIT
 
 if [ -z "${TROUPE:-}" ]; then
-  SRC=${CARGO_TARGET_DIR:-$HERE/target}/release/troupe
-  [ -x "$SRC" ] || { echo "no Troupe binary at $SRC: build it (cargo build --release) or set TROUPE=path" >&2; exit 1; }
+  SRC=${CARGO_TARGET_DIR:-$HERE/target}/dist/troupe
+  [ -x "$SRC" ] || { echo "no Troupe binary at $SRC: build it (cargo build --profile dist) or set TROUPE=path" >&2; exit 1; }
   cp "$SRC" "$OUT/troupe"   # a private copy: a rebuild during the runs cannot swap it
   TROUPE=$OUT/troupe
 fi

@@ -1,55 +1,90 @@
 #!/usr/bin/env bash
-# A cold `cargo build --release` (every dependency compiled afresh, in a target
-# directory of its own), and the same build with less optimisation: how far the
-# shipped build is from a time goal, and how much of it no setting of the profile can
-# remove. Run it on a quiet machine; each variant is one whole build (minutes).
+# Cold builds as a newcomer meets them: every dependency compiled afresh, in a target
+# directory of its own. Run it on a quiet machine; each step is minutes.
 #
-#   bench/cold-build.sh [VARIANT...]
+#   bench/cold-build.sh [STEP...]
 #
-# VARIANT (default: release no-lto opt1 opt0):
-#   release  the shipped profile as it is (fat LTO, one codegen unit)
-#   no-lto   without LTO, 16 codegen units (the profile's other settings kept)
-#   opt1     no LTO, 16 codegen units, opt-level 1 for every crate
-#   opt0     no LTO, 256 codegen units, opt-level 0: the floor of any release build
-#            of this crate graph on this machine (the compilers' front ends, the
-#            build scripts and the C code of the dependencies)
-# Prints, per variant: the wall time, the CPU time (user + system), and when the last
-# dependency finished (from cargo's --timings report), so that "the dependencies
-# alone" can be read against the cores the machine has.
+# STEP (default: demo tests):
+#   demo     the README's first command, `cargo run -- demo` (dev profile)
+#   tests    after demo, in the same target directory: the test command's builds
+#            (`cargo test --workspace --exclude mcp-fixture --all-targets --features
+#            test-hooks,bench --no-run`, then `cargo build -p mcp-fixture`), and how many
+#            of demo's dependencies the first compiles again (0 when it reuses them all)
+#   release  `cargo build --release` (what `cargo install --path .` builds), in a fresh
+#            target directory
+#   dist     `cargo build --profile dist` (fat LTO, one codegen unit), likewise
+# Prints per step: wall time, CPU time (user + system), the peak resident memory of the
+# largest single process (a compiler or the linker), and the units compiled.
+# env: KEEP=1 keeps the scratch directory; CARGO_BUILD_JOBS as for cargo.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")/.." && pwd)
-VARIANTS=("$@")
-[ ${#VARIANTS[@]} -gt 0 ] || VARIANTS=(release no-lto opt1 opt0)
+STEPS=("$@")
+[ ${#STEPS[@]} -gt 0 ] || STEPS=(demo tests)
 OUT=$(mktemp -d /tmp/troupe-cold-build.XXXXXX)
-trap 'rm -rf "$OUT"' EXIT
+trap 'if [ "${KEEP:-0}" = 1 ]; then echo "kept $OUT" >&2; else rm -rf "$OUT"; fi' EXIT
 
-flags_of() {
-  case $1 in
-    release) ;;
-    no-lto) echo "--config profile.release.lto=false --config profile.release.codegen-units=16" ;;
-    opt1) echo "--config profile.release.lto=false --config profile.release.codegen-units=16 --config profile.release.opt-level=1" ;;
-    opt0) echo "--config profile.release.lto=false --config profile.release.codegen-units=256 --config profile.release.opt-level=0" ;;
-    *) echo "unknown variant: $1" >&2; exit 2 ;;
-  esac
+# Runs `cargo ARGS...` in target directory $1 (fresh unless the step reuses demo's),
+# timed; its stderr (cargo's "Compiling" lines) goes to $OUT/<name>.log.
+timed_cargo() {
+  local name=$1 target=$2
+  shift 2
+  (cd "$HERE" && CARGO_TARGET_DIR="$target" /usr/bin/time -f '%e %U %S %M' -o "$OUT/$name.time" \
+    cargo "$@") >"$OUT/$name.out" 2>"$OUT/$name.log" || {
+    cat "$OUT/$name.log" >&2
+    exit 1
+  }
 }
 
-echo "cores: $(nproc); rustc: $(rustc --version)"
-for v in "${VARIANTS[@]}"; do
-  flags=$(flags_of "$v")
-  rm -rf "$OUT/target"
-  # shellcheck disable=SC2086
-  ( cd "$HERE" && CARGO_TARGET_DIR="$OUT/target" /usr/bin/time -f '%e %U %S' -o "$OUT/time" \
-      cargo build --release --quiet --timings $flags ) 2> "$OUT/log" || { cat "$OUT/log" >&2; exit 1; }
-  read -r wall user sys < "$OUT/time"
-  deps_done=$(python3 - "$OUT/target/cargo-timings/cargo-timing.html" <<'EOF'
-import json, re, sys
-text = open(sys.argv[1]).read()
-units = json.loads(re.search(r"const UNIT_DATA = (\[.*?\]);\n", text, re.S).group(1))
-# Troupe's own crates (troupe, troupe-protocol, troupe-engine) are not dependencies.
-deps = [u["start"] + u["duration"] for u in units if not u["name"].startswith("troupe")]
-print(f"{max(deps):.0f}")
-EOF
-)
-  printf '%-8s wall %6.0f s  CPU %6.0f s  dependencies done at %s s\n' \
-    "$v" "$wall" "$(echo "$user + $sys" | bc -l)" "$deps_done"
+# The packages a log compiled (name and version), one per line, sorted.
+compiled() {
+  sed -n 's/^ *Compiling \([^ ]*\) \(v[^ ]*\).*/\1 \2/p' "$OUT/$1.log" | sort -u
+}
+
+report() {
+  local name=$1 what=$2 wall user sys rss
+  read -r wall user sys rss <"$OUT/$name.time"
+  printf '%-8s wall %4.0f s (%dm%02ds)  CPU %5.0f s  peak RSS %5.2f GB  %3d packages compiled  %s\n' \
+    "$name" "$wall" "$((${wall%.*} / 60))" "$((${wall%.*} % 60))" "$(echo "$user + $sys" | bc -l)" \
+    "$(echo "$rss / 1048576" | bc -l)" "$(compiled "$name" | wc -l)" "$what"
+}
+
+echo "cores: $(nproc); $(rustc --version); $(cargo --version)"
+for step in "${STEPS[@]}"; do
+  case $step in
+    demo)
+      rm -rf "$OUT/target"
+      timed_cargo demo "$OUT/target" run -- demo
+      report demo "cargo run -- demo"
+      ;;
+    tests)
+      [ -f "$OUT/demo.log" ] || { echo "tests: run after the demo step" >&2; exit 2; }
+      timed_cargo tests "$OUT/target" test --workspace --exclude mcp-fixture --all-targets \
+        --features test-hooks,bench --no-run
+      report tests "cargo test --workspace --exclude mcp-fixture --all-targets --features test-hooks,bench --no-run"
+      timed_cargo fixture "$OUT/target" build -p mcp-fixture
+      report fixture "cargo build -p mcp-fixture"
+      # Dependencies of the demo build compiled again by the test build (the workspace's
+      # own crates are rebuilt as test targets, so they do not count).
+      again=$(comm -12 <(compiled demo) <(compiled tests) | grep -v -E '^(troupe|troupe-protocol|troupe-engine) ' || true)
+      if [ -z "$again" ]; then
+        echo "tests    recompiled none of demo's $(compiled demo | grep -c -v -E '^(troupe|troupe-protocol|troupe-engine) ') dependencies"
+      else
+        echo "tests    recompiled $(echo "$again" | wc -l) of demo's dependencies:" $again
+      fi
+      ;;
+    release)
+      rm -rf "$OUT/target-release"
+      timed_cargo release "$OUT/target-release" build --release
+      report release "cargo build --release"
+      ;;
+    dist)
+      rm -rf "$OUT/target-dist"
+      timed_cargo dist "$OUT/target-dist" build --profile dist
+      report dist "cargo build --profile dist"
+      ;;
+    *)
+      echo "unknown step: $step (demo, tests, release, dist)" >&2
+      exit 2
+      ;;
+  esac
 done

@@ -11,8 +11,8 @@
 #      VS=1000,5000                 sizes compared with gemini-cli (bench/vs-gemini.sh)
 #      VS_RUNS=3                    runs per size of the comparison (medians)
 #      SKIP_GEMINI=1                Troupe's side of the comparison only
-#      PROFILE=release              the cargo profile built and measured (release: the
-#                                   shipped binary, what `cargo build --release` builds)
+#      PROFILE=dist                 the cargo profile built and measured (dist: fat LTO,
+#                                   what packagers ship; `release` is the same without LTO)
 #      SKIP_BUILD=1                 use the binary already built
 #      TROUPE=path                  the binary (default $CARGO_TARGET_DIR/$PROFILE/troupe)
 # Needs python3 and /usr/bin/time; gemini-cli comes from ../shared/peers/gemini-cli.
@@ -25,7 +25,7 @@ VS_RUNS=${VS_RUNS:-3}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 OUT=$(mktemp -d /tmp/troupe-goals.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
-PROFILE=${PROFILE:-release}
+PROFILE=${PROFILE:-dist}
 [ "${SKIP_BUILD:-0}" = 1 ] || cargo build --profile "$PROFILE" --quiet --manifest-path "$HERE/Cargo.toml"
 TROUPE=${TROUPE:-${CARGO_TARGET_DIR:-$HERE/target}/$PROFILE/troupe}
 export TROUPE_HOME=$OUT/home HOME=$OUT/home

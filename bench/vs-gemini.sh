@@ -6,7 +6,7 @@
 #
 # gemini-cli comes from ../shared/peers/gemini-cli/run.sh (npm install on first use,
 # about 30 s; set SKIP_GEMINI=1 to measure Troupe alone). gemini-cli's side needs /usr/bin/time.
-# PROFILE=release (default) builds the shipped binary; SKIP_BUILD=1 TROUPE=path uses one.
+# PROFILE=dist (default) builds the packagers' binary (fat LTO); SKIP_BUILD=1 TROUPE=path uses one.
 # Troupe's time and peak RSS come from bench/timed.py (python3).
 set -euo pipefail
 N=${1:-1000}
@@ -16,7 +16,7 @@ PEER=${PEER_SCRIPTS:-$HERE/../shared/peers/gemini-cli}
 OUT=$(mktemp -d /tmp/troupe-vs-gemini.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
 
-PROFILE=${PROFILE:-release}
+PROFILE=${PROFILE:-dist}
 [ "${SKIP_BUILD:-0}" = 1 ] || cargo build --profile "$PROFILE" --quiet --manifest-path "$HERE/Cargo.toml"
 TROUPE=${TROUPE:-${CARGO_TARGET_DIR:-$HERE/target}/$PROFILE/troupe}
 python3 "$PEER/make_script.py" parallel "$OUT" "$N"

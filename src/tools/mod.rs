@@ -32,6 +32,8 @@ pub mod synthetic;
 pub mod test_note;
 #[cfg(feature = "test-hooks")]
 pub mod test_tools;
+#[cfg(feature = "test-hooks")]
+pub mod word_count;
 pub mod web_fetch;
 pub mod workspace_listing;
 pub mod write_file;

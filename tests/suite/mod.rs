@@ -14,6 +14,7 @@ mod config_effective;
 mod config_sources;
 mod confinement;
 mod edit;
+mod extending;
 mod faults;
 mod fidelity;
 mod gemini_wire;

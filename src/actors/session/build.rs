@@ -419,6 +419,7 @@ fn registry(
             registry.register(crate::tools::test_tools::TestPanic);
             registry.register(crate::tools::test_tools::TestSleep);
             registry.register(crate::tools::test_note::TestNote);
+            registry.register(crate::tools::word_count::WordCount);
         }
         registry.register(crate::tools::synthetic::Synthetic);
     }
