@@ -19,7 +19,6 @@
 #                       0.35 s; the Rust server spends about 25 ms of CPU on them)
 #      SERVER_BIN=path  the Rust server to use (default: built here with
 #                       `cargo build --release --example agents_server`, honouring CARGO_TARGET_DIR)
-#      AGENTS_SERVER_THREADS=k  the Rust server's runtime: 0 current-thread (default), k workers
 # Troupe runs with -c agents.max_concurrent=N (its default is 8; gemini-cli has no such cap and
 # starts all N at once); model.max_concurrent_requests stays at its default 0 (no limit).
 # Each run gets a fresh HOME and its own server, inside `unshare -n` (loopback only) when

@@ -4,7 +4,7 @@
 # Generates FILES files (default 50,000, ~10.5 KB each: ~525 MB) under /tmp, with a
 # .git directory, a .gitignore, a hidden directory and a build/ directory (all of
 # which both tools must skip), then times troupe's search engine (examples/bench_grep,
-# release build, the code grep_search runs) and `rg` with the same pattern, thread
+# dist build, PROFILE to change it; the code grep_search runs) and `rg` with the same pattern, thread
 # count and ignore rules. Prints wall times, the ratio and the peak RSS of both
 # (wall from bench/timed.py, to the microsecond; RSS from one /usr/bin/time run), after
 # checking both found the same number of matching lines.
@@ -25,9 +25,10 @@ fi
 TREE=$(mktemp -d /tmp/troupe-grep-bench.XXXXXX)
 trap 'rm -rf "$TREE"' EXIT
 
-echo "building bench_grep (release)..." >&2
-[ "${SKIP_BUILD:-0}" = 1 ] || (cd "$ROOT" && cargo build --release --example bench_grep -q)
-BENCH="$ROOT/target/release/examples/bench_grep"
+PROFILE=${PROFILE:-dist}
+echo "building bench_grep ($PROFILE)..." >&2
+[ "${SKIP_BUILD:-0}" = 1 ] || (cd "$ROOT" && cargo build --profile "$PROFILE" --example bench_grep -q)
+BENCH="${CARGO_TARGET_DIR:-$ROOT/target}/$PROFILE/examples/bench_grep"
 
 echo "generating $FILES files in $TREE..." >&2
 python3 - "$TREE" "$FILES" <<'PY'

@@ -30,8 +30,9 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 PEER=${PEER_SCRIPTS:-$HERE/../shared/peers/gemini-cli}
 OUT=$(mktemp -d /tmp/troupe-profile.XXXXXX)
 trap 'perf probe -q -d "probe_troupe_prof:*" >/dev/null 2>&1 || true; rm -rf "$OUT"' EXIT
-[ "${SKIP_BUILD:-0}" = 1 ] || cargo build --release --quiet --manifest-path "$HERE/Cargo.toml"
-TROUPE=${TROUPE:-${CARGO_TARGET_DIR:-$HERE/target}/release/troupe}
+PROFILE=${PROFILE:-dist}
+[ "${SKIP_BUILD:-0}" = 1 ] || cargo build --profile "$PROFILE" --quiet --manifest-path "$HERE/Cargo.toml"
+TROUPE=${TROUPE:-${CARGO_TARGET_DIR:-$HERE/target}/$PROFILE/troupe}
 export TROUPE_HOME=$OUT/home HOME=$OUT/home
 mkdir -p "$OUT/home"
 

@@ -2,11 +2,11 @@
 # The issue-10 measurement: N parallel write_file calls (default 200), each rewriting
 # a 5 MB file whose every line changes, in one batch. Prints the wall time and the
 # peak resident memory of troupe. Usage: bench/rewrite_5mb.sh [N] [troupe binary]
-# (default target/release/troupe; build it with `cargo build --release`). TROUPE_ARGS adds
+# (default target/dist/troupe; build it with `cargo build --profile dist`). TROUPE_ARGS adds
 # arguments (e.g. "--log-requests FILE", as the black-box test runs it).
 set -euo pipefail
 n="${1:-200}"
-bin="${2:-${CARGO_TARGET_DIR:-target}/release/troupe}"
+bin="${2:-${CARGO_TARGET_DIR:-target}/dist/troupe}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/ws" "$work/home"

@@ -42,9 +42,7 @@
 //! the same side effects before the failure. The 400 message's wording differs (it is
 //! serde_json's or this file's, not Python's exception text).
 //!
-//! AGENTS_SERVER_THREADS=K (not a flag, so the command line stays the Python one's):
-//! 0 runs a current-thread runtime, K > 0 a multi-thread one with K workers (default 0:
-//! the faster on 2 cores, see bench/agents-vs-gemini.sh).
+//! It runs on a current-thread runtime (on 2 cores, faster than a multi-thread one).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::convert::Infallible;
@@ -888,23 +886,15 @@ fn main() {
         state: Mutex::default(),
     });
 
-    let threads: usize = std::env::var("AGENTS_SERVER_THREADS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
     let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
     let (port_tx, port_rx) = std::sync::mpsc::channel::<std::io::Result<u16>>();
     let server_ctx = ctx.clone();
     let want_port = args.port;
     std::thread::spawn(move || {
-        let mut b = if threads == 0 {
-            tokio::runtime::Builder::new_current_thread()
-        } else {
-            let mut b = tokio::runtime::Builder::new_multi_thread();
-            b.worker_threads(threads);
-            b
-        };
-        let rt = b.enable_all().build().expect("tokio runtime");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("tokio runtime");
         rt.block_on(async move {
             use tokio::signal::unix::{signal, SignalKind};
             let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");

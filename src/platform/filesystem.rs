@@ -120,6 +120,22 @@ pub enum WriteExpect {
     Absent,
     /// The file must still have this sha256 (`None`: must still be absent).
     Unchanged(Option<[u8; 32]>),
+    /// The file has this sha256, as the caller read it through this client moments ago
+    /// with nothing awaited since but computing the new content: the disk checks it
+    /// again (under the write's own lock, at no cost), a client editor is not asked
+    /// for the text once more (the window a second read would close is the one between
+    /// it and the write, no shorter than this one).
+    ReadJustNow([u8; 32]),
+}
+
+impl WriteExpect {
+    /// The expectation as the disk checks it.
+    fn on_disk(self) -> Self {
+        match self {
+            WriteExpect::ReadJustNow(hash) => WriteExpect::Unchanged(Some(hash)),
+            other => other,
+        }
+    }
 }
 
 /// The result of a successful write.
@@ -393,6 +409,7 @@ impl FsClient {
                 return result;
             }
         }
+        let expect = expect.on_disk();
         self.run(move |confined| write_atomic(confined, &path, &bytes, &expect))
             .await?
     }

@@ -30,20 +30,20 @@ const PAUSE_LIMIT: Duration = Duration::from_secs(30);
 /// The environment variable of the test-only pause after the point of no return.
 pub const PAUSE_AFTER_COMMIT_ENV: &str = "TROUPE_TEST_PAUSE_AFTER_COMMIT";
 
-/// Waits for the test-only flag file, if the hook is on.
-pub async fn pause_before_write() {
-    pause_on(PAUSE_ENV, None).await;
+/// Waits for the test-only flag file, if the hook is on; whether it waited.
+pub async fn pause_before_write() -> bool {
+    pause_on(PAUSE_ENV, None).await
 }
 
 /// Waits for the test-only flag file of [`PAUSE_AFTER_COMMIT_ENV`], if the hook is on,
-/// telling (`<flag>.cancelled`) when `cancel` fires meanwhile.
-pub async fn pause_after_commit(cancel: &CancellationToken) {
-    pause_on(PAUSE_AFTER_COMMIT_ENV, Some(cancel)).await;
+/// telling (`<flag>.cancelled`) when `cancel` fires meanwhile; whether it waited.
+pub async fn pause_after_commit(cancel: &CancellationToken) -> bool {
+    pause_on(PAUSE_AFTER_COMMIT_ENV, Some(cancel)).await
 }
 
-async fn pause_on(var: &str, cancel: Option<&CancellationToken>) {
+async fn pause_on(var: &str, cancel: Option<&CancellationToken>) -> bool {
     let Some(flag) = crate::platform::filesystem::test_pause::arm(var) else {
-        return;
+        return false;
     };
     let waited = tokio::time::timeout(PAUSE_LIMIT, async {
         let mut cancel = cancel;
@@ -63,6 +63,7 @@ async fn pause_on(var: &str, cancel: Option<&CancellationToken>) {
     if waited.is_err() {
         tracing::warn!(flag = %flag.display(), "test pause flag never appeared");
     }
+    true
 }
 
 /// A file as an edit found it.

@@ -32,9 +32,9 @@ pub mod synthetic;
 pub mod test_note;
 #[cfg(feature = "test-hooks")]
 pub mod test_tools;
+pub mod web_fetch;
 #[cfg(feature = "test-hooks")]
 pub mod word_count;
-pub mod web_fetch;
 pub mod workspace_listing;
 pub mod write_file;
 pub mod write_todos;
@@ -92,6 +92,15 @@ pub struct Services {
 }
 
 /// The context of one call.
+/// The key of the data [`ToolContext::check_approved`]'s refusal carries, by which the
+/// Scheduler knows to ask the user again.
+const CHANGED_AFTER_APPROVAL: &str = "changed_after_approval";
+
+/// Whether a result's data is [`ToolContext::check_approved`]'s refusal.
+pub fn is_changed_after_approval(data: &serde_json::Value) -> bool {
+    data.get(CHANGED_AFTER_APPROVAL) == Some(&serde_json::Value::Bool(true))
+}
+
 #[derive(Clone)]
 pub struct ToolContext {
     pub services: Arc<Services>,
@@ -160,11 +169,14 @@ impl ToolContext {
                 if hash != crate::platform::filesystem::content_hash(original.as_bytes()) =>
             {
                 let msg = format!("The file {} changed after this edit was approved, so the approved edit was not written. Read the file again and propose the edit against its current content.", path.display());
-                Err(Box::new(ToolOutput::error(
-                    crate::protocol::ToolErrorKind::FileChangedOnDisk,
-                    msg,
-                    "Error: the file changed after approval; the edit was not written.",
-                )))
+                Err(Box::new(
+                    ToolOutput::error(
+                        crate::protocol::ToolErrorKind::FileChangedOnDisk,
+                        msg,
+                        "Error: the file changed after approval; the edit was not written.",
+                    )
+                    .with_data(serde_json::json!({ CHANGED_AFTER_APPROVAL: true })),
+                ))
             }
             _ => Ok(()),
         }

@@ -400,9 +400,9 @@ impl Tool for Replace {
             if let Err(out) = ctx.check_approved(&computed.path, computed.original()) {
                 return *out;
             }
-            file_edit::pause_before_write().await;
+            let paused = file_edit::pause_before_write().await;
             let services = ctx.services.clone();
-            let out = write(p, ctx, computed).await;
+            let out = write(p, ctx, computed, paused).await;
             if out.error.is_none() {
                 // It applied to the current content: the author has seen what it wrote.
                 services.ledger.note_write(&services.author, &key);
@@ -412,17 +412,23 @@ impl Tool for Replace {
     }
 }
 
-async fn write(p: Params, ctx: ToolContext, computed: Computed) -> ToolOutput {
+/// Writes the computed edit. `paused`: a test pause came between the read and now.
+async fn write(p: Params, ctx: ToolContext, computed: Computed, paused: bool) -> ToolOutput {
     let Computed {
         path,
         snapshot,
         plan,
         correction,
     } = computed;
+    // Read just now, unless a correction (a model call) or a pause came in between.
+    let read_just_now = correction.is_none() && !paused;
     let (bytes, expect) = match &snapshot {
         Some(s) => (
             s.encode(&plan.new_content),
-            WriteExpect::Unchanged(Some(s.hash)),
+            match read_just_now {
+                true => WriteExpect::ReadJustNow(s.hash),
+                false => WriteExpect::Unchanged(Some(s.hash)),
+            },
         ),
         // A new file keeps the line endings `new_string` was given with (gemini-cli
         // writes CRLF content as CRLF).
@@ -436,7 +442,10 @@ async fn write(p: Params, ctx: ToolContext, computed: Computed) -> ToolOutput {
         return ToolOutput::text("Cancelled before writing.", "Cancelled before writing.");
     }
     ctx.commit();
-    file_edit::pause_after_commit(&ctx.cancel).await;
+    let expect = match (file_edit::pause_after_commit(&ctx.cancel).await, expect) {
+        (true, WriteExpect::ReadJustNow(hash)) => WriteExpect::Unchanged(Some(hash)),
+        (_, expect) => expect,
+    };
     let written = ctx
         .services
         .fs

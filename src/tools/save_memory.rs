@@ -119,6 +119,14 @@ impl Tool for SaveMemory {
             if ctx.cancel.is_cancelled() {
                 return ToolOutput::text("Cancelled before saving.", "Cancelled before saving.");
             }
+            // The user approved adding the fact to the file as the diff showed it: a file
+            // changed since is shown again (the Scheduler asks once more).
+            if ctx.approved_original.is_some() {
+                let now = read_or_empty(&file).await.unwrap_or_default();
+                if let Err(out) = ctx.check_approved(&file, &now) {
+                    return *out;
+                }
+            }
             ctx.commit();
             match save(&ctx.services, &file, &fact).await {
                 Ok(()) => {

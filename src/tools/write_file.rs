@@ -260,7 +260,7 @@ impl Tool for WriteFile {
                     );
                 }
             }
-            file_edit::pause_before_write().await;
+            let _ = file_edit::pause_before_write().await;
             let out = write(modified_by_user, ctx, planned).await;
             if out.error.is_none() {
                 services.ledger.note_write(&services.author, &key);
@@ -310,7 +310,7 @@ async fn write(modified_by_user: bool, ctx: ToolContext, planned: Planned) -> To
         return ToolOutput::text("Cancelled before writing.", "Cancelled before writing.");
     }
     ctx.commit();
-    file_edit::pause_after_commit(&ctx.cancel).await;
+    let _ = file_edit::pause_after_commit(&ctx.cancel).await;
     let outcome = match ctx
         .services
         .fs

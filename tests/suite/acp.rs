@@ -30,6 +30,9 @@ pub struct Editor {
     pub buffers: HashMap<String, String>,
     /// The option chosen for permission requests.
     pub permission: &'static str,
+    /// Buffers the user "types" into while the first permission request is shown
+    /// (path, new text): set on that request, before it is answered.
+    pub typed_while_asked: Option<(String, String)>,
 }
 
 impl Editor {
@@ -71,6 +74,7 @@ impl Editor {
             seen: Vec::new(),
             buffers: HashMap::new(),
             permission: "proceed_once",
+            typed_while_asked: None,
         }
     }
 
@@ -133,6 +137,9 @@ impl Editor {
     fn answer(&mut self, method: &str, params: &Value) -> Result<Value, Value> {
         match method {
             "session/request_permission" => {
+                if let Some((path, text)) = self.typed_while_asked.take() {
+                    self.buffers.insert(path, text);
+                }
                 Ok(json!({"outcome": {"outcome": "selected", "optionId": self.permission}}))
             }
             "fs/read_text_file" => {

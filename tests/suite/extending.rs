@@ -56,10 +56,21 @@ fn the_example_tool_counts_a_file_and_refuses_one_outside_or_missing() {
     for (i, what) in [(1, "outside"), (2, "missing")] {
         let error = responses[i]["response"]["error"].as_str().unwrap_or("");
         assert!(
-            error.starts_with(&format!("Cannot count {}", if i == 1 { "../outside.txt" } else { "missing.txt" })),
+            error.starts_with(&format!(
+                "Cannot count {}",
+                if i == 1 {
+                    "../outside.txt"
+                } else {
+                    "missing.txt"
+                }
+            )),
             "the {what} file: {:?}",
             responses[i]
         );
     }
-    assert!(!responses[1].to_string().contains("secret"), "{:?}", responses[1]);
+    assert!(
+        !responses[1].to_string().contains("secret"),
+        "{:?}",
+        responses[1]
+    );
 }

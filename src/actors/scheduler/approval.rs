@@ -202,7 +202,10 @@ impl Inner {
                 }
                 ApprovalDecision::Modify { edited_content } => {
                     match self.modify(tool, call, &edited_content, &mut modified) {
-                        Ok(Some(edited)) => invocation = edited,
+                        Ok(Some(edited)) => {
+                            invocation = edited;
+                            call.modified_args = modified.clone();
+                        }
                         Ok(None) => {}
                         Err(refused) => return Approval::Refused(refused),
                     }
@@ -366,30 +369,27 @@ impl Inner {
         }
     }
 
-    /// Right before an approved edit runs: when the file no longer holds what the
-    /// approved diff was computed from, the user is asked again with the new diff (an
-    /// approver that cannot ask refuses, so the call fails). Never recomputed silently.
-    pub(super) async fn recheck_approval(
+    /// An approved edit found its file changed when it ran (nothing was written):
+    /// the user is told and asked again, with the diff of what the file holds now.
+    /// The arguments are the ones approved (the user's modification included).
+    pub(super) async fn ask_again(
         &self,
         tool: &Arc<dyn ToolHandle>,
-        invocation: Box<dyn Invocation>,
-        approved: [u8; 32],
         call: &mut CallInfo,
         cancel: &CancellationToken,
     ) -> Result<(Box<dyn Invocation>, Option<[u8; 32]>), Arc<CompletedCall>> {
-        let ctx = self.context(&call.id, cancel.clone());
-        let now = match confirmation_guarded(invocation.as_ref(), &ctx).await {
-            Ok(Some(details)) => approved_hash(&details),
-            _ => None,
-        };
-        if now == Some(approved) {
-            return Ok((invocation, Some(approved)));
-        }
         tracing::info!(call_id = %call.id, "file changed since its edit was approved; asking again");
         self.emit(UiEvent::Notice(format!(
             "The file changed after you approved this {} call; here is the new diff.",
             tool.name()
         )));
+        let args = call
+            .modified_args
+            .clone()
+            .unwrap_or_else(|| call.args.as_ref().clone());
+        let invocation = tool
+            .prepare(&args, &self.services)
+            .map_err(|msg| self.failed(call, ToolErrorKind::InvalidToolParams, msg))?;
         match self.approve(tool, invocation, call, cancel, false).await {
             Approval::Run(invocation, bound, _, _) => Ok((invocation, bound)),
             Approval::Refused(done) | Approval::UserCancelled(done) => Err(done),

@@ -164,6 +164,7 @@ impl RunningCall {
             args: self.args,
             timeline: CallTimeline::default(),
             hook_modified: false,
+            modified_args: None,
         }
     }
 }
@@ -196,6 +197,8 @@ struct CallInfo {
     timeline: CallTimeline,
     /// A BeforeTool hook replaced the arguments.
     hook_modified: bool,
+    /// The arguments as the user modified them while approving (what runs).
+    modified_args: Option<serde_json::Value>,
 }
 
 impl Inner {
@@ -373,6 +376,7 @@ impl Inner {
                 ..CallTimeline::default()
             },
             hook_modified: false,
+            modified_args: None,
         };
         if self.events.call_progress() {
             self.emit(UiEvent::ToolCallRequested {

@@ -1,6 +1,6 @@
-//! Running one approved call: waiting for the calls it conflicts with, checking an
-//! approved edit again, sending it to its tool's actor, and turning the outcome into
-//! the call's answer.
+//! Running one approved call: waiting for the calls it conflicts with, sending it to
+//! its tool's actor (and asking again when an approved edit found its file changed),
+//! and turning the outcome into the call's answer.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -78,32 +78,36 @@ impl Inner {
             let _ = done.send(());
             return self.cancelled(&call, "Operation cancelled");
         }
-        // The rare steps (an approved edit checked again, AfterTool hooks) run boxed:
+        // The rare steps (an approved edit asked again, AfterTool hooks) run boxed:
         // inline, their state would be reserved in every call's task while it is in
         // flight.
-        let (invocation, approved) = match original_hash {
-            Some(hash) => {
-                match Box::pin(self.recheck_approval(&tool, invocation, hash, &mut call, &cancel))
-                    .await
-                {
-                    Ok(rechecked) => rechecked,
-                    Err(completed) => {
-                        let _ = done.send(());
-                        return completed;
-                    }
+        let (mut invocation, mut approved, mut asked_again) = (invocation, original_hash, false);
+        let (outcome, started) = loop {
+            self.status(&call, CallStatus::Executing);
+            let started = Instant::now();
+            call.timeline.executing = Some(started);
+            call.timeline.actor = Some(invocation.actor_label());
+            let ctx = self
+                .context(&call.id, cancel.clone())
+                .with_approved_original(approved)
+                .with_sandbox(sandbox);
+            let outcome = invocation.execute(ctx).await;
+            // The edit's file changed while the user was asked: nothing was written; ask
+            // once more, with the diff of what the file holds now. (The tool's own read
+            // is the check: no read of its own here, which through an editor is a
+            // request to the client.)
+            if approved.is_none() || asked_again || !changed_after_approval(&outcome) {
+                break (outcome, started);
+            }
+            asked_again = true;
+            match Box::pin(self.ask_again(&tool, &mut call, &cancel)).await {
+                Ok((again, bound)) => (invocation, approved) = (again, bound),
+                Err(completed) => {
+                    let _ = done.send(());
+                    return completed;
                 }
             }
-            None => (invocation, None),
         };
-        self.status(&call, CallStatus::Executing);
-        let started = Instant::now();
-        call.timeline.executing = Some(started);
-        call.timeline.actor = Some(invocation.actor_label());
-        let ctx = self
-            .context(&call.id, cancel.clone())
-            .with_approved_original(approved)
-            .with_sandbox(sandbox);
-        let outcome = invocation.execute(ctx).await;
         // Preparing the confirmation (an edit's correction calls) is part of the call.
         let duration = started.elapsed() + prepared;
         let outcome = match outcome {
@@ -194,6 +198,13 @@ impl Inner {
             timeline: call.timeline,
         }
     }
+}
+
+/// Whether an approved edit refused to write because its file no longer held what the
+/// approved diff was computed from ([`ToolContext::check_approved`]).
+fn changed_after_approval(outcome: &HostOutcome) -> bool {
+    matches!(outcome, HostOutcome::Finished(out)
+        if out.error.is_some() && out.data.as_ref().is_some_and(crate::tools::is_changed_after_approval))
 }
 
 /// A call cancelled while it ran (with what it had done so far, if anything), as the

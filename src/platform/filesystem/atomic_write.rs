@@ -386,7 +386,11 @@ fn open_existing(
     if kind != rustix::fs::FileType::RegularFile {
         return Err(FsError::NotRegularFile(shown.to_path_buf()));
     }
-    if matches!(expect, WriteExpect::Unchanged(_)) && stat.st_size as u64 > MAX_EDIT_FILE_BYTES {
+    if matches!(
+        expect,
+        WriteExpect::Unchanged(_) | WriteExpect::ReadJustNow(_)
+    ) && stat.st_size as u64 > MAX_EDIT_FILE_BYTES
+    {
         return Err(FsError::TooLarge {
             path: shown.to_path_buf(),
             size: stat.st_size as u64,
@@ -409,10 +413,14 @@ fn check_expectation(
         (WriteExpect::Any, _) | (WriteExpect::Absent, None) => Ok(()),
         (WriteExpect::Absent, Some(_)) => Err(FsError::AlreadyExists(shown.to_path_buf())),
         (WriteExpect::Unchanged(None), None) => Ok(()),
-        (WriteExpect::Unchanged(None), Some(_)) | (WriteExpect::Unchanged(Some(_)), None) => {
+        (WriteExpect::Unchanged(None), Some(_))
+        | (WriteExpect::Unchanged(Some(_)) | WriteExpect::ReadJustNow(_), None) => {
             Err(FsError::ChangedOnDisk(shown.to_path_buf()))
         }
-        (WriteExpect::Unchanged(Some(expected)), Some(old)) => {
+        (
+            WriteExpect::Unchanged(Some(expected)) | WriteExpect::ReadJustNow(expected),
+            Some(old),
+        ) => {
             let mut bytes = Vec::with_capacity(old.stat.st_size as usize);
             (&old.file)
                 .take(MAX_EDIT_FILE_BYTES + 1)

@@ -80,6 +80,10 @@ pub async fn write(
     if meta.is_dir {
         return Some(Err(FsError::IsDirectory(meta.real_path)));
     }
+    if let WriteExpect::ReadJustNow(_) = expect {
+        // Read through the editor by this call just now: it exists and holds that text.
+        return Some(written(editor, meta.real_path, text, false).await);
+    }
     let current = match editor.read(meta.real_path.clone()).await {
         Ok(t) => Some(t),
         Err(EditorError::NotFound) => None,
@@ -93,7 +97,7 @@ pub async fn write(
         }
     };
     let ok = match expect {
-        WriteExpect::Any => true,
+        WriteExpect::Any | WriteExpect::ReadJustNow(_) => true,
         WriteExpect::Absent => current.is_none(),
         WriteExpect::Unchanged(hash) => {
             current.as_ref().map(|t| content_hash(t.as_bytes())) == *hash
@@ -105,16 +109,22 @@ pub async fn write(
             _ => FsError::ChangedOnDisk(meta.real_path),
         }));
     }
-    let created = current.is_none();
-    Some(match editor.write(meta.real_path.clone(), text).await {
-        Ok(()) => Ok(WriteOutcome {
-            real_path: meta.real_path,
-            created,
-        }),
-        Err(EditorError::NotFound) => Err(FsError::NotFound(meta.real_path)),
+    Some(written(editor, meta.real_path, text, current.is_none()).await)
+}
+
+/// Hands `text` to the editor for `real_path`.
+async fn written(
+    editor: &SharedEditor,
+    real_path: PathBuf,
+    text: String,
+    created: bool,
+) -> Result<WriteOutcome, FsError> {
+    match editor.write(real_path.clone(), text).await {
+        Ok(()) => Ok(WriteOutcome { real_path, created }),
+        Err(EditorError::NotFound) => Err(FsError::NotFound(real_path)),
         Err(EditorError::Failed(message)) => Err(FsError::Io {
-            path: meta.real_path,
+            path: real_path,
             message,
         }),
-    })
+    }
 }
