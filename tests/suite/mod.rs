@@ -41,6 +41,7 @@ mod planted_config;
 mod prompt_budget;
 mod properties;
 mod read_search;
+mod readme;
 mod real_use;
 mod record_replay;
 mod repl;
