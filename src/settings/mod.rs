@@ -198,6 +198,13 @@ pub fn load_with(
                 message: e.to_string(),
             })?;
     check_values(&settings, &origins)?;
+    let allowed_origin = origins
+        .get("approval.allowed")
+        .cloned()
+        .unwrap_or_else(|| "default".to_string());
+    settings.approval.allowed_is_saved =
+        allowed_origin == "default" || allowed_origin == user_file.display().to_string();
+    settings.approval.allowed_origin = allowed_origin;
     settings.trusted = true;
     for server in &mut mcp_servers {
         server.env_pass = settings.environment.pass.clone();

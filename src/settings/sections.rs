@@ -192,6 +192,14 @@ pub struct ApprovalSettings {
     pub mode: String,
     /// Calls allowed without asking, as `tool` or `tool(key)` ("Always allow").
     pub allowed: Vec<String>,
+    /// Where `allowed` came from (a file, an environment variable, a `-c` flag).
+    #[serde(skip)]
+    pub allowed_origin: String,
+    /// Whether `allowed` is the user file's own list (or the empty default), so that
+    /// its rules are the saved ones; rules from anywhere else apply to this run only
+    /// and are never written to the user file.
+    #[serde(skip)]
+    pub allowed_is_saved: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -499,6 +499,55 @@ fn sessions_recorded_headless_and_over_acp_both_load_over_acp() {
 }
 
 #[test]
+fn a_rule_given_for_one_run_is_used_but_never_written_to_the_user_config() {
+    let s = Scratch::new();
+    let dir = s.home().join(".troupe");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        "[approval]\nallowed = [\"glob\"]\n",
+    )
+    .unwrap();
+    let turns = [
+        turn(vec![call("test_note", json!({"key": "git status"}))]),
+        turn(vec![call(
+            "run_shell_command",
+            json!({"command": "echo ran >> runs.txt"}),
+        )]),
+        turn(vec![text("ran")]),
+    ];
+    // `test_note` (an edit for the policy) is allowed for this run by the environment,
+    // which replaces the user file's list; the shell command is saved by the user.
+    let mut ed = Editor::start(
+        &s,
+        &turns,
+        &[("TROUPE_APPROVAL_ALLOWED", "[\"test_note\"]")],
+    );
+    ed.permission = "proceed_always_and_save";
+    let sid = ed.start_session(&s, false);
+    assert_eq!(
+        prompt(&mut ed, &sid, "note, then run")["result"]["stopReason"],
+        "end_turn"
+    );
+    let asked: Vec<String> = ed
+        .asked
+        .iter()
+        .filter(|m| m["method"] == "session/request_permission")
+        .map(|m| m["params"]["toolCall"]["title"].to_string())
+        .collect();
+    assert_eq!(asked.len(), 1, "only the shell command is asked: {asked:?}");
+    assert!(ed.close().success());
+    let config = std::fs::read_to_string(dir.join("config.toml")).expect("config");
+    // The saved rule is added to what the file held; the run's own rule is not written.
+    assert!(config.contains("\"glob\""), "{config}");
+    assert!(
+        config.contains("run_shell_command(=echo ran >> runs.txt)"),
+        "{config}"
+    );
+    assert!(!config.contains("test_note"), "{config}");
+}
+
+#[test]
 fn allow_always_is_saved_and_a_new_session_does_not_ask_again() {
     let s = Scratch::new();
     let shell = [

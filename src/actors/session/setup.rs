@@ -11,8 +11,15 @@ use crate::platform::workspace::Workspace;
 use crate::protocol::AllowRule;
 use crate::settings::Settings;
 
-/// The "Always allow" rules of `approval.allowed`, with origin `saved`.
+/// The "Always allow" rules of `approval.allowed`: origin `saved` when they are the
+/// user file's own, else `from <where they came from>`.
 pub fn saved_allow_rules(settings: &Settings) -> Vec<AllowRule> {
+    // Rules the user file holds are the saved ones; a project file, an environment
+    // variable or a `-c` flag gives rules for this run, named by where they came from.
+    let origin = match settings.approval.allowed_is_saved {
+        true => SAVED_ORIGIN.to_string(),
+        false => format!("from {}", settings.approval.allowed_origin),
+    };
     settings
         .approval
         .allowed
@@ -21,7 +28,7 @@ pub fn saved_allow_rules(settings: &Settings) -> Vec<AllowRule> {
         .map(|(tool, key)| AllowRule {
             tool,
             key,
-            origin: SAVED_ORIGIN.to_string(),
+            origin: origin.clone(),
         })
         .collect()
 }

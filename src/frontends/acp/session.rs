@@ -336,7 +336,8 @@ pub fn save_always_rules(session: &AcpSession) {
     if *persisted == current {
         return;
     }
-    match crate::frontends::repl::saved_rules::save_allowed(&user_config(), &current) {
+    match crate::frontends::repl::saved_rules::update_allowed(&user_config(), &persisted, &current)
+    {
         Ok(()) => *persisted = current,
         Err(e) => {
             eprintln!("troupe: cannot save the \"Always allow\" rule: {e}");

@@ -382,6 +382,8 @@ fn approvals(link: &SessionLink, args: &[&str], p: Palette) -> Vec<String> {
             .unwrap_or_else(|| "(every call)".into());
         let origin = if rule.origin == SAVED_ORIGIN {
             format!("saved in {}", link.user_config.display())
+        } else if rule.origin.starts_with("from ") {
+            rule.origin.clone()
         } else {
             "this session".to_string()
         };

@@ -38,6 +38,52 @@ pub fn saved_rule_texts(rules: &[AllowRule]) -> Vec<String> {
         .collect()
 }
 
+/// The saved rules went from `before` to `after` in this session: the config file at
+/// `path` gets the added ones and loses the revoked ones, and keeps every other rule it
+/// holds (one another process saved, or one a `-c` flag or a project file overrode for
+/// this run).
+pub fn update_allowed(path: &Path, before: &[String], after: &[String]) -> Result<(), SaveError> {
+    let mut allowed = allowed_in(path)?;
+    allowed.retain(|rule| after.contains(rule) || !before.contains(rule));
+    for rule in after {
+        if !allowed.contains(rule) {
+            allowed.push(rule.clone());
+        }
+    }
+    save_allowed(path, &allowed)
+}
+
+/// The `approval.allowed` strings the config file at `path` holds now.
+fn allowed_in(path: &Path) -> Result<Vec<String>, SaveError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => {
+            return Err(SaveError::Read {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let doc: DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| SaveError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+    Ok(doc
+        .get("approval")
+        .and_then(|a| a.get("allowed"))
+        .and_then(Item::as_array)
+        .map(|rules| {
+            rules
+                .iter()
+                .filter_map(|r| r.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
 /// Writes `allowed` as `approval.allowed` into the config file at `path`.
 pub fn save_allowed(path: &Path, allowed: &[String]) -> Result<(), SaveError> {
     let text = match std::fs::read_to_string(path) {
@@ -83,6 +129,18 @@ pub fn save_allowed(path: &Path, allowed: &[String]) -> Result<(), SaveError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_update_keeps_the_rules_this_session_did_not_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[approval]\nallowed = [\"glob\", \"read_file\"]\n").unwrap();
+        // The session had loaded only `read_file` as saved (say), revoked it, and saved
+        // `replace`: `glob`, which it never loaded, stays.
+        update_allowed(&path, &["read_file".into()], &["replace".into()]).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("allowed = [\"glob\", \"replace\"]"), "{text}");
+    }
 
     #[test]
     fn keeps_the_rest_of_the_file() {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use actix::prelude::*;
 
 use super::bridge::SharedStats;
-use super::saved_rules::{save_allowed, saved_rule_texts, SaveError};
+use super::saved_rules::{saved_rule_texts, update_allowed, SaveError};
 use super::session_commands;
 use super::start::Ending;
 use crate::actors::session::SessionHandle;
@@ -119,7 +119,7 @@ impl SessionLink {
         if *persisted == current {
             return None;
         }
-        let result = save_allowed(&self.user_config, &current);
+        let result = update_allowed(&self.user_config, &persisted, &current);
         if result.is_ok() {
             *persisted = current;
         }

@@ -83,7 +83,11 @@ async fn start_session(
     let mut sessions = session_commands::SessionParts::new(options.plan.as_ref(), &options);
     let workspace = options.workspace.primary().to_path_buf();
     let model = options.model_name.clone();
-    let initial_saved = options.settings.approval.allowed.clone();
+    // The rules the user file holds (none when this run's list came from elsewhere).
+    let initial_saved = match options.settings.approval.allowed_is_saved {
+        true => options.settings.approval.allowed.clone(),
+        false => Vec::new(),
+    };
     let handle = Arc::new(
         SessionHandle::start(options)
             .await

@@ -193,6 +193,27 @@ fn always_allow_is_saved_loaded_next_time_and_revocable() {
 }
 
 #[test]
+fn a_rule_from_a_flag_is_shown_as_such_and_revoking_it_writes_nothing() {
+    let s = Scratch::new();
+    let turns = [turn(vec![text("Nothing to do.")])];
+    let t = Term::start(&s, &turns, &[], &["-c", "approval.allowed=[\"glob\"]"]);
+    t.line("/approvals");
+    let text = t.wait_for("removes an entry");
+    assert!(
+        text.contains("(from flag -c approval.allowed=[\"glob\"])"),
+        "{text}"
+    );
+    assert!(!text.contains("saved in"), "{text}");
+    t.line("/approvals revoke 1");
+    t.wait_for("Revoked");
+    t.wait_prompt();
+    assert!(
+        !s.home().join(".troupe/config.toml").exists(),
+        "revoking a rule of this run wrote the user config"
+    );
+}
+
+#[test]
 fn modify_with_external_editor_lands_the_edited_content() {
     let s = Scratch::new();
     s.write("a.txt", ORIGINAL);
