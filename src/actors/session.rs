@@ -14,6 +14,7 @@
 
 mod build;
 mod child;
+mod event_order;
 mod handle;
 mod setup;
 mod teardown;
@@ -43,6 +44,7 @@ use crate::tools::{Services, ToolRegistry};
 pub use crate::platform::sessions::new_session_id;
 use build::{build, Outlets};
 pub use child::{ChildRecords, ChildSpec, TreeParts};
+pub use event_order::HandledEvents;
 pub use handle::SessionHandle;
 pub use setup::{saved_allow_rules, SAVED_ORIGIN, SYSTEM_MD_ENV};
 use teardown::Teardown;

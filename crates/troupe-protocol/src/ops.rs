@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc::UnboundedSender;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -292,22 +293,28 @@ pub enum Event {
 /// the session's event stream. Cheap to clone; sends never block, and a send after
 /// the front end stopped reading is dropped (the session is ending).
 #[derive(Debug, Clone)]
-pub struct EventSink(UnboundedSender<Event>);
+pub struct EventSink(UnboundedSender<Event>, Arc<AtomicU64>);
 
 impl EventSink {
     /// A sink feeding `sender`'s stream.
     pub fn new(sender: UnboundedSender<Event>) -> Self {
-        Self(sender)
+        Self(sender, Arc::default())
     }
 
     /// Sends one UI event (the name of actix's `Recipient::do_send`, which this took
     /// the place of).
     pub fn do_send(&self, event: UiEvent) {
-        let _ = self.0.send(Event::Ui(event));
+        self.send_event(Event::Ui(event));
     }
 
     /// Sends any event.
     pub fn send_event(&self, event: Event) {
+        self.1.fetch_add(1, Ordering::SeqCst);
         let _ = self.0.send(event);
+    }
+
+    /// How many events this sink and its clones have sent so far.
+    pub fn sent(&self) -> u64 {
+        self.1.load(Ordering::SeqCst)
     }
 }

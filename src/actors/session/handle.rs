@@ -50,6 +50,8 @@ pub struct SessionHandle {
     stream_over: AtomicBool,
     /// `--trajectory FILE`: the run kept as an ATIF trajectory.
     trajectory: OnceLock<TrajectoryFile>,
+    /// How far the reader of the events has handled them.
+    count: super::event_order::EventCount,
 }
 
 /// Where an op's answer goes.
@@ -107,6 +109,7 @@ impl SessionHandle {
             ended: CancellationToken::new(),
             stream_over: AtomicBool::new(false),
             trajectory: OnceLock::new(),
+            count: super::event_order::EventCount::new(),
         }
     }
 
@@ -144,14 +147,17 @@ impl SessionHandle {
         if self.stream_over.load(Ordering::Acquire) {
             return None;
         }
+        self.count.asking();
         // One wait on the channel alone: the session's end comes as a marker on it,
         // after every event sent before the end.
         match events.recv().await {
             Some(Event::OpDone { op: END_MARKER, .. }) | None => {
                 self.stream_over.store(true, Ordering::Release);
+                self.count.over();
                 None
             }
             Some(event) => {
+                self.count.took();
                 if let Some(trajectory) = self.trajectory.get() {
                     if trajectory.observe(&event) {
                         // Written before the turn's end is handed out: whoever sees
@@ -162,6 +168,12 @@ impl SessionHandle {
                 Some(event)
             }
         }
+    }
+
+    /// A waiter on the reader of [`SessionHandle::next_event`]: it returns once every
+    /// event sent before it was called has been handled.
+    pub fn handled_events(&self) -> super::event_order::HandledEvents {
+        self.count.waiter(&self.sink)
     }
 
     /// Keeps the run as an ATIF trajectory in `path` from now on (call it before the

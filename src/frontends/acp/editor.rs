@@ -4,7 +4,7 @@
 //! created through the client (gemini-cli fails there).
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use agent_client_protocol::v1::schema::{ReadTextFileRequest, WriteTextFileRequest};
 use agent_client_protocol::v1::ConnectionTo;
@@ -12,7 +12,12 @@ use agent_client_protocol::Client;
 use futures::future::BoxFuture;
 use serde_json::json;
 
+use crate::actors::session::HandledEvents;
 use crate::platform::filesystem::editor::{EditorError, EditorFiles};
+
+/// The session's events the front end must have passed on before an `fs/*` request
+/// goes out (set once the session has started).
+pub type EventOrder = Arc<OnceLock<HandledEvents>>;
 
 /// The client's files for one session.
 pub struct ClientFiles {
@@ -20,20 +25,24 @@ pub struct ClientFiles {
     session_id: Arc<Mutex<String>>,
     reads: bool,
     writes: bool,
+    /// A request waits for the front end to send what the session told it before (a
+    /// call's `tool_call` comes before the call's own requests).
+    order: EventOrder,
 }
 
 impl ClientFiles {
     pub fn new(
         cx: ConnectionTo<Client>,
         session_id: Arc<Mutex<String>>,
-        reads: bool,
-        writes: bool,
+        (reads, writes): (bool, bool),
+        order: EventOrder,
     ) -> Self {
         Self {
             cx,
             session_id,
             reads,
             writes,
+            order,
         }
     }
 
@@ -72,7 +81,11 @@ impl EditorFiles for ClientFiles {
     fn read(&self, path: PathBuf) -> BoxFuture<'static, Result<String, EditorError>> {
         let cx = self.cx.clone();
         let params = json!({"sessionId": self.session(), "path": path.display().to_string()});
+        let order = self.order.get().cloned();
         Box::pin(async move {
+            if let Some(order) = order {
+                order.caught_up().await;
+            }
             let request: ReadTextFileRequest =
                 serde_json::from_value(params).map_err(|e| EditorError::Failed(e.to_string()))?;
             let answer = cx
@@ -88,7 +101,11 @@ impl EditorFiles for ClientFiles {
     fn write(&self, path: PathBuf, text: String) -> BoxFuture<'static, Result<(), EditorError>> {
         let cx = self.cx.clone();
         let params = json!({"sessionId": self.session(), "path": path.display().to_string(), "content": text});
+        let order = self.order.get().cloned();
         Box::pin(async move {
+            if let Some(order) = order {
+                order.caught_up().await;
+            }
             let request: WriteTextFileRequest =
                 serde_json::from_value(params).map_err(|e| EditorError::Failed(e.to_string()))?;
             cx.send_request(request)

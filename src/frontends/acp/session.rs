@@ -146,7 +146,8 @@ pub(super) async fn start(
     let recorded = session_plan(&workspace, load)?;
     let mode = ApprovalMode::parse(&settings.approval.mode).unwrap_or_default();
     let id = recorded.plan.session_id.clone();
-    let editor = client_editor(state, &link, &id);
+    let order = editor::EventOrder::default();
+    let editor = client_editor(state, &link, &id, &order);
     let root = workspace.primary().to_path_buf();
     // The client's servers' tools are there for the first prompt (wait_for_mcp); the
     // SessionStart hook's context goes before it.
@@ -171,6 +172,7 @@ pub(super) async fn start(
     .await
     .map(Arc::new)
     .map_err(|e| e.to_string())?;
+    let _ = order.set(session.handled_events());
     let turns = Arc::new(TurnEnd::default());
     let tool_facts = session.tool_facts();
     let front = AcpFront::new(
@@ -313,14 +315,19 @@ fn session_plan(workspace: &Workspace, load: Option<&str>) -> Result<RecordedSes
 
 /// The client editor's files for session `id`, when the client offers to read or
 /// write them (`fs.readTextFile` / `fs.writeTextFile`).
-fn client_editor(state: &State, link: &Link, id: &str) -> Option<SharedEditor> {
+fn client_editor(
+    state: &State,
+    link: &Link,
+    id: &str,
+    order: &editor::EventOrder,
+) -> Option<SharedEditor> {
     let (reads, writes) = state.client_fs.lock().map(|c| *c).unwrap_or((false, false));
     (reads || writes).then(|| {
         Arc::new(editor::ClientFiles::new(
             link.cx.clone(),
             Arc::new(Mutex::new(id.to_string())),
-            reads,
-            writes,
+            (reads, writes),
+            order.clone(),
         )) as SharedEditor
     })
 }
