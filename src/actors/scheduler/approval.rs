@@ -9,6 +9,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::{CallInfo, Inner};
 use crate::engine::policy::{decide, PolicyDecision};
+use crate::engine::policy_rules::{
+    PolicyCall, PolicyRules, RuleDecision, Verdict, ALWAYS_ALLOW_PRIORITY,
+};
 use crate::platform::sandbox::SandboxMode;
 use crate::protocol::{
     AllowKey, ApprovalDecision, ApprovalMode, ApprovalRequest, CallStatus, CompletedCall,
@@ -24,6 +27,11 @@ pub use crate::protocol::AllowRule;
 pub struct PolicyState {
     pub mode: ApprovalMode,
     pub rules: Vec<AllowRule>,
+    /// The policy files' rules (and those of `tools.allowed`, `mcp.allowed`), which
+    /// decide before the mode ([`policy_verdict`]).
+    pub files: Arc<PolicyRules>,
+    /// Whether a person answers approvals (a policy rule's `interactive`).
+    pub interactive: bool,
 }
 
 impl PolicyState {
@@ -151,12 +159,16 @@ impl Inner {
             if let Some(settling) = invocation.settle_hint() {
                 settling.await;
             }
-            invocation = match self.decide_by_policy(tool, invocation, call, force_ask, prepared) {
-                Ok(to_ask) => to_ask,
-                Err(decided) => return decided,
-            };
-            // A hook asked to confirm: the call's own confirmation, or else a plain one.
-            let forced = force_ask.then(|| modified.as_ref().unwrap_or(call.args.as_ref()));
+            let asked_by_rule;
+            (invocation, asked_by_rule) =
+                match self.decide_by_policy(tool, invocation, call, force_ask, prepared) {
+                    Ok(to_ask) => to_ask,
+                    Err(decided) => return decided,
+                };
+            // A hook or a policy rule asked to confirm: the call's own confirmation, or
+            // else a plain one.
+            let forced = (force_ask || asked_by_rule)
+                .then(|| modified.as_ref().unwrap_or(call.args.as_ref()));
             let details = match self
                 .confirmation(
                     tool,
@@ -225,9 +237,10 @@ impl Inner {
         }
     }
 
-    /// The policy's verdict on the call (its mode, its allow rules, the tool's own
-    /// decision and hint): decided (`Err`: run or refused), or the invocation back
-    /// when the user must be asked.
+    /// The policy's verdict on the call (a policy file's rule, its mode, its allow
+    /// rules, the tool's own decision and hint): decided (`Err`: run or refused), or
+    /// the invocation back when the user must be asked (with `true` when a policy
+    /// rule asked, so a call without a confirmation of its own gets a plain one).
     fn decide_by_policy(
         &self,
         tool: &Arc<dyn ToolHandle>,
@@ -235,21 +248,33 @@ impl Inner {
         call: &CallInfo,
         force_ask: bool,
         prepared: std::time::Duration,
-    ) -> Result<Box<dyn Invocation>, Approval> {
+    ) -> Result<(Box<dyn Invocation>, bool), Approval> {
         let protected = invocation.policy_hint() == Some(PolicyHint::Protected);
         let hint = invocation.policy_hint().map(|h| h == PolicyHint::Allow);
-        let (mode, allowed) = {
+        let (mode, allowed, verdict) = {
             let state = self.policy.lock();
-            (
-                state.mode,
-                !protected
-                    && state.allows(
-                        tool.name(),
-                        tool.facts().allow_key,
-                        invocation.approval_keys(),
-                    ),
-            )
+            let allowed = !protected
+                && state.allows(
+                    tool.name(),
+                    tool.facts().allow_key,
+                    invocation.approval_keys(),
+                );
+            let args = call.modified_args.as_ref().unwrap_or(call.args.as_ref());
+            (state.mode, allowed, policy_verdict(&state, tool, args))
         };
+        if let Some(v) = verdict.filter(|v| !allowed || v.priority > ALWAYS_ALLOW_PRIORITY) {
+            tracing::debug!(tool = tool.name(), source = %v.source, decision = v.decision.as_str(), "policy rule decides");
+            return match v.decision {
+                RuleDecision::Deny => Err(Approval::Refused(self.failed(
+                    call,
+                    ToolErrorKind::PolicyViolation,
+                    v.refusal(),
+                ))),
+                RuleDecision::AskUser => Ok((invocation, true)),
+                RuleDecision::Allow if force_ask || protected => Ok((invocation, false)),
+                RuleDecision::Allow => Err(Approval::Run(invocation, None, prepared, None)),
+            };
+        }
         let own = invocation.decide(mode);
         let by_hint = own.is_none() && mode != ApprovalMode::Yolo && hint == Some(true);
         let decision = own.unwrap_or_else(|| decide(mode, tool.kind(), hint));
@@ -260,7 +285,7 @@ impl Inner {
                 let sandbox = by_hint.then_some(SandboxMode::ReadOnly);
                 Err(Approval::Run(invocation, None, prepared, sandbox))
             }
-            PolicyDecision::Allow => Ok(invocation),
+            PolicyDecision::Allow => Ok((invocation, false)),
             PolicyDecision::Deny(reason) => Err(Approval::Refused(self.failed(
                 call,
                 ToolErrorKind::PolicyViolation,
@@ -269,7 +294,7 @@ impl Inner {
             PolicyDecision::Ask if allowed && !force_ask => {
                 Err(Approval::Run(invocation, None, prepared, None))
             }
-            PolicyDecision::Ask => Ok(invocation),
+            PolicyDecision::Ask => Ok((invocation, false)),
         }
     }
 
@@ -423,6 +448,41 @@ impl Inner {
             }
         }
     }
+}
+
+/// The verdict of the policy files' rules on a call of `tool` with `args`; `None`
+/// when no rule decides it. An MCP tool's server is the tool's, else the one its name
+/// says (`mcp_<server>_…`, as gemini-cli reads it).
+fn policy_verdict(
+    state: &PolicyState,
+    tool: &Arc<dyn ToolHandle>,
+    args: &serde_json::Value,
+) -> Option<Verdict> {
+    if state.files.is_empty() {
+        return None;
+    }
+    let server = tool.mcp_server().or_else(|| {
+        tool.name()
+            .strip_prefix("mcp_")
+            .and_then(|rest| rest.split_once('_'))
+            .map(|(server, _)| server)
+    });
+    // An MCP tool's `readOnlyHint` (the server's annotation made its kind `Read`).
+    let annotations = tool.mcp_server().map(|_| {
+        let mut map = serde_json::Map::new();
+        let read_only = tool.kind() == ToolKind::Read;
+        map.insert("readOnlyHint".into(), serde_json::Value::Bool(read_only));
+        map
+    });
+    state.files.check(&PolicyCall {
+        name: tool.name(),
+        server,
+        args,
+        mode: state.mode,
+        interactive: state.interactive,
+        annotations: annotations.as_ref(),
+        subagent: None,
+    })
 }
 
 /// The reason a call the user denied is cancelled with (and what they said, if

@@ -1,0 +1,308 @@
+//! gemini-cli's policy files (`[[rule]]` TOML) decide calls before the approval mode:
+//! the `troupe` binary, headless, with files in `~/.gemini/policies/`,
+//! `~/.troupe/policies/`, `--policy` and `--admin-policy`, and the rules
+//! `--allowed-tools` and `--allowed-mcp-server-names` stand for.
+
+use serde_json::{json, Value};
+
+use crate::common::*;
+
+/// Writes a user policy file (`~/.gemini/policies/<name>`).
+fn user_policy(s: &Scratch, name: &str, toml: &str) {
+    let dir = s.home().join(".gemini").join("policies");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(name), toml).unwrap();
+}
+
+fn shell(command: &str) -> Value {
+    call("run_shell_command", json!({ "command": command }))
+}
+
+/// Runs one answer of `calls` headless with `args`; the function responses the model
+/// got back, in call order.
+fn run_calls(s: &Scratch, calls: Vec<Value>, args: &[&str]) -> (Vec<Value>, String) {
+    let _ = std::fs::remove_file(s.requests_path());
+    let turns = [turn(calls), turn(vec![text("done")])];
+    let mut all = vec!["-p", "go"];
+    all.extend_from_slice(args);
+    let out = s.run(&turns, &all);
+    let requests = s.requests();
+    assert!(requests.len() >= 2, "{}", stderr(&out));
+    (function_responses(&requests[1]), stderr(&out))
+}
+
+fn error_of(response: &Value) -> Option<&str> {
+    response["response"]["error"].as_str()
+}
+
+/// The shell rule of the policy-engine reference's schema (its denyMessage) and the
+/// tools reference's `.env` rule, as the documentation writes them.
+const DOCS_POLICY: &str = r#"
+[[rule]]
+toolName = "run_shell_command"
+commandPrefix = "rm -rf"
+decision = "deny"
+priority = 100
+denyMessage = "Deletion is permanent"
+
+[[rule]]
+toolName = "write_file"
+argsPattern = '"file_path":".*\.env"'
+decision = "deny"
+priority = 100
+denyMessage = "Writing to .env files is not allowed."
+"#;
+
+#[test]
+fn documented_deny_rules_refuse_with_their_message_even_in_yolo() {
+    let s = Scratch::new();
+    user_policy(&s, "docs.toml", DOCS_POLICY);
+    s.write("build/keep.txt", "x\n");
+    let calls = vec![
+        shell("rm -rf build"),
+        call(
+            "write_file",
+            json!({"file_path": ".env", "content": "K=1\n"}),
+        ),
+        call(
+            "write_file",
+            json!({"file_path": "notes.txt", "content": "n\n"}),
+        ),
+    ];
+    let (responses, err) = run_calls(&s, calls, &["--yolo"]);
+    assert_eq!(
+        error_of(&responses[0]),
+        Some("Tool execution denied by policy. Deletion is permanent"),
+        "{responses:#?}\n{err}"
+    );
+    assert_eq!(
+        error_of(&responses[1]),
+        Some("Tool execution denied by policy. Writing to .env files is not allowed."),
+        "{responses:#?}"
+    );
+    assert!(error_of(&responses[2]).is_none(), "{responses:#?}");
+    assert!(s.ws().join("build/keep.txt").exists());
+    assert!(!s.ws().join(".env").exists());
+    assert!(s.ws().join("notes.txt").exists());
+}
+
+#[test]
+fn an_allowed_prefix_runs_unasked_in_default_mode_and_only_alone() {
+    let s = Scratch::new();
+    user_policy(
+        &s,
+        "touch.toml",
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"touch\"\ndecision = \"allow\"\npriority = 100\n",
+    );
+    let calls = vec![
+        shell("touch made.txt"),
+        shell("touch other.txt && mkdir sneaky"),
+        shell("mkdir plain"),
+    ];
+    let (responses, err) = run_calls(&s, calls, &[]);
+    assert!(error_of(&responses[0]).is_none(), "{responses:#?}\n{err}");
+    assert!(s.ws().join("made.txt").exists());
+    // A command no rule allows leaves the line to the approval mode: asked, so refused.
+    assert!(error_of(&responses[1]).is_some(), "{responses:#?}");
+    assert!(error_of(&responses[2]).is_some(), "{responses:#?}");
+    assert!(!s.ws().join("sneaky").exists() && !s.ws().join("plain").exists());
+}
+
+#[test]
+fn the_higher_priority_rule_decides() {
+    let s = Scratch::new();
+    let file = |deny_priority: u32| {
+        format!(
+            "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"touch\"\ndecision = \"allow\"\npriority = 100\n\n\
+             [[rule]]\ntoolName = \"run_shell_command\"\nargsPattern = \"secret\"\ndecision = \"deny\"\npriority = {deny_priority}\ndenyMessage = \"No secrets.\"\n"
+        )
+    };
+    user_policy(&s, "p.toml", &file(200));
+    let (responses, _) = run_calls(&s, vec![shell("touch secret.txt")], &[]);
+    assert_eq!(
+        error_of(&responses[0]),
+        Some("Tool execution denied by policy. No secrets.")
+    );
+    user_policy(&s, "p.toml", &file(50));
+    let (responses, err) = run_calls(&s, vec![shell("touch secret.txt")], &[]);
+    assert!(error_of(&responses[0]).is_none(), "{responses:#?}\n{err}");
+    assert!(s.ws().join("secret.txt").exists());
+}
+
+#[test]
+fn modes_limit_a_rule_to_those_approval_modes() {
+    let s = Scratch::new();
+    user_policy(
+        &s,
+        "m.toml",
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"touch\"\ndecision = \"allow\"\npriority = 100\n\n\
+         [[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"touch\"\ndecision = \"deny\"\npriority = 200\nmodes = [\"autoEdit\"]\n",
+    );
+    let (responses, err) = run_calls(&s, vec![shell("touch a.txt")], &[]);
+    assert!(error_of(&responses[0]).is_none(), "{responses:#?}\n{err}");
+    let (responses, _) = run_calls(
+        &s,
+        vec![shell("touch b.txt")],
+        &["--approval-mode", "auto_edit"],
+    );
+    assert_eq!(
+        error_of(&responses[0]),
+        Some("Tool execution denied by policy.")
+    );
+    assert!(!s.ws().join("b.txt").exists());
+}
+
+#[test]
+fn ask_user_asks_so_headless_refuses_a_call_that_would_run() {
+    let s = Scratch::new();
+    s.write("a.txt", "hello\n");
+    user_policy(
+        &s,
+        "ask.toml",
+        "[[rule]]\ntoolName = [\"read_file\"]\ndecision = \"ask_user\"\npriority = 1\n",
+    );
+    let (responses, _) = run_calls(
+        &s,
+        vec![call("read_file", json!({"file_path": "a.txt"}))],
+        &["--yolo"],
+    );
+    let error = error_of(&responses[0]).unwrap_or_default();
+    assert!(
+        error.contains("needs the user's approval"),
+        "{responses:#?}"
+    );
+}
+
+#[test]
+fn admin_beats_user_and_policy_flags_choose_the_files() {
+    let s = Scratch::new();
+    let allow = "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"touch\"\ndecision = \"allow\"\npriority = 999\n";
+    user_policy(&s, "user.toml", allow);
+    let admin = s.write(
+        "admin/deny.toml",
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"touch\"\ndecision = \"deny\"\npriority = 0\ndenyMessage = \"Admins say no.\"\n",
+    );
+    let admin = admin.to_string_lossy().into_owned();
+    let (responses, _) = run_calls(&s, vec![shell("touch x.txt")], &["--admin-policy", &admin]);
+    assert_eq!(
+        error_of(&responses[0]),
+        Some("Tool execution denied by policy. Admins say no.")
+    );
+    // Without it, the user tier allows.
+    let (responses, err) = run_calls(&s, vec![shell("touch y.txt")], &[]);
+    assert!(error_of(&responses[0]).is_none(), "{responses:#?}\n{err}");
+    // --policy replaces the user directory: its rule is not read, so headless refuses.
+    let other = s.write("p/empty.toml", "");
+    let other = other.to_string_lossy().into_owned();
+    let (responses, _) = run_calls(&s, vec![shell("touch z.txt")], &["--policy", &other]);
+    assert!(error_of(&responses[0]).is_some(), "{responses:#?}");
+    // ~/.troupe/policies/ is read too, and a user rule above 950 beats an allow rule
+    // of approval.allowed (3.95), which in turn beats no rule.
+    std::fs::remove_dir_all(s.home().join(".gemini")).unwrap();
+    let dir = s.home().join(".troupe").join("policies");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("t.toml"),
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"touch\"\ndecision = \"deny\"\npriority = 0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        s.home().join(".troupe").join("config.toml"),
+        "[approval]\nallowed = [\"run_shell_command(touch)\"]\n",
+    )
+    .unwrap();
+    let (responses, _) = run_calls(&s, vec![shell("touch w.txt")], &[]);
+    assert_eq!(
+        error_of(&responses[0]),
+        Some("Tool execution denied by policy.")
+    );
+}
+
+#[test]
+fn allowed_tools_run_unasked_and_narrow_the_shell() {
+    let s = Scratch::new();
+    let calls = vec![shell("touch t.txt"), shell("mkdir d")];
+    let (responses, err) = run_calls(&s, calls, &["--allowed-tools", "run_shell_command(touch)"]);
+    assert!(error_of(&responses[0]).is_none(), "{responses:#?}\n{err}");
+    assert!(s.ws().join("t.txt").exists());
+    // gemini-cli's narrowing rule: the other shell commands are denied outright.
+    assert_eq!(
+        error_of(&responses[1]),
+        Some("Tool execution denied by policy.")
+    );
+    let (responses, _) = run_calls(
+        &s,
+        vec![call(
+            "write_file",
+            json!({"file_path": "w.txt", "content": "w\n"}),
+        )],
+        &["--allowed-tools", "write_file"],
+    );
+    assert!(error_of(&responses[0]).is_none(), "{responses:#?}");
+}
+
+#[test]
+fn allowed_mcp_server_names_start_only_those_and_run_their_tools() {
+    let s = Scratch::new();
+    let servers = format!(
+        "{}\n{}",
+        super::mcp::server("fx", &[], ""),
+        super::mcp::server("ev", &[], "")
+    );
+    super::mcp::configure(&s, &servers);
+    let calls = vec![
+        call("mcp_fx_echo", json!({"text": "x"})),
+        call("mcp_ev_echo", json!({"text": "y"})),
+    ];
+    let (responses, err) = run_calls(&s, calls, &["--allowed-mcp-server-names", "fx"]);
+    let requests = s.requests();
+    let declared: Vec<String> = requests[0]["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|t| {
+            t["functionDeclarations"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|d| d["name"].as_str().map(str::to_string))
+        .collect();
+    assert!(declared.iter().any(|n| n == "mcp_fx_echo"), "{declared:?}");
+    assert!(
+        !declared.iter().any(|n| n.starts_with("mcp_ev_")),
+        "{declared:?}"
+    );
+    assert!(error_of(&responses[0]).is_none(), "{responses:#?}\n{err}");
+    assert!(
+        error_of(&responses[1]).is_some_and(|e| e.contains("not found")),
+        "{responses:#?}"
+    );
+}
+
+#[test]
+fn a_malformed_file_is_named_and_left_out() {
+    let s = Scratch::new();
+    s.write("a.txt", "hi\n");
+    user_policy(
+        &s,
+        "bad.toml",
+        "[[rule]]\ntoolName = \"read_file\"\ndecision = \"block\"\npriority = 10\n",
+    );
+    user_policy(&s, "broken.toml", "[[rule]\ntoolName = \n");
+    let (responses, err) = run_calls(
+        &s,
+        vec![call("read_file", json!({"file_path": "a.txt"}))],
+        &[],
+    );
+    assert!(
+        err.contains("[USER] Policy file error in bad.toml:\n  Schema validation failed\nInvalid policy rule (rule #1):\n  - Field \"rule.0.decision\": Invalid enum value. Expected 'allow' | 'deny' | 'ask_user', received 'block'"),
+        "{err}"
+    );
+    assert!(
+        err.contains("[USER] Policy file error in broken.toml:\n  TOML parsing failed"),
+        "{err}"
+    );
+    assert!(err.contains("Suggestion: Check for syntax errors"), "{err}");
+    assert!(error_of(&responses[0]).is_none(), "{responses:#?}");
+}
