@@ -306,3 +306,72 @@ fn a_malformed_file_is_named_and_left_out() {
     assert!(err.contains("Suggestion: Check for syntax errors"), "{err}");
     assert!(error_of(&responses[0]).is_none(), "{responses:#?}");
 }
+
+#[test]
+fn troupe_config_lists_the_rules_in_the_order_they_are_tried() {
+    let s = Scratch::new();
+    user_policy(
+        &s,
+        "a.toml",
+        "[[rule]]\ntoolName = \"run_shell_command\"\ncommandPrefix = \"git\"\ndecision = \"allow\"\npriority = 100\n",
+    );
+    let out = s
+        .bare_command()
+        .args(["config", "--allowed-tools", "write_file"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    let allowed = text
+        .find("#     4.300 allow write_file  (Settings (Tools Allowed))")
+        .unwrap_or_else(|| panic!("{text}"));
+    let user = text
+        .find("#     4.100 allow run_shell_command argsPattern")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(allowed < user, "{text}");
+    assert!(text.contains("(User: a.toml)"), "{text}");
+    assert!(
+        text.contains("approval.allowed rules rank at 3.950"),
+        "{text}"
+    );
+    let out = s
+        .bare_command()
+        .args(["config", "--json"])
+        .output()
+        .unwrap();
+    let json = json_out(&out);
+    let rules = &json["effective"]["policy"]["rules"];
+    assert_eq!(rules[0]["decision"], "allow", "{json:#}");
+    assert_eq!(rules[0]["priority"], "4.100", "{json:#}");
+    assert_eq!(rules[0]["source"], "User: a.toml", "{json:#}");
+}
+
+#[test]
+fn a_lookaround_pattern_is_left_out_and_a_denied_tool_stays_declared() {
+    let s = Scratch::new();
+    s.write("a.txt", "hi\n");
+    user_policy(
+        &s,
+        "p.toml",
+        "[[rule]]\ntoolName = \"read_file\"\nargsPattern = \"(?=a)\"\ndecision = \"deny\"\npriority = 10\n\n\
+         [[rule]]\ntoolName = \"glob\"\ndecision = \"deny\"\npriority = 10\ndenyMessage = \"No globbing.\"\n",
+    );
+    let calls = vec![
+        call("read_file", json!({"file_path": "a.txt"})),
+        call("glob", json!({"pattern": "*.txt"})),
+    ];
+    let (responses, err) = run_calls(&s, calls, &[]);
+    assert!(
+        err.contains(
+            "[USER] Policy file error in p.toml:\n  Invalid regex pattern\nPattern: (?=a)"
+        ),
+        "{err}"
+    );
+    assert!(error_of(&responses[0]).is_none(), "{responses:#?}");
+    assert_eq!(
+        error_of(&responses[1]),
+        Some("Tool execution denied by policy. No globbing.")
+    );
+    let requests = s.requests();
+    let declared = serde_json::to_string(&requests[0]["tools"]).unwrap();
+    assert!(declared.contains("\"glob\""), "{declared}");
+}

@@ -53,12 +53,18 @@ pub(super) fn parse_file(text: &str, name: &str, tier: Tier) -> (Vec<PolicyRule>
             );
         }
     };
+    let mut issues = Vec::new();
     let raw = match table.get("rule") {
         None => Vec::new(),
         Some(Value::Array(items)) => items.clone(),
-        Some(_) => vec![Value::String(String::new())],
+        Some(other) => {
+            issues.push(format!(
+                "  - Field \"rule\": Expected array, received {}",
+                kind(other)
+            ));
+            Vec::new()
+        }
     };
-    let mut issues = Vec::new();
     let mut specs = Vec::new();
     for (i, item) in raw.iter().enumerate() {
         match RuleSpec::read(item, i, &mut issues) {
