@@ -7,11 +7,10 @@ use tokio::sync::watch;
 
 use tokio_util::sync::CancellationToken;
 
+use super::policy_files::policy_verdict;
 use super::{CallInfo, Inner};
 use crate::engine::policy::{decide, PolicyDecision};
-use crate::engine::policy_rules::{
-    PolicyCall, PolicyRules, RuleDecision, Verdict, ALWAYS_ALLOW_PRIORITY,
-};
+use crate::engine::policy_rules::{PolicyRules, RuleDecision, ALWAYS_ALLOW_PRIORITY};
 use crate::platform::sandbox::SandboxMode;
 use crate::protocol::{
     AllowKey, ApprovalDecision, ApprovalMode, ApprovalRequest, CallStatus, CompletedCall,
@@ -448,41 +447,6 @@ impl Inner {
             }
         }
     }
-}
-
-/// The verdict of the policy files' rules on a call of `tool` with `args`; `None`
-/// when no rule decides it. An MCP tool's server is the tool's, else the one its name
-/// says (`mcp_<server>_…`, as gemini-cli reads it).
-fn policy_verdict(
-    state: &PolicyState,
-    tool: &Arc<dyn ToolHandle>,
-    args: &serde_json::Value,
-) -> Option<Verdict> {
-    if state.files.is_empty() {
-        return None;
-    }
-    let server = tool.mcp_server().or_else(|| {
-        tool.name()
-            .strip_prefix("mcp_")
-            .and_then(|rest| rest.split_once('_'))
-            .map(|(server, _)| server)
-    });
-    // An MCP tool's `readOnlyHint` (the server's annotation made its kind `Read`).
-    let annotations = tool.mcp_server().map(|_| {
-        let mut map = serde_json::Map::new();
-        let read_only = tool.kind() == ToolKind::Read;
-        map.insert("readOnlyHint".into(), serde_json::Value::Bool(read_only));
-        map
-    });
-    state.files.check(&PolicyCall {
-        name: tool.name(),
-        server,
-        args,
-        mode: state.mode,
-        interactive: state.interactive,
-        annotations: annotations.as_ref(),
-        subagent: None,
-    })
 }
 
 /// The reason a call the user denied is cancelled with (and what they said, if

@@ -27,6 +27,7 @@ mod conflicts;
 mod delivery;
 mod events;
 mod hooks;
+mod policy_files;
 mod run;
 
 use approval::Approval;

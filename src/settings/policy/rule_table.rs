@@ -90,6 +90,8 @@ pub(super) fn parse_file(text: &str, name: &str, tier: Tier) -> (Vec<PolicyRule>
         if let Some(problem) = spec.shell_syntax_problem(i) {
             errors.push(error("Invalid shell command syntax", Some(&problem), None));
         }
+    }
+    for (i, spec) in specs.iter().enumerate() {
         if spec.tool_names.iter().any(String::is_empty) {
             errors.push(error(
                 "Invalid policy rule: toolName cannot be empty string",
@@ -99,8 +101,12 @@ pub(super) fn parse_file(text: &str, name: &str, tier: Tier) -> (Vec<PolicyRule>
                 )),
                 None,
             ));
-            continue;
         }
+    }
+    for spec in specs
+        .iter()
+        .filter(|s| !s.tool_names.iter().any(String::is_empty))
+    {
         for pattern in spec.patterns() {
             let compiled = match &pattern {
                 None => None,
@@ -216,44 +222,8 @@ impl RuleSpec {
                 None
             }),
         };
-        let decision = match t.get("decision") {
-            None => {
-                issue("decision", "Required");
-                None
-            }
-            Some(v) => match v.as_str() {
-                Some("allow") => Some(RuleDecision::Allow),
-                Some("deny") => Some(RuleDecision::Deny),
-                Some("ask_user") => Some(RuleDecision::AskUser),
-                _ => {
-                    issue("decision", &format!("Invalid enum value. Expected 'allow' | 'deny' | 'ask_user', received {}", received(v)));
-                    None
-                }
-            },
-        };
-        let priority = match t.get("priority") {
-            None => {
-                issue("priority", "priority is required");
-                None
-            }
-            Some(Value::Integer(p)) if *p < 0 => {
-                issue("priority", "priority must be >= 0");
-                None
-            }
-            Some(Value::Integer(p)) if *p > 999 => {
-                issue("priority", "priority must be <= 999 to prevent tier overflow. Priorities >= 1000 would jump to the next tier.");
-                None
-            }
-            Some(Value::Integer(p)) => u32::try_from(*p).ok(),
-            Some(Value::Float(_)) => {
-                issue("priority", "priority must be an integer");
-                None
-            }
-            Some(_) => {
-                issue("priority", "priority must be a number");
-                None
-            }
-        };
+        let decision = read_decision(t.get("decision"), &mut issue);
+        let priority = read_priority(t.get("priority"), &mut issue);
         let modes = read_modes(t.get("modes"), &mut issue);
         let boolean = |key: &str| t.get(key).and_then(Value::as_bool);
         Some(RuleSpec {
@@ -349,6 +319,52 @@ fn qualified(server: &str, tool: &str) -> String {
         ("*", t) => format!("mcp_*_{t}"),
         (s, "*") => format!("mcp_{s}_*"),
         (s, t) => format!("mcp_{s}_{t}"),
+    }
+}
+
+fn read_decision(v: Option<&Value>, issue: &mut impl FnMut(&str, &str)) -> Option<RuleDecision> {
+    match v {
+        None => {
+            issue("decision", "Required");
+            None
+        }
+        Some(v) => {
+            match v.as_str() {
+                Some("allow") => Some(RuleDecision::Allow),
+                Some("deny") => Some(RuleDecision::Deny),
+                Some("ask_user") => Some(RuleDecision::AskUser),
+                _ => {
+                    issue("decision", &format!("Invalid enum value. Expected 'allow' | 'deny' | 'ask_user', received {}", received(v)));
+                    None
+                }
+            }
+        }
+    }
+}
+
+fn read_priority(v: Option<&Value>, issue: &mut impl FnMut(&str, &str)) -> Option<u32> {
+    match v {
+        None => {
+            issue("priority", "priority is required");
+            None
+        }
+        Some(Value::Integer(p)) if *p < 0 => {
+            issue("priority", "priority must be >= 0");
+            None
+        }
+        Some(Value::Integer(p)) if *p > 999 => {
+            issue("priority", "priority must be <= 999 to prevent tier overflow. Priorities >= 1000 would jump to the next tier.");
+            None
+        }
+        Some(Value::Integer(p)) => u32::try_from(*p).ok(),
+        Some(Value::Float(_)) => {
+            issue("priority", "priority must be an integer");
+            None
+        }
+        Some(_) => {
+            issue("priority", "priority must be a number");
+            None
+        }
     }
 }
 
