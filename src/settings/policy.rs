@@ -147,15 +147,22 @@ fn policy_paths(
 }
 
 /// Why the system directory is not to be trusted (not owned by root, or writable by
-/// others than its owner); `None` when it is.
+/// group or others), in gemini-cli's words; `None` when it is.
 fn insecure(dir: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(dir).ok()?;
+    let shown = dir.display();
     if meta.uid() != 0 {
-        return Some("Directory is not owned by root (uid 0)".into());
+        return Some(format!(
+            "Directory '{shown}' is not owned by root (uid 0). Current uid: {}. To fix this, run: sudo chown root:root \"{shown}\"",
+            meta.uid()
+        ));
     }
     if meta.mode() & 0o022 != 0 {
-        return Some("Directory is writable by group or others".into());
+        return Some(format!(
+            "Directory '{shown}' is writable by group or others (mode: {:o}). To fix this, run: sudo chmod g-w,o-w \"{shown}\"",
+            meta.mode()
+        ));
     }
     None
 }
@@ -256,4 +263,61 @@ pub fn allowed_server_rules(servers: &[String]) -> Vec<PolicyRule> {
             rule
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn places(root: &Path) -> PolicyPlaces {
+        PolicyPlaces {
+            home: root.join("home"),
+            troupe_home: root.join("home/.troupe"),
+            system_dir: root.join("system"),
+            cwd: root.to_path_buf(),
+        }
+    }
+
+    fn settings(admin: &[&str]) -> crate::settings::Settings {
+        let none = Path::new("/nonexistent");
+        let list: Vec<String> = admin.iter().map(|a| format!("{a:?}")).collect();
+        let flag = format!("policy.admin_paths=[{}]", list.join(","));
+        crate::settings::load_with(none, none, &[], &[flag])
+            .unwrap()
+            .settings
+    }
+
+    #[test]
+    fn a_system_directory_with_policies_shuts_out_admin_flags_and_must_be_roots() {
+        let root = std::env::temp_dir().join(format!("troupe-policy-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("system")).unwrap();
+        let rule = "[[rule]]\ntoolName = \"glob\"\ndecision = \"deny\"\npriority = 1\n";
+        std::fs::write(root.join("admin.toml"), rule).unwrap();
+        // No system policies: --admin-policy loads in the admin tier.
+        let loaded = load(&settings(&["admin.toml"]), &places(&root));
+        assert_eq!(loaded.files.len(), 1, "{:?}", loaded.errors);
+        assert_eq!(loaded.rules.rules()[0].source, "Admin: admin.toml");
+        assert!((loaded.rules.rules()[0].priority - 5.001).abs() < 1e-9);
+        // A system policy in a directory others can write: the flag is ignored, and
+        // the directory too (whoever owns it).
+        std::fs::write(root.join("system/s.toml"), rule).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(root.join("system"), std::fs::Permissions::from_mode(0o777))
+            .unwrap();
+        let loaded = load(&settings(&["admin.toml"]), &places(&root));
+        assert!(loaded.files.is_empty());
+        let said = loaded.errors.join("\n");
+        assert!(said.contains("Security Warning: Ignoring --admin-policy because system policies are already defined in"), "{said}");
+        assert!(
+            said.contains("Security Warning: Skipping system policies from"),
+            "{said}"
+        );
+        assert!(
+            said.contains("is not owned by root (uid 0)")
+                || said.contains("is writable by group or others (mode: 40777)"),
+            "{said}"
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }

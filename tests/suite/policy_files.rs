@@ -375,3 +375,26 @@ fn a_lookaround_pattern_is_left_out_and_a_denied_tool_stays_declared() {
     let declared = serde_json::to_string(&requests[0]["tools"]).unwrap();
     assert!(declared.contains("\"glob\""), "{declared}");
 }
+
+#[test]
+fn interactive_rules_apply_only_where_a_person_answers() {
+    let s = Scratch::new();
+    s.write("a.txt", "hi\n");
+    user_policy(
+        &s,
+        "i.toml",
+        "[[rule]]\ntoolName = \"glob\"\ndecision = \"deny\"\npriority = 10\ninteractive = false\n\n\
+         [[rule]]\ntoolName = \"read_file\"\ndecision = \"deny\"\npriority = 10\ninteractive = true\n",
+    );
+    let calls = vec![
+        call("glob", json!({"pattern": "*.txt"})),
+        call("read_file", json!({"file_path": "a.txt"})),
+    ];
+    let (responses, err) = run_calls(&s, calls, &[]);
+    assert_eq!(
+        error_of(&responses[0]),
+        Some("Tool execution denied by policy."),
+        "{responses:#?}\n{err}"
+    );
+    assert!(error_of(&responses[1]).is_none(), "{responses:#?}");
+}

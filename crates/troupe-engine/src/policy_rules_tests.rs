@@ -139,3 +139,69 @@ fn modes_interactive_and_args_patterns() {
         Some("Tool execution denied by policy.".into())
     );
 }
+
+/// What gemini-cli 0.61's engine answers for these lines with the same two user rules
+/// (its default policies loaded too), where Troupe's rules decide; `None` where
+/// gemini-cli's answer came from its default tier (Troupe's approval mode answers
+/// those the same: asked in `default`, run in `yolo`).
+#[test]
+fn shell_lines_as_gemini_cli_decides_them() {
+    let mut deny = prefix("rm", RuleDecision::Deny, 1);
+    deny.deny_message = Some("no rm".into());
+    let rules = PolicyRules::new(vec![prefix("git", RuleDecision::Allow, 100), deny]);
+    let cases = [
+        (
+            "git status",
+            Some(RuleDecision::Allow),
+            Some(RuleDecision::Allow),
+        ),
+        (
+            "git status && rm -rf x",
+            Some(RuleDecision::Deny),
+            Some(RuleDecision::Deny),
+        ),
+        ("git status && mkdir y", None, None),
+        (
+            "ls; rm -rf x",
+            Some(RuleDecision::Deny),
+            Some(RuleDecision::Deny),
+        ),
+        (
+            "git log > out.txt",
+            Some(RuleDecision::AskUser),
+            Some(RuleDecision::Allow),
+        ),
+        (
+            "bash -c \"rm -rf x\"",
+            Some(RuleDecision::Deny),
+            Some(RuleDecision::Deny),
+        ),
+        ("gitk", None, None),
+    ];
+    for (command, default, yolo) in cases {
+        for (mode, want) in [(ApprovalMode::Default, default), (ApprovalMode::Yolo, yolo)] {
+            let args = json!({ "command": command });
+            let call = PolicyCall {
+                name: SHELL_TOOL,
+                server: None,
+                args: &args,
+                mode,
+                interactive: true,
+                annotations: None,
+                subagent: None,
+            };
+            let got = rules.check(&call);
+            assert_eq!(
+                got.as_ref().map(|v| v.decision),
+                want,
+                "{command} in {mode:?}"
+            );
+            if want == Some(RuleDecision::Deny) {
+                assert_eq!(
+                    got.unwrap().refusal(),
+                    "Tool execution denied by policy. no rm"
+                );
+            }
+        }
+    }
+}
