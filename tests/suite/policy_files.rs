@@ -196,8 +196,8 @@ fn admin_beats_user_and_policy_flags_choose_the_files() {
     let other = other.to_string_lossy().into_owned();
     let (responses, _) = run_calls(&s, vec![shell("touch z.txt")], &["--policy", &other]);
     assert!(error_of(&responses[0]).is_some(), "{responses:#?}");
-    // ~/.troupe/policies/ is read too, and a user rule above 950 beats an allow rule
-    // of approval.allowed (3.95), which in turn beats no rule.
+    // ~/.troupe/policies/ is read too, and a user rule of any priority (here 0: 4.000)
+    // comes before an allow rule of approval.allowed (3.950).
     std::fs::remove_dir_all(s.home().join(".gemini")).unwrap();
     let dir = s.home().join(".troupe").join("policies");
     std::fs::create_dir_all(&dir).unwrap();
@@ -397,4 +397,21 @@ fn interactive_rules_apply_only_where_a_person_answers() {
         "{responses:#?}\n{err}"
     );
     assert!(error_of(&responses[1]).is_none(), "{responses:#?}");
+}
+
+#[test]
+fn a_rule_naming_a_legacy_tool_name_covers_the_tool() {
+    let s = Scratch::new();
+    s.write("a.txt", "hi\n");
+    user_policy(
+        &s,
+        "legacy.toml",
+        "[[rule]]\ntoolName = \"search_file_content\"\ndecision = \"deny\"\npriority = 10\ndenyMessage = \"No searching.\"\n",
+    );
+    let (responses, err) = run_calls(&s, vec![call("grep_search", json!({"pattern": "hi"}))], &[]);
+    assert_eq!(
+        error_of(&responses[0]),
+        Some("Tool execution denied by policy. No searching."),
+        "{responses:#?}\n{err}"
+    );
 }

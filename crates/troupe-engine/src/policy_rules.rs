@@ -216,6 +216,8 @@ pub struct PolicyCall<'a> {
     pub annotations: Option<&'a serde_json::Map<String, Value>>,
     /// The subagent making the call; `None` for the main session.
     pub subagent: Option<&'a str>,
+    /// Other names of the tool (its legacy names), which rules may name too.
+    pub aliases: &'a [&'a str],
 }
 
 /// The rules' verdict on one call.
@@ -286,16 +288,18 @@ impl PolicyRules {
             .iter()
             .any(|r| r.args_pattern.is_some())
             .then(|| stable_stringify(call.args));
-        // A subagent's name stands for `invoke_agent` calls of it, as gemini-cli does.
+        // The tool's legacy names, and a subagent's name for `invoke_agent` calls of
+        // it, as gemini-cli tries them.
         let agent = match call.name {
             "invoke_agent" => call.args.get("agent_name").and_then(Value::as_str),
             _ => None,
         };
+        let names: Vec<&str> = call.aliases.iter().copied().chain(agent).collect();
         self.rules.iter().find(|r| {
             r.matches(call, stringified.as_deref())
-                || agent.is_some_and(|name| {
-                    r.matches(&PolicyCall { name, ..*call }, stringified.as_deref())
-                })
+                || names
+                    .iter()
+                    .any(|&name| r.matches(&PolicyCall { name, ..*call }, stringified.as_deref()))
         })
     }
 

@@ -26,6 +26,7 @@ fn check(
         interactive: false,
         annotations: None,
         subagent: None,
+        aliases: &[],
     };
     rules.check(&call).map(|v| v.decision)
 }
@@ -133,6 +134,7 @@ fn modes_interactive_and_args_patterns() {
         interactive: true,
         annotations: None,
         subagent: None,
+        aliases: &[],
     };
     assert_eq!(
         rules.check(&call).map(|v| v.refusal()),
@@ -189,6 +191,7 @@ fn shell_lines_as_gemini_cli_decides_them() {
                 interactive: true,
                 annotations: None,
                 subagent: None,
+                aliases: &[],
             };
             let got = rules.check(&call);
             assert_eq!(

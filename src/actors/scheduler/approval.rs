@@ -259,7 +259,12 @@ impl Inner {
                     invocation.approval_keys(),
                 );
             let args = call.modified_args.as_ref().unwrap_or(call.args.as_ref());
-            (state.mode, allowed, policy_verdict(&state, tool, args))
+            let aliases = self.registry.facts().legacy_names(tool.name());
+            (
+                state.mode,
+                allowed,
+                policy_verdict(&state, tool, args, &aliases),
+            )
         };
         if let Some(v) = verdict.filter(|v| !allowed || v.priority > ALWAYS_ALLOW_PRIORITY) {
             tracing::debug!(tool = tool.name(), source = %v.source, decision = v.decision.as_str(), "policy rule decides");

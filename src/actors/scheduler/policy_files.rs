@@ -15,6 +15,7 @@ pub(super) fn policy_verdict(
     state: &PolicyState,
     tool: &Arc<dyn ToolHandle>,
     args: &serde_json::Value,
+    aliases: &[&str],
 ) -> Option<Verdict> {
     if state.files.is_empty() {
         return None;
@@ -40,5 +41,6 @@ pub(super) fn policy_verdict(
         interactive: state.interactive,
         annotations: annotations.as_ref(),
         subagent: None,
+        aliases,
     })
 }
