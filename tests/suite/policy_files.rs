@@ -415,3 +415,51 @@ fn a_rule_naming_a_legacy_tool_name_covers_the_tool() {
         "{responses:#?}\n{err}"
     );
 }
+
+#[test]
+fn a_subagent_rule_covers_that_agents_calls_only() {
+    use super::agents::{answer, invoke, parts, run, seen, tool};
+    use crate::common::loopback::Loopback;
+    let s = Scratch::new();
+    s.write("a.txt", "FILE-TEXT\n");
+    s.write(
+        ".gemini/agents/reviewer.md",
+        "---\nname: reviewer\ndescription: Reviews one file.\ntools:\n  - read_file\n---\nYou review code.\n",
+    );
+    user_policy(
+        &s,
+        "agents.toml",
+        "[[rule]]\ntoolName = \"read_file\"\nsubagent = \"reviewer\"\ndecision = \"deny\"\npriority = 10\ndenyMessage = \"Not for reviewers.\"\n",
+    );
+    let read = json!({"functionCall": {"name": "read_file", "args": {"file_path": "a.txt"}}});
+    let server = Loopback::routed(move |body| {
+        let seen = seen(body);
+        match (seen.first.contains("PARENT-TASK"), seen.rounds) {
+            (true, 0) => parts(json!([invoke("reviewer", "CHILD: review a.txt"), read])),
+            (true, _) => answer("done"),
+            (false, 0) => tool("read_file", json!({"file_path": "a.txt"})),
+            (false, _) => tool("complete_task", json!({"result": "could not read"})),
+        }
+    });
+    let out = run(&s, &server, "PARENT-TASK: review", &[]);
+    let bodies: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
+    let child = bodies
+        .iter()
+        .find(|b| b.contains("CHILD: review") && b.contains("functionResponse"))
+        .unwrap_or_else(|| panic!("{}\n{bodies:#?}", stderr(&out)));
+    assert!(
+        child.contains("Tool execution denied by policy. Not for reviewers."),
+        "{child}"
+    );
+    let parent = bodies
+        .iter()
+        .rev()
+        .find(|b| b.contains("PARENT-TASK") && b.contains("functionResponse"))
+        .unwrap();
+    assert!(parent.contains("FILE-TEXT"), "{parent}");
+    assert!(!parent.contains("Not for reviewers"), "{parent}");
+}

@@ -263,7 +263,7 @@ impl Inner {
             (
                 state.mode,
                 allowed,
-                policy_verdict(&state, tool, args, &aliases),
+                policy_verdict(&state, tool, args, &aliases, self.agent.as_deref()),
             )
         };
         if let Some(v) = verdict.filter(|v| !allowed || v.priority > ALWAYS_ALLOW_PRIORITY) {

@@ -16,6 +16,7 @@ pub(super) fn policy_verdict(
     tool: &Arc<dyn ToolHandle>,
     args: &serde_json::Value,
     aliases: &[&str],
+    subagent: Option<&str>,
 ) -> Option<Verdict> {
     if state.files.is_empty() {
         return None;
@@ -40,7 +41,7 @@ pub(super) fn policy_verdict(
         mode: state.mode,
         interactive: state.interactive,
         annotations: annotations.as_ref(),
-        subagent: None,
+        subagent,
         aliases,
     })
 }
