@@ -74,6 +74,9 @@ pub struct SessionOptions {
     /// that the first prompt sees the servers' tools (headless, ACP, bench); the REPL
     /// shows the servers' status instead.
     pub wait_for_mcp: bool,
+    /// Whether a person answers the approvals (the REPL, ACP), which policy rules'
+    /// `interactive` field tests; not headless, batch, bench or `mcp serve`.
+    pub interactive: bool,
     /// `--trajectory FILE`: keep the run as an ATIF trajectory there
     /// ([`SessionHandle::record_trajectory`]).
     pub trajectory: Option<PathBuf>,

@@ -2,7 +2,9 @@
 //! change them (`-m`, `--approval-mode`, `-y`, `-s`, `--checkpointing`, `--profile`)
 //! accepted as a run takes them, each value named by where it came from; then what is
 //! in effect (`effective`): the provider, model, base URL, where the API key comes
-//! from (never the key) and the MCP servers. `--json` prints all of it as one object.
+//! from (never the key), the MCP servers and the policy rules (gemini-cli's policy
+//! files and the flags' rules, in the order they are tried). `--json` prints all of it
+//! as one object.
 
 use std::path::Path;
 
@@ -38,6 +40,16 @@ pub struct ConfigArgs {
     /// As a run's --profile.
     #[arg(long = "profile", value_name = "NAME")]
     pub profile: Option<String>,
+    /// As a run's --policy.
+    #[arg(long = "policy", value_name = "PATH", value_delimiter = ',')]
+    pub policy: Vec<String>,
+    /// As a run's --admin-policy.
+    #[arg(long = "admin-policy", value_name = "PATH", value_delimiter = ',')]
+    pub admin_policy: Vec<String>,
+    /// As a run's --allowed-tools.
+    #[arg(long = "allowed-tools", value_name = "TOOL", value_delimiter = ',')]
+    pub allowed_tools: Vec<String>,
+
     /// Print one JSON object: `settings` (each key's value and origin), `effective`
     /// (provider, model, base URL, key source, MCP servers) and `sandbox`.
     #[arg(long = "json")]
@@ -92,6 +104,16 @@ fn overrides(args: &ConfigArgs) -> Result<Vec<Labeled>, SettingsError> {
             format!("model.name=\"{}\"", model.replace('"', "")),
         ));
     }
+    for (name, key, values) in [
+        ("--policy", "policy.paths", &args.policy),
+        ("--admin-policy", "policy.admin_paths", &args.admin_policy),
+        ("--allowed-tools", "tools.allowed", &args.allowed_tools),
+    ] {
+        if !values.is_empty() {
+            let list = toml::Value::from(values.clone());
+            out.push(flag(name, format!("{key}={list}")));
+        }
+    }
     Ok(out)
 }
 
@@ -135,6 +157,7 @@ pub fn effective(loaded: &LoadedSettings, env: &dyn Fn(&str) -> Option<String>) 
             "model": name_or_null(&s.model.name), "model_source": origin("model.name")}),
     };
     out["mcp_servers"] = Value::Array(servers);
+    out["policy"] = super::config_policy::policy_json(&s.loaded_policy);
     out
 }
 
@@ -259,6 +282,7 @@ pub fn effective_text(effective: &Value) -> String {
             server["target"].as_str().unwrap_or(""),
         ));
     }
+    out.push_str(&super::config_policy::policy_text(&effective["policy"]));
     out
 }
 

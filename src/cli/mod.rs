@@ -10,6 +10,7 @@ pub use crate::frontends::options::{OutputFormatArg, RunArgs};
 pub mod bench;
 pub mod completion;
 pub mod config_cmd;
+mod config_policy;
 pub mod demo;
 pub mod hooks_cmd;
 pub mod hooks_migrate;

@@ -44,6 +44,7 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
         call_progress: true,
         // The REPL shows the MCP servers' status rather than wait for them.
         wait_for_mcp: false,
+        interactive: true,
         trajectory,
     };
     if args.trace.is_some() {

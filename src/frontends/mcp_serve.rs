@@ -291,6 +291,7 @@ pub fn run(args: ServeArgs, _cwd: &Path) -> Result<i32, AppError> {
             plan: None,
             call_progress: true,
             wait_for_mcp: false,
+            interactive: false,
             trajectory: None,
         })
         .await

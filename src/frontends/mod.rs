@@ -109,6 +109,9 @@ pub fn load_settings(ws: &Workspace, args: &RunArgs) -> Result<LoadedSettings, A
             eprintln!("{}", settings::trust::skipped_notice(file));
         }
     }
+    for error in &loaded.settings.loaded_policy.errors {
+        eprintln!("{error}");
+    }
     let sandbox = &loaded.settings.sandbox.mode;
     if let Err(e) = crate::platform::sandbox::session::configured_mode(&loaded.settings) {
         return Err(AppError::Usage(format!(
@@ -163,6 +166,21 @@ pub(crate) fn load_layers(
     }
     if args.checkpointing {
         overrides.push("general.checkpointing=true".into());
+    }
+    for (key, values) in [
+        ("policy.paths", &args.policy),
+        ("policy.admin_paths", &args.admin_policy),
+        ("tools.allowed", &args.allowed_tools),
+        ("mcp.allowed", &args.allowed_mcp_server_names),
+    ] {
+        let values: Vec<String> = values
+            .iter()
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .collect();
+        if !values.is_empty() {
+            overrides.push(format!("{key}={}", toml::Value::from(values)));
+        }
     }
     if let Some(model) = &args.model {
         overrides.push(format!("model.name=\"{}\"", model.replace('"', "")));
@@ -334,6 +352,7 @@ pub fn run_turn_with(
             plan,
             call_progress: format.shows_call_progress(),
             wait_for_mcp: true,
+            interactive: false,
             trajectory,
         })
         .await

@@ -24,6 +24,30 @@ pub struct RunArgs {
     #[arg(long = "approval-mode", value_name = "MODE")]
     pub approval_mode: Option<String>,
 
+    /// Policy files or directories of them, user tier (comma-separated or repeated);
+    /// they replace ~/.gemini/policies and ~/.troupe/policies. Sets policy.paths.
+    #[arg(long = "policy", value_name = "PATH", value_delimiter = ',')]
+    pub policy: Vec<String>,
+
+    /// Admin policy files or directories (comma-separated or repeated); ignored when
+    /// /etc/gemini-cli/policies holds policies. Sets policy.admin_paths.
+    #[arg(long = "admin-policy", value_name = "PATH", value_delimiter = ',')]
+    pub admin_policy: Vec<String>,
+
+    /// Tools that run without confirmation: `tool` or `run_shell_command(prefix)`
+    /// (comma-separated or repeated). Sets tools.allowed.
+    #[arg(long = "allowed-tools", value_name = "TOOL", value_delimiter = ',')]
+    pub allowed_tools: Vec<String>,
+
+    /// Only these MCP servers start (comma-separated or repeated); their tools run
+    /// without confirmation outside plan mode. Sets mcp.allowed.
+    #[arg(
+        long = "allowed-mcp-server-names",
+        value_name = "NAME",
+        value_delimiter = ','
+    )]
+    pub allowed_mcp_server_names: Vec<String>,
+
     /// Run every tool call without asking (same as --approval-mode yolo).
     #[arg(short = 'y', long = "yolo", conflicts_with = "approval_mode")]
     pub yolo: bool,

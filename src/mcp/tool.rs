@@ -78,6 +78,10 @@ impl ToolHandle for McpTool {
         &self.display
     }
 
+    fn mcp_server(&self) -> Option<&str> {
+        Some(&self.server)
+    }
+
     fn kind(&self) -> ToolKind {
         if self.read_only {
             ToolKind::Read

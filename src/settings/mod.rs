@@ -15,6 +15,7 @@ pub mod hook_trust;
 pub mod hooks;
 pub mod mcp;
 mod merge;
+pub mod policy;
 pub mod profiles;
 pub mod secrets;
 mod sections;
@@ -127,6 +128,21 @@ pub fn load_in(
         overrides,
         trusted,
     )?;
+    let places = policy::PolicyPlaces {
+        home: home_dir(),
+        troupe_home: troupe_home(),
+        system_dir: PathBuf::from(policy::SYSTEM_POLICIES_DIR),
+        cwd: workspace.to_path_buf(),
+    };
+    loaded.settings.loaded_policy = policy::load(&loaded.settings, &places);
+    let allowed = loaded.settings.mcp.allowed.clone();
+    if !allowed.is_empty() && !allowed.iter().any(|a| a == "*") {
+        // gemini-cli's allowedMcpServers: the other servers do not start.
+        loaded
+            .settings
+            .mcp_servers
+            .retain(|server| allowed.contains(&server.name));
+    }
     if !trusted {
         let state = trust::is_trusted(workspace);
         if let Some(notice) = trust::changed_notice(&state, workspace) {

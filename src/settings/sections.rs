@@ -26,6 +26,11 @@ pub struct Settings {
     pub mcp: McpSettings,
     pub agents: AgentSettings,
     pub ui: UiSettings,
+    pub policy: super::policy::PolicySettings,
+    /// The policy files' rules and those of `tools.allowed` and `mcp.allowed`
+    /// (filled by [`super::load_in`]).
+    #[serde(skip)]
+    pub loaded_policy: super::policy::LoadedPolicy,
     /// `[mcp_servers.NAME]` of the user and project files (not merged key by key).
     #[serde(skip)]
     pub mcp_servers: Vec<crate::settings::mcp::McpServerConfig>,
@@ -75,6 +80,9 @@ pub struct AgentOverride {
 #[serde(deny_unknown_fields)]
 pub struct McpSettings {
     pub startup_wait_ms: u64,
+    /// gemini-cli's `mcp.allowed` (`--allowed-mcp-server-names`): when non-empty, only
+    /// these servers start, and their tools run without asking outside plan mode.
+    pub allowed: Vec<String>,
 }
 
 /// `[hooks]`: read here only so the settings accept them; the hooks module reads each
@@ -215,6 +223,9 @@ pub struct ToolSettings {
     pub max_in_flight: usize,
     pub core: Vec<String>,
     pub exclude: Vec<String>,
+    /// gemini-cli's `tools.allowed` (`--allowed-tools`): `tool` or
+    /// `run_shell_command(prefix)` calls that run without asking.
+    pub allowed: Vec<String>,
     pub compact_declarations: bool,
 }
 

@@ -54,6 +54,11 @@ pub trait ToolHandle: Send + Sync {
             ..ToolFacts::UNKNOWN
         }
     }
+    /// The MCP server the tool comes from (policy rules' `mcpName`); `None` for a
+    /// built-in tool.
+    fn mcp_server(&self) -> Option<&str> {
+        None
+    }
     fn description(&self) -> String;
     fn declaration(&self) -> FunctionDeclaration;
     /// Aliases, schema, deserialisation, then the tool's own checks.

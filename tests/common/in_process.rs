@@ -30,6 +30,7 @@ pub async fn start_session(
         plan: None,
         call_progress: true,
         wait_for_mcp: false,
+        interactive: false,
         trajectory: None,
     })
     .await

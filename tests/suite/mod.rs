@@ -38,6 +38,7 @@ mod openai_wire;
 mod owned_files;
 mod parse_guard;
 mod planted_config;
+mod policy_files;
 mod prompt_budget;
 mod properties;
 mod read_search;

@@ -101,6 +101,16 @@ impl ToolFactsTable {
         self.facts.get(name)
     }
 
+    /// The legacy names whose calls run the tool `name` (`search_file_content` for
+    /// `grep_search`).
+    pub fn legacy_names(&self, name: &str) -> Vec<&str> {
+        self.aliases
+            .iter()
+            .filter(|(_, new)| *new == name)
+            .map(|(old, _)| old.as_str())
+            .collect()
+    }
+
     /// The names of the tools whose facts `keep` accepts.
     pub fn names_where(&self, keep: impl Fn(&ToolFacts) -> bool) -> Vec<&str> {
         self.facts

@@ -7,8 +7,10 @@ use tokio::sync::watch;
 
 use tokio_util::sync::CancellationToken;
 
+use super::policy_files::policy_verdict;
 use super::{CallInfo, Inner};
 use crate::engine::policy::{decide, PolicyDecision};
+use crate::engine::policy_rules::{PolicyRules, RuleDecision, ALWAYS_ALLOW_PRIORITY};
 use crate::platform::sandbox::SandboxMode;
 use crate::protocol::{
     AllowKey, ApprovalDecision, ApprovalMode, ApprovalRequest, CallStatus, CompletedCall,
@@ -24,6 +26,11 @@ pub use crate::protocol::AllowRule;
 pub struct PolicyState {
     pub mode: ApprovalMode,
     pub rules: Vec<AllowRule>,
+    /// The policy files' rules (and those of `tools.allowed`, `mcp.allowed`), which
+    /// decide before the mode ([`policy_verdict`]).
+    pub files: Arc<PolicyRules>,
+    /// Whether a person answers approvals (a policy rule's `interactive`).
+    pub interactive: bool,
 }
 
 impl PolicyState {
@@ -151,12 +158,16 @@ impl Inner {
             if let Some(settling) = invocation.settle_hint() {
                 settling.await;
             }
-            invocation = match self.decide_by_policy(tool, invocation, call, force_ask, prepared) {
-                Ok(to_ask) => to_ask,
-                Err(decided) => return decided,
-            };
-            // A hook asked to confirm: the call's own confirmation, or else a plain one.
-            let forced = force_ask.then(|| modified.as_ref().unwrap_or(call.args.as_ref()));
+            let asked_by_rule;
+            (invocation, asked_by_rule) =
+                match self.decide_by_policy(tool, invocation, call, force_ask, prepared) {
+                    Ok(to_ask) => to_ask,
+                    Err(decided) => return decided,
+                };
+            // A hook or a policy rule asked to confirm: the call's own confirmation, or
+            // else a plain one.
+            let forced = (force_ask || asked_by_rule)
+                .then(|| modified.as_ref().unwrap_or(call.args.as_ref()));
             let details = match self
                 .confirmation(
                     tool,
@@ -225,9 +236,10 @@ impl Inner {
         }
     }
 
-    /// The policy's verdict on the call (its mode, its allow rules, the tool's own
-    /// decision and hint): decided (`Err`: run or refused), or the invocation back
-    /// when the user must be asked.
+    /// The policy's verdict on the call (a policy file's rule, its mode, its allow
+    /// rules, the tool's own decision and hint): decided (`Err`: run or refused), or
+    /// the invocation back when the user must be asked (with `true` when a policy
+    /// rule asked, so a call without a confirmation of its own gets a plain one).
     fn decide_by_policy(
         &self,
         tool: &Arc<dyn ToolHandle>,
@@ -235,21 +247,38 @@ impl Inner {
         call: &CallInfo,
         force_ask: bool,
         prepared: std::time::Duration,
-    ) -> Result<Box<dyn Invocation>, Approval> {
+    ) -> Result<(Box<dyn Invocation>, bool), Approval> {
         let protected = invocation.policy_hint() == Some(PolicyHint::Protected);
         let hint = invocation.policy_hint().map(|h| h == PolicyHint::Allow);
-        let (mode, allowed) = {
+        let (mode, allowed, verdict) = {
             let state = self.policy.lock();
+            let allowed = !protected
+                && state.allows(
+                    tool.name(),
+                    tool.facts().allow_key,
+                    invocation.approval_keys(),
+                );
+            let args = call.modified_args.as_ref().unwrap_or(call.args.as_ref());
+            let aliases = self.registry.facts().legacy_names(tool.name());
             (
                 state.mode,
-                !protected
-                    && state.allows(
-                        tool.name(),
-                        tool.facts().allow_key,
-                        invocation.approval_keys(),
-                    ),
+                allowed,
+                policy_verdict(&state, tool, args, &aliases, self.agent.as_deref()),
             )
         };
+        if let Some(v) = verdict.filter(|v| !allowed || v.priority > ALWAYS_ALLOW_PRIORITY) {
+            tracing::debug!(tool = tool.name(), source = %v.source, decision = v.decision.as_str(), "policy rule decides");
+            return match v.decision {
+                RuleDecision::Deny => Err(Approval::Refused(self.failed(
+                    call,
+                    ToolErrorKind::PolicyViolation,
+                    v.refusal(),
+                ))),
+                RuleDecision::AskUser => Ok((invocation, true)),
+                RuleDecision::Allow if force_ask || protected => Ok((invocation, false)),
+                RuleDecision::Allow => Err(Approval::Run(invocation, None, prepared, None)),
+            };
+        }
         let own = invocation.decide(mode);
         let by_hint = own.is_none() && mode != ApprovalMode::Yolo && hint == Some(true);
         let decision = own.unwrap_or_else(|| decide(mode, tool.kind(), hint));
@@ -260,7 +289,7 @@ impl Inner {
                 let sandbox = by_hint.then_some(SandboxMode::ReadOnly);
                 Err(Approval::Run(invocation, None, prepared, sandbox))
             }
-            PolicyDecision::Allow => Ok(invocation),
+            PolicyDecision::Allow => Ok((invocation, false)),
             PolicyDecision::Deny(reason) => Err(Approval::Refused(self.failed(
                 call,
                 ToolErrorKind::PolicyViolation,
@@ -269,7 +298,7 @@ impl Inner {
             PolicyDecision::Ask if allowed && !force_ask => {
                 Err(Approval::Run(invocation, None, prepared, None))
             }
-            PolicyDecision::Ask => Ok(invocation),
+            PolicyDecision::Ask => Ok((invocation, false)),
         }
     }
 

@@ -27,6 +27,7 @@ mod conflicts;
 mod delivery;
 mod events;
 mod hooks;
+mod policy_files;
 mod run;
 
 use approval::Approval;
@@ -52,6 +53,9 @@ struct Inner {
     /// the tree's); `None`: a main session, which runs every tool but those offered to
     /// subagents only.
     allowed: Option<Arc<crate::tools::invoke_agent::ToolFilter>>,
+    /// The subagent whose calls this Scheduler runs (policy rules' `subagent`);
+    /// `None` for a main session.
+    agent: Option<String>,
 }
 
 impl Scheduler {
@@ -72,6 +76,7 @@ impl Scheduler {
                 policy,
                 window,
                 allowed: None,
+                agent: None,
             }),
         }
     }
@@ -81,6 +86,15 @@ impl Scheduler {
     pub fn limited_to(mut self, allowed: Arc<crate::tools::invoke_agent::ToolFilter>) -> Self {
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
             inner.allowed = Some(allowed);
+        }
+        self
+    }
+
+    /// The Scheduler of the subagent `name`: policy rules with `subagent = name` apply
+    /// to its calls.
+    pub fn for_agent(mut self, name: &str) -> Self {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.agent = Some(name.to_string());
         }
         self
     }

@@ -120,6 +120,8 @@ pub(super) fn build(
     let policy = PolicyCell::new(PolicyState {
         mode: options.approval_mode,
         rules: saved_allow_rules(&options.settings),
+        files: Arc::new(options.settings.loaded_policy.rules.clone()),
+        interactive: options.interactive,
     });
     let scheduler = {
         let (reg, svc, ev, pol) = (

@@ -111,6 +111,7 @@ impl SessionHandle {
             parts.policy.clone(),
         )
         .limited_to(spec.allowed.clone())
+        .for_agent(&spec.name)
         .start();
         let services = &spec.services;
         let settings = &services.settings;

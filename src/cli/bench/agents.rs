@@ -147,6 +147,7 @@ pub fn run(agents: usize, calls: usize, max_concurrent: Option<usize>) -> Result
             plan: None,
             call_progress: false,
             wait_for_mcp: false,
+            interactive: false,
             trajectory: None,
         })
         .await

@@ -307,6 +307,7 @@ fn run_turn(
             plan,
             call_progress: false,
             wait_for_mcp: true,
+            interactive: false,
             trajectory: None,
         })
         .await

@@ -163,6 +163,7 @@ pub(super) async fn start(
         plan: Some(recorded.plan),
         call_progress: true,
         wait_for_mcp: true,
+        interactive: true,
         trajectory: state
             .args
             .trajectory

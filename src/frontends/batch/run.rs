@@ -212,6 +212,7 @@ async fn drive_session(
         plan: None,
         call_progress: false,
         wait_for_mcp: true,
+        interactive: false,
         trajectory: Some(trajectory.to_path_buf()),
     })
     .await
