@@ -163,10 +163,13 @@ impl<T: Tool> ToolHandle for Hosted<T> {
     }
 
     fn prepare(&self, args: &Value, services: &Services) -> Result<Box<dyn Invocation>, String> {
-        // Arguments are copied only when a legacy name must be renamed.
-        let renamed = needs_aliases(args, self.tool.aliases())
-            .then(|| apply_aliases(args, self.tool.aliases()));
-        let args = renamed.as_ref().unwrap_or(args);
+        // `wait_for_previous` is the Scheduler's, not the tool's: it goes before the
+        // tool's own checks. Arguments are copied only when it is there or a legacy
+        // name must be renamed.
+        let args = super::wait_for_previous::stripped(args);
+        let renamed = needs_aliases(&args, self.tool.aliases())
+            .then(|| apply_aliases(&args, self.tool.aliases()));
+        let args = renamed.as_ref().unwrap_or(&args);
         schema::validate(&self.schema, args)?;
         let params = <T::Params as serde::Deserialize>::deserialize(args)
             .map_err(|e| format!("Invalid parameters: {e}"))?;
@@ -421,4 +424,5 @@ pub fn register_builtin(registry: &mut ToolRegistry) {
     // Offered to subagents only.
     registry.register(super::complete_task::CompleteTask);
     registry.register(super::internal_docs::GetInternalDocs);
+    registry.register(super::update_topic::UpdateTopic::default());
 }

@@ -42,6 +42,9 @@ pub struct ToolFacts {
     /// Offered to subagents only (`complete_task`): a main session neither declares
     /// it nor runs its calls.
     pub subagents_only: bool,
+    /// A call runs alone: after every earlier call of its model answer, and before
+    /// every later one (gemini-cli's sequential `update_topic`).
+    pub runs_alone: bool,
 }
 
 impl ToolFacts {
@@ -56,6 +59,7 @@ impl ToolFacts {
         edited_file_arg: None,
         subagents_only: false,
         compact_keeps: &[],
+        runs_alone: false,
     };
 
     /// Whether the call edits a file (undo, checkpoints, the small profile).

@@ -31,7 +31,7 @@ mod run;
 
 use approval::Approval;
 pub use approval::{PolicyCell, PolicyGuard, PolicyState, SharedPolicy};
-use conflicts::ConflictTracker;
+use conflicts::{ConflictTracker, Grouping};
 use events::EventQueue;
 use run::{Approved, Execution};
 
@@ -445,7 +445,7 @@ impl Inner {
             batch.slots.len,
             &touched.reads,
             &touched.writes,
-            wait_for_previous(&call.args),
+            grouping(tool.as_ref(), &call.args),
         );
         // The window: a call starts only when one of the calls in flight
         // has finished (closed only if the batch is dropped).
@@ -506,8 +506,17 @@ struct BatchDispatch {
 /// Calls the dispatcher starts before it yields to the tasks of its thread.
 const DISPATCH_BURST: usize = 16;
 
-fn wait_for_previous(args: &Value) -> bool {
-    args.get("wait_for_previous").and_then(Value::as_bool) == Some(true)
+/// How a call is grouped with its neighbours (gemini-cli's rule: a tool that runs
+/// alone, whatever the call says; then `wait_for_previous: true`; then edits).
+fn grouping(tool: &dyn ToolHandle, args: &Value) -> Grouping {
+    let facts = tool.facts();
+    if facts.runs_alone || crate::tools::wait_for_previous::requested(args) {
+        Grouping::Alone
+    } else if facts.is_edit() {
+        Grouping::Edit
+    } else {
+        Grouping::Parallel
+    }
 }
 
 pub(crate) use crate::engine::text::panic_text;
