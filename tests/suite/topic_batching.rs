@@ -369,3 +369,32 @@ fn update_topic_runs_alone_where_the_model_put_it() {
     );
     assert!(r[4]["response"].get("error").is_none(), "{}", r[4]);
 }
+
+#[test]
+fn the_repl_shows_a_topic_as_a_chapter_line() {
+    use crate::suite::repl::term::Term;
+    let s = Scratch::new();
+    let turns = [
+        turn(vec![call(
+            "update_topic",
+            json!({"title": "Fix the parser", "summary": "Found the bug.",
+                   "strategic_intent": "Patch the tokenizer."}),
+        )]),
+        turn(vec![call(
+            "update_topic",
+            json!({"strategic_intent": "Run the tests."}),
+        )]),
+        turn(vec![text("Chapter done.")]),
+    ];
+    let t = Term::start(&s, &turns, &[], &[]);
+    t.wait_prompt();
+    t.line("go");
+    let screen = t.wait_for("Chapter done.");
+    assert!(screen.contains("📂 Fix the parser"), "{screen}");
+    assert!(screen.contains("↳ Patch the tokenizer."), "{screen}");
+    assert!(screen.contains("↳ Run the tests."), "{screen}");
+    // The chapter replaces the call's usual `✓ update_topic(...)` line.
+    assert!(!screen.contains("✓ update_topic"), "{screen}");
+    t.line("/quit");
+    t.wait_for("[troupe exited 0]");
+}
