@@ -301,7 +301,15 @@ pub trait Tool: Send + Sync + 'static {
             compact_keeps: self.compact_keeps(),
             subagents_only: self.subagents_only(),
             runs_alone: self.runs_alone(),
+            main_session_only: self.main_session_only(),
         }
+    }
+
+    /// Whether only a main session is offered the tool: gemini-cli gives subagents
+    /// every tool but `update_topic` (the chapter of the session is the main agent's).
+    /// False by default.
+    fn main_session_only(&self) -> bool {
+        false
     }
 
     /// Whether a call of the tool runs alone: it starts after every earlier call of its

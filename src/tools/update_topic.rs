@@ -135,6 +135,11 @@ impl Tool for UpdateTopic {
         true
     }
 
+    /// gemini-cli leaves it out of every subagent's tools.
+    fn main_session_only(&self) -> bool {
+        true
+    }
+
     /// Saying the same again is not a loop of work.
     fn run_once(&self) -> bool {
         false

@@ -398,3 +398,45 @@ fn the_repl_shows_a_topic_as_a_chapter_line() {
     t.line("/quit");
     t.wait_for("[troupe exited 0]");
 }
+
+#[test]
+fn a_subagent_is_not_offered_update_topic_and_cannot_call_it() {
+    // gemini-cli's local-executor.js skips update_topic when it equips a subagent.
+    use crate::common::loopback::Loopback;
+    use crate::suite::agents::{answer, declared, invoke, parts, run, seen};
+    let s = Scratch::new();
+    let server = Loopback::routed(|body| {
+        let seen = seen(body);
+        if seen.first.contains("PARENT-TASK") {
+            return match seen.rounds {
+                0 => parts(json!([invoke("generalist", "CHILD: step")])),
+                _ => answer("done"),
+            };
+        }
+        match seen.rounds {
+            0 => parts(json!([{"functionCall": {"name": "update_topic",
+                "args": {"strategic_intent": "Mine now."}}}])),
+            _ => parts(json!([{"functionCall": {"name": "complete_task",
+                "args": {"result": {"response": "ok"}}}}])),
+        }
+    });
+    let out = run(&s, &server, "PARENT-TASK: topic", &["-o", "json"]);
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let requests = server.requests();
+    let parent = requests
+        .iter()
+        .find(|r| seen(&r.body).first.contains("PARENT-TASK"))
+        .expect("the parent's request");
+    assert!(declared(&parent.body).contains(&"update_topic".to_string()));
+    let children: Vec<_> = requests
+        .iter()
+        .filter(|r| seen(&r.body).first.starts_with("CHILD"))
+        .collect();
+    assert!(children.len() >= 2, "{} child requests", children.len());
+    assert!(!declared(&children[0].body).contains(&"update_topic".to_string()));
+    let raw = seen(&children[1].body).raw;
+    assert!(
+        raw.contains("Unauthorized tool call: 'update_topic' is not available to this agent."),
+        "{raw}"
+    );
+}

@@ -45,6 +45,9 @@ pub struct ToolFacts {
     /// A call runs alone: after every earlier call of its model answer, and before
     /// every later one (gemini-cli's sequential `update_topic`).
     pub runs_alone: bool,
+    /// Offered to a main session only (`update_topic`): a subagent neither is offered
+    /// it nor runs its calls.
+    pub main_session_only: bool,
 }
 
 impl ToolFacts {
@@ -60,6 +63,7 @@ impl ToolFacts {
         subagents_only: false,
         compact_keeps: &[],
         runs_alone: false,
+        main_session_only: false,
     };
 
     /// Whether the call edits a file (undo, checkpoints, the small profile).
