@@ -59,6 +59,10 @@ fn declarations_carry_wait_for_previous_as_gemini_cli_declares_them() {
     for name in ["update_topic", "list_background_processes", "test_barrier"] {
         assert!(names.contains(&name), "{name} not declared: {names:?}");
     }
+    // The system prompt tells the model what the parameter and the tool are for.
+    let system = requests[0]["systemInstruction"].to_string();
+    assert!(system.contains("`wait_for_previous: true`"), "{system}");
+    assert!(system.contains("`update_topic`"), "{system}");
     for d in &declarations {
         let name = d["name"].as_str().expect("name");
         let properties = d["parametersJsonSchema"]["properties"]
