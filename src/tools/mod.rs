@@ -305,6 +305,11 @@ pub trait Tool: Send + Sync + 'static {
         }
     }
 
+    /// The conversation starts over (`/clear`, another session resumed): a tool that
+    /// keeps state about it forgets it (`update_topic`'s topic, as gemini-cli resets it
+    /// with a new session). Nothing by default.
+    fn conversation_restarted(&self) {}
+
     /// Whether only a main session is offered the tool: gemini-cli gives subagents
     /// every tool but `update_topic` (the chapter of the session is the main agent's).
     /// False by default.

@@ -59,6 +59,8 @@ pub trait ToolHandle: Send + Sync {
     /// Aliases, schema, deserialisation, then the tool's own checks.
     fn prepare(&self, args: &Value, services: &Services) -> Result<Box<dyn Invocation>, String>;
     fn modified_args(&self, args: &Value, edited_content: &str) -> Option<Value>;
+    /// [`Tool::conversation_restarted`]; nothing for a tool that is not a built-in one.
+    fn conversation_restarted(&self) {}
 }
 
 struct Hosted<T: Tool> {
@@ -190,6 +192,10 @@ impl<T: Tool> ToolHandle for Hosted<T> {
 
     fn modified_args(&self, args: &Value, edited_content: &str) -> Option<Value> {
         self.tool.modified_args(args, edited_content)
+    }
+
+    fn conversation_restarted(&self) {
+        self.tool.conversation_restarted();
     }
 }
 
@@ -353,6 +359,11 @@ impl ToolRegistry {
             .collect();
         out.extend(self.dynamic.declarations());
         out
+    }
+
+    /// Tells every built-in tool that the conversation starts over.
+    pub fn conversation_restarted(&self) {
+        self.tools.iter().for_each(|t| t.conversation_restarted());
     }
 
     /// gemini-cli's message for an unknown tool, with the closest names; for a tool of

@@ -135,6 +135,13 @@ impl Tool for UpdateTopic {
         true
     }
 
+    /// A new conversation has no topic yet.
+    fn conversation_restarted(&self) {
+        if let Ok(mut state) = self.state.lock() {
+            *state = TopicState::default();
+        }
+    }
+
     /// gemini-cli leaves it out of every subagent's tools.
     fn main_session_only(&self) -> bool {
         true

@@ -444,3 +444,41 @@ fn a_subagent_is_not_offered_update_topic_and_cannot_call_it() {
         "{raw}"
     );
 }
+
+#[test]
+fn clear_starts_the_topic_over_as_a_new_gemini_cli_session_does() {
+    // gemini-cli's /clear starts a new session, whose topic state is reset
+    // (config.js resetNewSessionState → setSessionId → topicState.reset()): the same
+    // title after /clear opens a chapter again.
+    use crate::suite::repl::term::Term;
+    let s = Scratch::new();
+    let topic = || {
+        turn(vec![call(
+            "update_topic",
+            json!({"title": "Same", "strategic_intent": "Begin."}),
+        )])
+    };
+    let turns = [
+        topic(),
+        turn(vec![text("First done.")]),
+        topic(),
+        turn(vec![text("Second done.")]),
+    ];
+    let t = Term::start(&s, &turns, &[], &[]);
+    t.wait_prompt();
+    t.line("one");
+    t.wait_for("First done.");
+    t.line("/clear");
+    t.wait_for("Conversation cleared.");
+    t.line("two");
+    t.wait_for("Second done.");
+    t.line("/quit");
+    t.wait_for("[troupe exited 0]");
+    let requests = s.requests();
+    let answers: Vec<String> = [&requests[1], &requests[3]]
+        .iter()
+        .map(|r| output(&function_responses(r)[0]).to_string())
+        .collect();
+    let opened = "Current topic: \"Same\"\nTopic summary: ...\n\nStrategic Intent: Begin.";
+    assert_eq!(answers, [opened, opened]);
+}
