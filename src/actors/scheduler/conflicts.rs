@@ -37,6 +37,24 @@ pub(super) enum Grouping {
     Alone,
 }
 
+impl Grouping {
+    /// How a call of `tool` with `args` is grouped (gemini-cli's rule: a tool that runs
+    /// alone, whatever the call says; then `wait_for_previous: true`; then edits).
+    pub(super) fn of(
+        tool: &dyn crate::tools::registry::ToolHandle,
+        args: &serde_json::Value,
+    ) -> Self {
+        let facts = tool.facts();
+        if facts.runs_alone || crate::tools::wait_for_previous::requested(args) {
+            Self::Alone
+        } else if facts.is_edit() {
+            Self::Edit
+        } else {
+            Self::Parallel
+        }
+    }
+}
+
 /// Which earlier calls of the batch a call must wait for: every call of the wave
 /// before its own ([`Grouping`]), the last writer of every path it touches, and every
 /// reader since, when it writes.

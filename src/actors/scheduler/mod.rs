@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::responses::error_parts;
@@ -445,7 +444,7 @@ impl Inner {
             batch.slots.len,
             &touched.reads,
             &touched.writes,
-            grouping(tool.as_ref(), &call.args),
+            Grouping::of(tool.as_ref(), &call.args),
         );
         // The window: a call starts only when one of the calls in flight
         // has finished (closed only if the batch is dropped).
@@ -505,18 +504,5 @@ struct BatchDispatch {
 
 /// Calls the dispatcher starts before it yields to the tasks of its thread.
 const DISPATCH_BURST: usize = 16;
-
-/// How a call is grouped with its neighbours (gemini-cli's rule: a tool that runs
-/// alone, whatever the call says; then `wait_for_previous: true`; then edits).
-fn grouping(tool: &dyn ToolHandle, args: &Value) -> Grouping {
-    let facts = tool.facts();
-    if facts.runs_alone || crate::tools::wait_for_previous::requested(args) {
-        Grouping::Alone
-    } else if facts.is_edit() {
-        Grouping::Edit
-    } else {
-        Grouping::Parallel
-    }
-}
 
 pub(crate) use crate::engine::text::panic_text;
