@@ -38,16 +38,8 @@ pub fn declared_schema(input: &Value) -> Value {
         _ => json!({"type": "object", "properties": {}}),
     };
     rewrite_nullable(&mut schema);
-    if let Some(obj) = schema.as_object_mut() {
-        let props = obj.entry("properties").or_insert_with(|| json!({}));
-        if let Some(props) = props.as_object_mut() {
-            props.insert(
-                "wait_for_previous".into(),
-                json!({"type": "boolean", "description": "Set to true to wait for all previously requested tools in this turn to complete before this one starts. Set to false (or omit) to run in parallel."}),
-            );
-        }
-    }
-    schema
+    // Added as gemini-cli's base tool class adds it (MCP tools are built on it).
+    crate::tools::wait_for_previous::declared(schema)
 }
 
 fn rewrite_nullable(v: &mut Value) {

@@ -108,7 +108,7 @@ impl ToolHandle for McpTool {
             Value::Null => serde_json::Map::new(),
             _ => return Err("Invalid parameters: the arguments must be an object".into()),
         };
-        args.remove("wait_for_previous");
+        args.remove(crate::tools::wait_for_previous::PARAM);
         Ok(Box::new(McpCall {
             tool: Arc::new(self.snapshot()),
             args,

@@ -133,6 +133,8 @@ async fn the_test_note_tool_states_facts_unlike_the_defaults() {
             edited_file_arg: None,
             compact_keeps: &[],
             subagents_only: false,
+            runs_alone: false,
+            main_session_only: false,
         }
     );
 }

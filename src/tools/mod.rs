@@ -32,6 +32,8 @@ pub mod synthetic;
 pub mod test_note;
 #[cfg(feature = "test-hooks")]
 pub mod test_tools;
+pub mod update_topic;
+pub mod wait_for_previous;
 pub mod web_fetch;
 #[cfg(feature = "test-hooks")]
 pub mod word_count;
@@ -298,7 +300,39 @@ pub trait Tool: Send + Sync + 'static {
             edited_file_arg: self.edited_file_arg(),
             compact_keeps: self.compact_keeps(),
             subagents_only: self.subagents_only(),
+            runs_alone: self.runs_alone(),
+            main_session_only: self.main_session_only(),
         }
+    }
+
+    /// The conversation starts over (`/clear`, another session resumed): a tool that
+    /// keeps state about it forgets it (`update_topic`'s topic, as gemini-cli resets it
+    /// with a new session). Nothing by default.
+    fn conversation_restarted(&self) {}
+
+    /// Whether only a main session is offered the tool: gemini-cli gives subagents
+    /// every tool but `update_topic` (the chapter of the session is the main agent's).
+    /// False by default.
+    fn main_session_only(&self) -> bool {
+        false
+    }
+
+    /// Whether a call of the tool runs alone: it starts after every earlier call of its
+    /// model answer has finished, and the calls after it wait for it (gemini-cli's
+    /// sequential calls: `update_topic`). False by default; a call asking for it with
+    /// `wait_for_previous: true` runs alone too, and edits wait as
+    /// [`Tool::edited_file_arg`] says.
+    fn runs_alone(&self) -> bool {
+        false
+    }
+
+    /// Whether the tool's declaration offers the optional `wait_for_previous` parameter
+    /// (added after the tool's own properties). True by default, as gemini-cli 0.61
+    /// declares it for every tool built on its base declaration; its core tools, whose
+    /// declarations are written out per model family, do not carry it, and Troupe's
+    /// say `false` to match. Every call may set it, declared or not.
+    fn declares_wait_for_previous(&self) -> bool {
+        true
     }
 
     /// Whether only subagents are offered the tool (`complete_task`). False by default.
@@ -417,6 +451,9 @@ pub fn declaration_of<T: Tool>(tool: &T) -> FunctionDeclaration {
     FunctionDeclaration {
         name: tool.name().to_string(),
         description: tool.description(),
-        parameters_json_schema: tool.schema(),
+        parameters_json_schema: match tool.declares_wait_for_previous() {
+            true => wait_for_previous::declared(tool.schema()),
+            false => tool.schema(),
+        },
     }
 }

@@ -64,6 +64,8 @@ pub trait ToolHandle: Send + Sync {
     /// Aliases, schema, deserialisation, then the tool's own checks.
     fn prepare(&self, args: &Value, services: &Services) -> Result<Box<dyn Invocation>, String>;
     fn modified_args(&self, args: &Value, edited_content: &str) -> Option<Value>;
+    /// [`Tool::conversation_restarted`]; nothing for a tool that is not a built-in one.
+    fn conversation_restarted(&self) {}
 }
 
 struct Hosted<T: Tool> {
@@ -168,10 +170,13 @@ impl<T: Tool> ToolHandle for Hosted<T> {
     }
 
     fn prepare(&self, args: &Value, services: &Services) -> Result<Box<dyn Invocation>, String> {
-        // Arguments are copied only when a legacy name must be renamed.
-        let renamed = needs_aliases(args, self.tool.aliases())
-            .then(|| apply_aliases(args, self.tool.aliases()));
-        let args = renamed.as_ref().unwrap_or(args);
+        // `wait_for_previous` is the Scheduler's, not the tool's: it goes before the
+        // tool's own checks. Arguments are copied only when it is there or a legacy
+        // name must be renamed.
+        let args = super::wait_for_previous::stripped(args);
+        let renamed = needs_aliases(&args, self.tool.aliases())
+            .then(|| apply_aliases(&args, self.tool.aliases()));
+        let args = renamed.as_ref().unwrap_or(&args);
         schema::validate(&self.schema, args)?;
         let params = <T::Params as serde::Deserialize>::deserialize(args)
             .map_err(|e| format!("Invalid parameters: {e}"))?;
@@ -192,6 +197,10 @@ impl<T: Tool> ToolHandle for Hosted<T> {
 
     fn modified_args(&self, args: &Value, edited_content: &str) -> Option<Value> {
         self.tool.modified_args(args, edited_content)
+    }
+
+    fn conversation_restarted(&self) {
+        self.tool.conversation_restarted();
     }
 }
 
@@ -357,6 +366,11 @@ impl ToolRegistry {
         out
     }
 
+    /// Tells every built-in tool that the conversation starts over.
+    pub fn conversation_restarted(&self) {
+        self.tools.iter().for_each(|t| t.conversation_restarted());
+    }
+
     /// gemini-cli's message for an unknown tool, with the closest names; for a tool of
     /// a withheld MCP server (`mcp_<server>_…`), why that server did not start.
     pub fn not_found_message(&self, name: &str) -> String {
@@ -426,4 +440,5 @@ pub fn register_builtin(registry: &mut ToolRegistry) {
     // Offered to subagents only.
     registry.register(super::complete_task::CompleteTask);
     registry.register(super::internal_docs::GetInternalDocs);
+    registry.register(super::update_topic::UpdateTopic::default());
 }

@@ -208,6 +208,10 @@ pub struct SleepParams {
     /// that run (not only for calls that were asked for).
     #[serde(default)]
     pub started_file: Option<String>,
+    /// A file the call writes (empty) when it has slept, right before it answers, so a
+    /// test can see which calls started after it finished.
+    #[serde(default)]
+    pub finished_file: Option<String>,
 }
 
 impl Tool for TestSleep {
@@ -236,7 +240,8 @@ impl Tool for TestSleep {
     }
     fn schema(&self) -> Value {
         json!({"type": "object", "properties": {"secs": {"type": "integer"},
-            "started_file": {"type": "string"}}, "required": ["secs"]})
+            "started_file": {"type": "string"}, "finished_file": {"type": "string"}},
+            "required": ["secs"]})
     }
     fn execute(&self, p: SleepParams, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
@@ -245,10 +250,16 @@ impl Tool for TestSleep {
                     return ToolOutput::error(ToolErrorKind::Unknown, e.to_string(), "no marker");
                 }
             }
-            tokio::select! {
+            let out = tokio::select! {
                 _ = tokio::time::sleep(Duration::from_secs(p.secs)) => ToolOutput::text("slept", "slept"),
                 _ = ctx.cancel.cancelled() => ToolOutput::text("woken early", "cancelled"),
+            };
+            if let Some(file) = &p.finished_file {
+                if let Err(e) = tokio::fs::write(file, b"").await {
+                    return ToolOutput::error(ToolErrorKind::Unknown, e.to_string(), "no marker");
+                }
             }
+            out
         })
     }
 }

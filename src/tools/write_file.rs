@@ -149,6 +149,12 @@ impl Tool for WriteFile {
         "WriteFile"
     }
 
+    /// gemini-cli 0.61 writes this core tool's declaration out per model family, without
+    /// `wait_for_previous` (a call may still set it).
+    fn declares_wait_for_previous(&self) -> bool {
+        false
+    }
+
     fn kind(&self) -> ToolKind {
         ToolKind::Edit
     }

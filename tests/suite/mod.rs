@@ -60,6 +60,7 @@ mod small_model_prompt;
 mod small_model_turns;
 mod small_model_ui;
 mod tool_facts;
+mod topic_batching;
 mod trust;
 mod untrusted_mcp;
 mod web_guard;

@@ -42,6 +42,12 @@ pub struct ToolFacts {
     /// Offered to subagents only (`complete_task`): a main session neither declares
     /// it nor runs its calls.
     pub subagents_only: bool,
+    /// A call runs alone: after every earlier call of its model answer, and before
+    /// every later one (gemini-cli's sequential `update_topic`).
+    pub runs_alone: bool,
+    /// Offered to a main session only (`update_topic`): a subagent neither is offered
+    /// it nor runs its calls.
+    pub main_session_only: bool,
 }
 
 impl ToolFacts {
@@ -56,6 +62,8 @@ impl ToolFacts {
         edited_file_arg: None,
         subagents_only: false,
         compact_keeps: &[],
+        runs_alone: false,
+        main_session_only: false,
     };
 
     /// Whether the call edits a file (undo, checkpoints, the small profile).

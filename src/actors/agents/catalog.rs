@@ -58,11 +58,13 @@ impl AgentDef {
         crate::protocol::content::FunctionDeclaration {
             name: crate::tools::complete_task::COMPLETE_TASK.to_string(),
             description: "Submits your final output to the agent that started you and ends your task; there is no other way to finish. Call it once, when the task is done.".into(),
-            parameters_json_schema: json!({
+            // gemini-cli's complete_task is built on its base tool class, which adds
+            // `wait_for_previous`.
+            parameters_json_schema: crate::tools::wait_for_previous::declared(json!({
                 "type": "object",
                 "properties": { self.output_name.clone(): schema },
                 "required": [self.output_name],
-            }),
+            })),
         }
     }
 

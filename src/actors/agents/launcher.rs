@@ -229,7 +229,7 @@ impl TreeLauncher {
             let offered = match everything {
                 true => !tool.facts().subagents_only,
                 false => filter.names.contains(name),
-            };
+            } && !tool.facts().main_session_only;
             if !offered || (name == INVOKE_AGENT && !delegate) {
                 continue;
             }
@@ -239,6 +239,10 @@ impl TreeLauncher {
         if !delegate {
             filter.names.remove(INVOKE_AGENT);
         }
+        // Named in an agent file or not, a main session's own tool is not the agent's.
+        filter
+            .names
+            .retain(|name| !registry.facts().get(name).main_session_only);
         if !live_mcp && !filter.prefixes.is_empty() {
             // One server's tools: those discovered by now.
             let dynamic = registry.dynamic().declarations();

@@ -21,9 +21,43 @@ enum Signal {
     Shared(DoneSignal),
 }
 
-/// Which earlier calls of the batch a call must wait for: the last writer of every
-/// path it touches, and every reader since, when it writes (or every earlier call,
-/// with `wait_for_previous`).
+/// How a call is grouped with its neighbours (gemini-cli's batching rule): the calls
+/// of an answer run in waves, each starting when the wave before it has finished. A
+/// contiguous run of calls of one grouping is one wave, except that a call that runs
+/// alone is a wave by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Grouping {
+    /// Runs at once with the contiguous parallel calls around it (the default).
+    Parallel,
+    /// An edit (`replace`, `write_file`): runs at once with the contiguous edits around
+    /// it (calls of one path still in call order), after the calls before them and
+    /// before the calls after them.
+    Edit,
+    /// `wait_for_previous: true`, or a tool that runs alone (`update_topic`).
+    Alone,
+}
+
+impl Grouping {
+    /// How a call of `tool` with `args` is grouped (gemini-cli's rule: a tool that runs
+    /// alone, whatever the call says; then `wait_for_previous: true`; then edits).
+    pub(super) fn of(
+        tool: &dyn crate::tools::registry::ToolHandle,
+        args: &serde_json::Value,
+    ) -> Self {
+        let facts = tool.facts();
+        if facts.runs_alone || crate::tools::wait_for_previous::requested(args) {
+            Self::Alone
+        } else if facts.is_edit() {
+            Self::Edit
+        } else {
+            Self::Parallel
+        }
+    }
+}
+
+/// Which earlier calls of the batch a call must wait for: every call of the wave
+/// before its own ([`Grouping`]), the last writer of every path it touches, and every
+/// reader since, when it writes.
 #[derive(Default)]
 pub(super) struct ConflictTracker {
     signals: HashMap<usize, Signal>,
@@ -35,6 +69,13 @@ pub(super) struct ConflictTracker {
     early_reads: Vec<(usize, PathBuf)>,
     last_writer: HashMap<PathBuf, usize>,
     readers: HashMap<PathBuf, Vec<usize>>,
+    /// The calls of the wave before the current one: a call of the current wave
+    /// waits for them, through one signal made on first demand.
+    previous_wave: Vec<usize>,
+    previous_done: Option<DoneSignal>,
+    /// The calls of the current wave, and how they are grouped (`None`: no call yet).
+    wave: Vec<usize>,
+    wave_grouping: Option<Grouping>,
 }
 
 impl ConflictTracker {
@@ -45,7 +86,7 @@ impl ConflictTracker {
         index: usize,
         reads: &[PathBuf],
         writes: &[PathBuf],
-        after_all: bool,
+        grouping: Grouping,
     ) -> (oneshot::Sender<()>, Vec<DoneSignal>) {
         if self.signals.len() >= self.prune_at {
             self.forget_finished();
@@ -53,7 +94,9 @@ impl ConflictTracker {
         }
         let (tx, rx) = oneshot::channel();
         self.signals.insert(index, Signal::Pending(rx));
-        if writes.is_empty() && !after_all && self.last_writer.is_empty() {
+        self.join_wave(index, grouping);
+        let after_wave = self.previous_wave_done();
+        if writes.is_empty() && after_wave.is_none() && self.last_writer.is_empty() {
             self.early_reads
                 .extend(reads.iter().map(|p| (index, p.clone())));
             return (tx, Vec::new());
@@ -62,9 +105,6 @@ impl ConflictTracker {
             self.readers.entry(path).or_default().push(i);
         }
         let mut deps: Vec<usize> = Vec::new();
-        if after_all {
-            deps.extend(0..index);
-        }
         for path in reads.iter().chain(writes.iter()) {
             if let Some(&w) = self.last_writer.get(path) {
                 deps.push(w);
@@ -82,8 +122,35 @@ impl ConflictTracker {
         deps.sort_unstable();
         deps.dedup();
         deps.retain(|&d| d != index);
-        let waits = deps.into_iter().filter_map(|d| self.shared(d)).collect();
+        let waits = after_wave
+            .into_iter()
+            .chain(deps.into_iter().filter_map(|d| self.shared(d)))
+            .collect();
         (tx, waits)
+    }
+
+    /// Completes when every call of the wave before the current one has finished;
+    /// `None` when there is nothing to wait for (the first wave).
+    fn previous_wave_done(&mut self) -> Option<DoneSignal> {
+        if self.previous_done.is_none() && !self.previous_wave.is_empty() {
+            let signals: Vec<DoneSignal> = std::mem::take(&mut self.previous_wave)
+                .into_iter()
+                .filter_map(|d| self.shared(d))
+                .collect();
+            let all = futures::future::join_all(signals).map(|_| ());
+            self.previous_done = Some(all.boxed().shared());
+        }
+        self.previous_done.clone()
+    }
+
+    /// Puts call `index` in the current wave, or opens a new one after it.
+    fn join_wave(&mut self, index: usize, grouping: Grouping) {
+        if self.wave_grouping != Some(grouping) || grouping == Grouping::Alone {
+            self.previous_wave = std::mem::take(&mut self.wave);
+            self.previous_done = None;
+            self.wave_grouping = Some(grouping);
+        }
+        self.wave.push(index);
     }
 
     /// Drops every call that has finished (or whose task is gone): later calls need not
@@ -96,6 +163,8 @@ impl ConflictTracker {
             Signal::Shared(shared) => shared.peek().is_none(),
         });
         let live = &self.signals;
+        self.previous_wave.retain(|i| live.contains_key(i));
+        self.wave.retain(|i| live.contains_key(i));
         self.early_reads.retain(|(i, _)| live.contains_key(i));
         self.last_writer.retain(|_, i| live.contains_key(i));
         self.readers.retain(|_, rs| {
@@ -126,12 +195,67 @@ mod tests {
         vec![PathBuf::from(name)]
     }
 
+    /// Whether everything in `waits` has completed.
+    fn ready(waits: &[DoneSignal]) -> bool {
+        waits.iter().all(|w| w.clone().now_or_never().is_some())
+    }
+
+    #[test]
+    fn calls_run_in_waves_as_gemini_cli_groups_them() {
+        use Grouping::{Alone, Edit, Parallel};
+        let mut t = ConflictTracker::default();
+        let mut add = |i: usize, writes: &[PathBuf], g: Grouping| t.add(i, &[], writes, g);
+        let (d0, w0) = add(0, &[], Parallel);
+        let (d1, w1) = add(1, &[], Parallel);
+        assert!(
+            w0.is_empty() && w1.is_empty(),
+            "the first wave waits for nothing"
+        );
+        let (d2, w2) = add(2, &[], Alone);
+        let (d3, w3) = add(3, &[], Parallel);
+        let (d4, w4) = add(4, &[], Parallel);
+        let (d5, w5) = add(5, &path("a"), Edit);
+        let (d6, w6) = add(6, &path("b"), Edit);
+        let (_d7, w7) = add(7, &path("a"), Edit);
+        let (_d8, w8) = add(8, &[], Parallel);
+        let _ = d0.send(());
+        assert!(
+            !ready(&w2),
+            "a call that runs alone waits for every earlier call"
+        );
+        let _ = d1.send(());
+        assert!(ready(&w2));
+        assert!(!ready(&w3) && !ready(&w4), "the calls after it wait for it");
+        let _ = d2.send(());
+        assert!(ready(&w3) && ready(&w4), "the next wave runs together");
+        let _ = d3.send(());
+        assert!(!ready(&w5) && !ready(&w6));
+        let _ = d4.send(());
+        assert!(
+            ready(&w5) && ready(&w6),
+            "edits of different files run together"
+        );
+        assert!(
+            !ready(&w7),
+            "an edit of the same file waits for the earlier one"
+        );
+        let _ = d5.send(());
+        assert!(ready(&w7));
+        assert!(
+            !ready(&w8),
+            "the calls after the edits wait for all of them"
+        );
+        let _ = d6.send(());
+        assert!(!ready(&w8));
+    }
+
     #[test]
     fn finished_reads_are_forgotten_and_running_ones_still_waited_for() {
         let mut tracker = ConflictTracker::default();
         let mut running = Vec::new();
         for i in 0..3 * PRUNE_FLOOR {
-            let (done, waits) = tracker.add(i, &path(&format!("f{}", i % 7)), &[], false);
+            let (done, waits) =
+                tracker.add(i, &path(&format!("f{}", i % 7)), &[], Grouping::Parallel);
             assert!(waits.is_empty());
             // Every call but the last few finishes at once.
             if i + 3 < 3 * PRUNE_FLOOR {
@@ -149,11 +273,11 @@ mod tests {
         let last = 3 * PRUNE_FLOOR - 1;
         let name = format!("f{}", last % 7);
         tracker.forget_finished();
-        let (_, waits) = tracker.add(3 * PRUNE_FLOOR, &[], &path(&name), false);
+        let (_, waits) = tracker.add(3 * PRUNE_FLOOR, &[], &path(&name), Grouping::Parallel);
         assert_eq!(waits.len(), 1);
         assert_eq!(tracker.signals.len(), 4);
         // A write to a path whose readers all finished waits for nothing.
-        let (_, waits) = tracker.add(3 * PRUNE_FLOOR + 1, &[], &path("f0"), false);
+        let (_, waits) = tracker.add(3 * PRUNE_FLOOR + 1, &[], &path("f0"), Grouping::Parallel);
         assert!(waits.is_empty());
         drop(running);
     }

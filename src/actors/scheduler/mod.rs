@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use actix::prelude::*;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::responses::error_parts;
@@ -32,7 +31,7 @@ mod run;
 
 use approval::Approval;
 pub use approval::{PolicyCell, PolicyGuard, PolicyState, SharedPolicy};
-use conflicts::ConflictTracker;
+use conflicts::{ConflictTracker, Grouping};
 use events::EventQueue;
 use run::{Approved, Execution};
 
@@ -459,7 +458,7 @@ impl Inner {
             batch.slots.len,
             &touched.reads,
             &touched.writes,
-            wait_for_previous(&call.args),
+            Grouping::of(tool.as_ref(), &call.args),
         );
         // The window: a call starts only when one of the calls in flight
         // has finished (closed only if the batch is dropped).
@@ -519,9 +518,5 @@ struct BatchDispatch {
 
 /// Calls the dispatcher starts before it yields to the tasks of its thread.
 const DISPATCH_BURST: usize = 16;
-
-fn wait_for_previous(args: &Value) -> bool {
-    args.get("wait_for_previous").and_then(Value::as_bool) == Some(true)
-}
 
 pub(crate) use crate::engine::text::panic_text;

@@ -351,8 +351,14 @@ impl SessionHandle {
                 Ok(OpReply::History(h))
             }),
             Op::SetHistory(history) => {
-                self.ask(&session.chat, SetHistory(history), answer, name, |r| {
-                    r.and_then(done)
+                // An empty history (`/clear`) starts the conversation over.
+                let restarted = history.is_empty().then(|| session.registry.clone());
+                self.ask(&session.chat, SetHistory(history), answer, name, move |r| {
+                    let reply = r.and_then(done);
+                    if let (Ok(_), Some(registry)) = (&reply, restarted) {
+                        registry.conversation_restarted();
+                    }
+                    reply
                 })
             }
             Op::SeedHistory(history) => {
@@ -520,7 +526,10 @@ impl SessionHandle {
             repairs,
             lock,
         };
-        self.ask(recorder, switch, answer, "switch_session", |()| {
+        // Another session's conversation: the topic of this one is over.
+        let registry = self.session.registry.clone();
+        self.ask(recorder, switch, answer, "switch_session", move |()| {
+            registry.conversation_restarted();
             Ok(OpReply::Done)
         });
     }

@@ -288,6 +288,9 @@ impl EventRenderer {
         self.batch_by_status[slot] += 1;
         self.update_tools();
         if self.batch_total <= LARGE_BATCH {
+            if let Some(lines) = topic_lines(call, self.palette) {
+                return lines;
+            }
             return vec![call_line(call, self.palette)];
         }
         if self.batch_done < self.batch_total {
@@ -330,6 +333,29 @@ pub fn call_line(call: &CompletedCall, p: Palette) -> String {
     )
 }
 
+/// A successful call that states the session's topic (`update_topic`, whose data
+/// holds `{"topic": {"title", "intent", "new"}}`) as a chapter line: `📂 <title>` in
+/// bold when a new chapter starts, then `  ↳ <intent>`; `None` for any other call.
+fn topic_lines(call: &CompletedCall, p: Palette) -> Option<Vec<String>> {
+    if call.status != CallStatus::Success {
+        return None;
+    }
+    let topic = call.data.as_ref()?.get("topic")?;
+    let text = |key: &str| {
+        topic
+            .get(key)
+            .and_then(serde_json::Value::as_str)
+            .map(one_line)
+            .unwrap_or_else(|| "...".into())
+    };
+    let mut lines = Vec::new();
+    if topic.get("new") == Some(&serde_json::Value::Bool(true)) {
+        lines.push(p.bold(&fit(&format!("📂 {}", text("title")), width())));
+    }
+    lines.push(p.dim(&fit(&format!("  ↳ {}", text("intent")), width())));
+    Some(lines)
+}
+
 /// `850 ms`, `3.2 s`, `2m 05s`.
 pub fn duration_text(d: Duration) -> String {
     let ms = d.as_millis();
@@ -361,6 +387,31 @@ mod tests {
             })),
             ["end"]
         );
+    }
+
+    #[test]
+    fn a_topic_is_drawn_as_a_chapter_line() {
+        let p = Palette::plain();
+        let mut call = CompletedCall {
+            call_id: "c1".into(),
+            name: "update_topic".into(),
+            args: crate::protocol::content::CallArgs::new(serde_json::json!({})),
+            status: CallStatus::Success,
+            response_parts: Vec::new(),
+            display: "## 📂 Topic: **Fix**".into(),
+            error: None,
+            duration: Duration::ZERO,
+            data: Some(
+                serde_json::json!({"topic": {"title": "Fix", "intent": "Read.", "new": true}}),
+            ),
+            timeline: Default::default(),
+        };
+        assert_eq!(topic_lines(&call, p).unwrap(), ["📂 Fix", "  ↳ Read."]);
+        call.data =
+            Some(serde_json::json!({"topic": {"title": "Fix", "intent": "Edit.", "new": false}}));
+        assert_eq!(topic_lines(&call, p).unwrap(), ["  ↳ Edit."]);
+        call.data = None;
+        assert!(topic_lines(&call, p).is_none());
     }
 
     #[test]
