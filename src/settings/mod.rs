@@ -18,6 +18,7 @@ mod merge;
 pub mod profiles;
 pub mod secrets;
 mod sections;
+pub mod skills;
 pub mod trust;
 
 pub use describe::{env_fallback, Entry, PROVIDER_ENV_FALLBACKS};

@@ -25,6 +25,7 @@ pub struct Settings {
     pub general: GeneralSettings,
     pub mcp: McpSettings,
     pub agents: AgentSettings,
+    pub skills: SkillSettings,
     pub ui: UiSettings,
     /// `[mcp_servers.NAME]` of the user and project files (not merged key by key).
     #[serde(skip)]
@@ -46,6 +47,14 @@ pub struct Settings {
     /// are left out, else on its own).
     #[serde(skip)]
     pub trust_notice: Option<String>,
+}
+
+/// `[skills]`: Agent Skills (`activate_skill`; see `settings::skills`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillSettings {
+    pub enabled: bool,
+    pub disabled: Vec<String>,
 }
 
 /// `[agents]`: subagents, their pool and the tree's budget.

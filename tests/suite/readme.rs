@@ -16,7 +16,8 @@ fn the_readmes_fake_responses_example_prints_its_answer() {
         .expect("the README has the `echo '…' > hello.jsonl` example");
     let script = &line["echo '".len()..line.len() - "' > hello.jsonl".len()];
     assert!(
-        README.contains("troupe -p \"say hello\" --fake-responses hello.jsonl      # prints Hello."),
+        README
+            .contains("troupe -p \"say hello\" --fake-responses hello.jsonl      # prints Hello."),
         "the README's command line changed: update this test"
     );
     let s = Scratch::new();
