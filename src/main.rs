@@ -35,6 +35,7 @@ fn main() {
             troupe::cli::mcp::run(command).map_err(|e| app::AppError::Usage(e.to_string()))
         }
         Some(Command::Hooks { action }) => troupe::cli::hooks_cmd::run(action),
+        Some(Command::Skills { command }) => troupe::cli::skills::run(command),
         Some(Command::Completion { shell }) => {
             troupe::cli::completion::completion(shell).map_err(app::AppError::from)
         }

@@ -194,7 +194,7 @@ fn clean(list: &[String]) -> Vec<String> {
         .collect()
 }
 
-fn read_doc(path: &Path) -> Result<DocumentMut, McpCliError> {
+pub(crate) fn read_doc(path: &Path) -> Result<DocumentMut, McpCliError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -215,7 +215,7 @@ fn read_doc(path: &Path) -> Result<DocumentMut, McpCliError> {
 /// Writes the settings file; a project file's new content is pinned as trusted when
 /// the folder is trusted and the file was as trusted before (Troupe's own write must
 /// not make the folder ask to be trusted again).
-fn write_doc(path: &Path, doc: &DocumentMut, cwd: &Path) -> Result<(), McpCliError> {
+pub(crate) fn write_doc(path: &Path, doc: &DocumentMut, cwd: &Path) -> Result<(), McpCliError> {
     let err = |source| McpCliError::Write {
         path: path.into(),
         source,
@@ -275,7 +275,7 @@ fn add(args: AddArgs, cwd: &Path) -> Result<i32, McpCliError> {
 
 /// Whether the project settings of `cwd` apply (the trust file, or
 /// `TROUPE_TRUST_WORKSPACE=1`).
-fn folder_trusted(cwd: &Path) -> bool {
+pub(crate) fn folder_trusted(cwd: &Path) -> bool {
     crate::settings::hook_trust::workspace_trusted(cwd)
         || crate::settings::trust::is_trusted(cwd).is_trusted()
 }

@@ -15,6 +15,7 @@ pub mod demo;
 pub mod hooks_cmd;
 pub mod hooks_migrate;
 pub mod mcp;
+pub mod skills;
 
 /// Troupe — a terminal coding agent built as a troupe of actors.
 ///
@@ -54,6 +55,11 @@ pub enum Command {
     Mcp {
         #[command(subcommand)]
         command: crate::cli::mcp::McpCommand,
+    },
+    /// Manage agent skills (list, enable, disable, install, link, uninstall).
+    Skills {
+        #[command(subcommand)]
+        command: crate::cli::skills::SkillsCommand,
     },
     /// Print the effective settings and where each came from.
     Config(crate::cli::config_cmd::ConfigArgs),

@@ -114,7 +114,7 @@ pub fn prompt_if_needed(ws: &Workspace, args: &RunArgs) -> Result<(), AppError> 
         err,
         "\nTrusting a folder lets its settings change how Troupe runs (approval mode, \
          allowed commands, model endpoint, …), starts the MCP servers and runs the hooks \
-         listed above, and loads its custom commands.\n  1. Trust this folder ({})\n  2. Trust \
+         listed above, and loads its custom commands and agent skills.\n  1. Trust this folder ({})\n  2. Trust \
          the parent folder ({})\n  3. Not now (project settings are ignored this run)",
         folder.display(),
         parent.display()
@@ -155,6 +155,20 @@ pub fn pin_own_write(workspace: &Path, written: &Path, before: Option<&str>) {
         ),
         Ok(_) => {}
         Err(e) => eprintln!("Note: the trust pin was not updated: {e}"),
+    }
+}
+
+/// After Troupe's own change of several files of `workspace`'s project configuration
+/// (a skill folder `troupe skills install` copied or `uninstall` removed), pins the
+/// configuration as it now is — only when the folder was trusted with its pin
+/// matching before the change (`before`), so that nothing but Troupe's own change is
+/// taken in.
+pub fn repin_after_own_change(workspace: &Path, before: &TrustState) {
+    let TrustState::Trusted { by } = before else {
+        return;
+    };
+    if let Err(e) = trust::trust_in(&trust::trust_file(), by, workspace, &write_trust_file) {
+        eprintln!("Note: the trust pin was not updated: {e}");
     }
 }
 

@@ -19,6 +19,7 @@ pub mod policy;
 pub mod profiles;
 pub mod secrets;
 mod sections;
+pub mod skills;
 pub mod trust;
 
 pub use describe::{env_fallback, Entry, PROVIDER_ENV_FALLBACKS};

@@ -25,6 +25,7 @@ pub struct Settings {
     pub general: GeneralSettings,
     pub mcp: McpSettings,
     pub agents: AgentSettings,
+    pub skills: SkillSettings,
     pub ui: UiSettings,
     pub policy: super::policy::PolicySettings,
     /// The policy files' rules and those of `tools.allowed` and `mcp.allowed`
@@ -51,6 +52,14 @@ pub struct Settings {
     /// are left out, else on its own).
     #[serde(skip)]
     pub trust_notice: Option<String>,
+}
+
+/// `[skills]`: Agent Skills (`activate_skill`; see `settings::skills`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkillSettings {
+    pub enabled: bool,
+    pub disabled: Vec<String>,
 }
 
 /// `[agents]`: subagents, their pool and the tree's budget.

@@ -35,6 +35,7 @@ pub const DOCS: &[(&str, &str)] = &[
     ("docs/models.md", include_str!("../../docs/models.md")),
     ("docs/security.md", include_str!("../../docs/security.md")),
     ("docs/sessions.md", include_str!("../../docs/sessions.md")),
+    ("docs/skills.md", include_str!("../../docs/skills.md")),
 ];
 
 /// The `get_internal_docs` tool.

@@ -2,6 +2,7 @@
 //! handle the Scheduler uses, and the registry. Each registered tool gets its own
 //! [`ToolActor`](crate::tools::host::ToolActor) on its own arbiter.
 
+pub mod activate_skill;
 pub mod background_tools;
 pub mod complete_task;
 pub mod corrector;
@@ -11,6 +12,7 @@ mod facts_tests;
 pub mod file_edit;
 pub mod file_reader;
 pub mod file_walk;
+pub mod folder_structure;
 pub mod glob;
 pub mod grep;
 pub mod host;

@@ -55,6 +55,7 @@ mod shared_sessions;
 mod shell_guard;
 mod shown_text;
 mod signals;
+mod skills;
 mod small_model_guard;
 mod small_model_prompt;
 mod small_model_turns;

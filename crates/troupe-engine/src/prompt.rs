@@ -48,9 +48,13 @@ pub struct PromptVars<'a> {
     pub git: bool,
     /// The context files and memory (already formatted); empty when there are none.
     pub memory: String,
+    /// The "Available Agent Skills" section (already formatted); empty when there are
+    /// no skills.
+    pub skills: String,
 }
 
-/// Fills `{tools}`, `{date}`, `{os}`, `{roots}`, `{git}` and `{memory}` in `template`.
+/// Fills `{tools}`, `{date}`, `{os}`, `{roots}`, `{git}`, `{skills}` and `{memory}` in
+/// `template`.
 /// A template without `{memory}` gets the memory appended after a `---` rule, so a
 /// custom prompt file still carries the user's context files.
 pub fn render(template: &str, vars: &PromptVars<'_>) -> String {
@@ -76,7 +80,8 @@ pub fn render(template: &str, vars: &PromptVars<'_>) -> String {
         .replace("{date}", &vars.date)
         .replace("{os}", &vars.os)
         .replace("{roots}", &vars.roots.join(", "))
-        .replace("{git}", git);
+        .replace("{git}", git)
+        .replace("{skills}", &vars.skills);
     if template.contains("{memory}") {
         return filled.replace("{memory}", &memory_block);
     }
@@ -96,6 +101,8 @@ pub struct SystemPrompt {
     pub os: String,
     pub roots: Vec<String>,
     pub git: bool,
+    /// The skills section (`{skills}`); empty without skills.
+    pub skills: String,
 }
 
 impl SystemPrompt {
@@ -110,6 +117,7 @@ impl SystemPrompt {
                 roots: self.roots.clone(),
                 git: self.git,
                 memory: memory.to_string(),
+                skills: self.skills.clone(),
             },
         )
     }
@@ -150,6 +158,7 @@ mod tests {
             roots: vec!["/w".into()],
             git: false,
             memory: memory.into(),
+            skills: String::new(),
         }
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use actix::prelude::*;
 
 use super::teardown::Teardown;
-use super::tree_setup::{agent_catalog, agents_on, start_tree};
+use super::tree_setup::{agent_catalog, agents_on, skill_catalog, start_tree};
 use super::{new_session_id, saved_allow_rules, setup, Built, SessionError, SessionOptions};
 use crate::actors::agents::AgentCatalog;
 use crate::actors::approvals::Approvals;
@@ -101,14 +101,16 @@ pub(super) fn build(
     let services = services(&options, fs, id, hooks.clone(), &mut threads)?;
     let scheduler_arbiter = threads.teardown.arbiter()?;
     let catalog = Arc::new(agent_catalog(&options, &events));
+    let skills = Arc::new(skill_catalog(&options, &events));
     let registry = Arc::new(registry(
         &options,
         &scheduler_arbiter,
         threads.teardown,
         &catalog,
+        &skills,
     )?);
     // The last step that may fail: the MCP servers start after it.
-    let (tools, prompt) = offered(&options, &registry)?;
+    let (tools, prompt) = offered(&options, &registry, &skills)?;
     let servers = &options.settings.mcp_servers;
     let mcp = (!servers.is_empty()).then(|| {
         let roots = options.workspace.roots().to_vec();
@@ -197,6 +199,7 @@ pub(super) fn build(
 fn offered(
     options: &SessionOptions,
     registry: &ToolRegistry,
+    skills: &[crate::settings::skills::Skill],
 ) -> Result<(Vec<FunctionDeclaration>, SystemPrompt), SessionError> {
     let mut tools = registry.declarations();
     if options.settings.tools.compact_declarations {
@@ -208,7 +211,7 @@ fn offered(
             })
             .collect();
     }
-    let prompt = setup::system_prompt(&options.settings, &options.workspace, &tools)?;
+    let prompt = setup::system_prompt(&options.settings, &options.workspace, &tools, skills)?;
     Ok((tools, prompt))
 }
 
@@ -376,14 +379,15 @@ fn services(
     }))
 }
 
-/// The tools of the session: the built-in ones (and the test tools when asked),
-/// narrowed by `tools.core` and `tools.exclude`, each on the Scheduler's arbiter or
-/// tool arbiters of their own.
+/// The tools of the session: the built-in ones (`activate_skill` when there are
+/// skills, as gemini-cli; and the test tools when asked), narrowed by `tools.core`
+/// and `tools.exclude`, each on the Scheduler's arbiter or tool arbiters of their own.
 fn registry(
     options: &SessionOptions,
     scheduler_arbiter: &ArbiterHandle,
     teardown: &mut Teardown,
     catalog: &AgentCatalog,
+    skills: &Arc<Vec<crate::settings::skills::Skill>>,
 ) -> Result<ToolRegistry, SessionError> {
     let settings = &options.settings;
     let tool_arbiters = match settings.tools.tool_threads {
@@ -405,6 +409,11 @@ fn registry(
     if agents_on(settings) {
         registry.register(crate::tools::invoke_agent::InvokeAgent {
             catalog: catalog.summary(),
+        });
+    }
+    if !skills.is_empty() {
+        registry.register(crate::tools::activate_skill::ActivateSkill {
+            skills: skills.clone(),
         });
     }
     registry.withhold_servers(

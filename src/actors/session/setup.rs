@@ -41,11 +41,14 @@ pub const SAVED_ORIGIN: &str = "saved";
 /// `<troupe home>/system.md`. It wins over `model.system_prompt_file`.
 pub const SYSTEM_MD_ENV: &str = "TROUPE_SYSTEM_MD";
 
-/// The session's system prompt template and environment (context files come later).
+/// The session's system prompt template and environment (context files come later);
+/// `skills`, the skills `activate_skill` offers, are listed where the template says
+/// `{skills}` (gemini-cli's "Available Agent Skills").
 pub(super) fn system_prompt(
     settings: &Settings,
     workspace: &Workspace,
     tools: &[crate::protocol::content::FunctionDeclaration],
+    skills: &[crate::settings::skills::Skill],
 ) -> Result<SystemPrompt, SessionError> {
     let from_env = std::env::var(SYSTEM_MD_ENV)
         .ok()
@@ -81,6 +84,7 @@ pub(super) fn system_prompt(
             .map(|r| r.display().to_string())
             .collect(),
         git: git_root(workspace.primary()).is_some(),
+        skills: crate::settings::skills::prompt_section(skills),
     })
 }
 

@@ -41,6 +41,25 @@ pub(super) fn agent_catalog(options: &SessionOptions, events: &EventSink) -> Age
     catalog
 }
 
+/// The skills `activate_skill` offers: those found and not disabled (project ones only
+/// in a trusted folder); gemini-cli's conflict warnings and the project skills an
+/// untrusted folder leaves out are told as warnings.
+pub(super) fn skill_catalog(
+    options: &SessionOptions,
+    events: &EventSink,
+) -> Vec<crate::settings::skills::Skill> {
+    let loaded = crate::settings::skills::load(options.workspace.primary(), &options.settings);
+    for warning in &loaded.warnings {
+        events.do_send(crate::protocol::UiEvent::Warning(warning.clone()));
+    }
+    if !loaded.untrusted.is_empty() {
+        events.do_send(crate::protocol::UiEvent::Warning(
+            crate::settings::skills::untrusted_warning(loaded.untrusted.len()),
+        ));
+    }
+    loaded.enabled()
+}
+
 /// The tree of the session's subagents, and the launcher its `invoke_agent` calls use.
 pub(super) fn start_tree(
     session_id: &str,

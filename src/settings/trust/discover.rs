@@ -34,6 +34,7 @@ pub fn discover(workspace: &Path, context_file_names: &[String]) -> Vec<String> 
     }
     capped(&mut found, hooks(workspace));
     capped(&mut found, commands(workspace));
+    capped(&mut found, skills(workspace));
     for name in context_file_names {
         let path = workspace.join(name);
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -137,6 +138,20 @@ fn commands(workspace: &Path) -> Vec<String> {
     out
 }
 
+/// `agent skill "name" (.gemini/skills/name/SKILL.md)` for each skill of the
+/// workspace's skill folders.
+fn skills(workspace: &Path) -> Vec<String> {
+    crate::settings::skills::skill_dirs(workspace)
+        .into_iter()
+        .filter(|(_, project)| *project)
+        .flat_map(|(dir, _)| crate::settings::skills::load_dir(&dir, true))
+        .map(|s| {
+            let file = s.location.strip_prefix(workspace).unwrap_or(&s.location);
+            format!("agent skill \"{}\" ({})", s.name, file.display())
+        })
+        .collect()
+}
+
 /// The `.toml` files under `dir`, a few levels deep at most.
 fn collect_toml(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
     if depth > 8 {
@@ -193,7 +208,17 @@ mod tests {
         .unwrap();
         std::fs::write(ws.join(".gemini/commands/fix.toml"), "prompt = \"y\"").unwrap();
         std::fs::write(ws.join(".env"), "TOKEN=1\n").unwrap();
+        std::fs::create_dir_all(ws.join(".agents/skills/lint")).unwrap();
+        std::fs::write(
+            ws.join(".agents/skills/lint/SKILL.md"),
+            "---\nname: lint\ndescription: Lints.\n---\nRun it.",
+        )
+        .unwrap();
         let found = discover(ws, &[]);
+        assert!(
+            found.contains(&"agent skill \"lint\" (.agents/skills/lint/SKILL.md)".to_string()),
+            "{found:?}"
+        );
         let has = |s: &str| found.iter().any(|f| f.contains(s));
         assert!(has("MCP server \"ev\" runs: node ev.js --x"), "{found:?}");
         assert!(
