@@ -93,6 +93,12 @@ impl Tool for ActivateSkill {
         "Activate Skill"
     }
 
+    /// gemini-cli 0.61 resolves this declaration per model family (its own
+    /// `getSchema`), without `wait_for_previous` (a call may still set it).
+    fn declares_wait_for_previous(&self) -> bool {
+        false
+    }
+
     fn kind(&self) -> ToolKind {
         ToolKind::Other
     }
