@@ -1,15 +1,17 @@
-//! Troupe's and gemini-cli's own configuration directories inside a workspace
-//! (`.troupe/`, `.gemini/`): a write there could change what the next session may do
-//! (its approval mode, allow rules, model endpoint), so it asks in every mode but yolo,
-//! whatever the allow rules say.
+//! The directories that configure an agent (`.troupe/`, `.gemini/`, and `.agents/`,
+//! where skills shared by several agents live): a write there could change what the
+//! next session may do (its approval mode, allow rules, model endpoint, the
+//! instructions of a skill), so it asks in every mode but yolo, whatever the allow
+//! rules say. This holds for such a directory anywhere, also one a skill's activation
+//! added to the workspace (`~/.agents/skills/<name>`).
 
 use std::path::Path;
 
 use super::{PolicyHint, Services};
 use crate::platform::workspace::real_path;
 
-/// Directory names whose contents configure an agent.
-pub const PROTECTED_DIRS: [&str; 2] = [".troupe", ".gemini"];
+/// Directory names whose contents configure an agent: the ones folder trust pins.
+pub const PROTECTED_DIRS: [&str; 3] = crate::settings::trust::pin::CONFIG_DIRS;
 
 /// Whether `path` (or what it resolves to through symlinks) lies in a protected
 /// directory.
