@@ -208,17 +208,7 @@ pub fn absolute(path: &Path) -> PathBuf {
         true => path.to_path_buf(),
         false => std::env::current_dir().unwrap_or_default().join(path),
     };
-    let mut out = PathBuf::new();
-    for part in joined.components() {
-        match part {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
+    crate::engine::paths::normalize_lexically(joined)
 }
 
 /// Characters gemini-cli replaces by `-` in a skill's name.

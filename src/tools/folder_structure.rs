@@ -6,7 +6,7 @@
 //! Symlinks inside the folder are neither files nor folders to Node's `Dirent`, so
 //! they are left out, as there.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const MAX_ITEMS: usize = 200;
 const TRUNCATION: &str = "...";
@@ -24,7 +24,7 @@ struct Node {
 
 /// The folder's structure as gemini-cli prints it, or its error text.
 pub fn folder_structure(dir: &Path) -> String {
-    let root = absolute(dir);
+    let root = crate::settings::skills::absolute(dir);
     let Some(nodes) = read(&root) else {
         return format!(
             "Error: Could not read directory \"{}\". Check path and permissions.",
@@ -43,25 +43,6 @@ pub fn folder_structure(dir: &Path) -> String {
         std::path::MAIN_SEPARATOR,
         lines.join("\n")
     )
-}
-
-/// Node's `path.resolve`: absolute, `.` and `..` resolved lexically.
-fn absolute(path: &Path) -> PathBuf {
-    let joined = match path.is_absolute() {
-        true => path.to_path_buf(),
-        false => std::env::current_dir().unwrap_or_default().join(path),
-    };
-    let mut out = PathBuf::new();
-    for part in joined.components() {
-        match part {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 /// `readFullStructure`: the nodes, the root first; `None` when the root is missing.
