@@ -65,4 +65,5 @@ mod topic_batching;
 mod trust;
 mod untrusted_mcp;
 mod web_guard;
+mod wire_parity;
 mod world;
