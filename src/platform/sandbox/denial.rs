@@ -80,7 +80,7 @@ pub fn moved_aside_note(moved: &[(std::path::PathBuf, std::path::PathBuf)]) -> O
         .map(|(made, to)| format!("{} (moved to {})", made.display(), to.display()))
         .collect();
     Some(format!(
-        "[sandbox] the command created {}: commands may not create .git, .troupe or .gemini in a workspace root (configuration a command writes must not run in a later step); ask the user to create it themselves",
+        "[sandbox] the command created {}: commands may not create .git, .troupe, .gemini or .agents in a workspace root (configuration a command writes must not run in a later step); ask the user to create it themselves",
         list.join(", ")
     ))
 }
@@ -105,7 +105,7 @@ pub fn note_text(mode: SandboxMode, why: Why, network: bool) -> String {
                 )
             };
             format!(
-                "[sandbox] workspace-write denied this command: it may write only inside the workspace roots, its private /tmp and sandbox.writable_roots; .git, .troupe and .gemini are read-only; {UNREADABLE}{net}. To allow it: --sandbox off (or sandbox.mode = \"off\"), or add the directory to sandbox.writable_roots{net_fix}"
+                "[sandbox] workspace-write denied this command: it may write only inside the workspace roots, its private /tmp and sandbox.writable_roots; .git, .troupe, .gemini and .agents are read-only; {UNREADABLE}{net}. To allow it: --sandbox off (or sandbox.mode = \"off\"), or add the directory to sandbox.writable_roots{net_fix}"
             )
         }
     }

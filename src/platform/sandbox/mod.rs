@@ -5,7 +5,7 @@
 //! private `/tmp`, `/dev` and `/proc`, with Landlock (`landlock_raw`) and seccomp
 //! inside. Without namespaces, the fallback described below applies Landlock
 //! (filesystem, plus TCP and scopes where the ABI allows), seccomp (network), and in
-//! `workspace-write` a private mount namespace that keeps `.git`, `.troupe` and
+//! `workspace-write` a private mount namespace that keeps `.git`, `.troupe`, `.agents` and
 //! `.gemini` read-only, over the host's whole filesystem.
 //!
 //! Everything that allocates or opens paths happens in the parent in
@@ -124,8 +124,12 @@ pub const HOST_SOCKET_VARS: [&str; 14] = [
 ];
 
 /// Directories directly inside each workspace root that stay read-only in
-/// `workspace-write`.
-pub const PROTECTED_SUBDIRS: [&str; 3] = [".git", ".troupe", ".gemini"];
+/// `workspace-write`: `.git` and the configuration folders of the trust pin
+/// (`.troupe`, `.gemini`, `.agents`, whose skills a later run would load).
+pub const PROTECTED_SUBDIRS: [&str; 4] = {
+    let [troupe, gemini, agents] = crate::settings::trust::pin::CONFIG_DIRS;
+    [".git", troupe, gemini, agents]
+};
 
 /// The only places where programs may be executed in `read-only` mode (those that
 /// exist).

@@ -159,7 +159,7 @@ pub(super) fn scaffold_under_tmp(t: &mut Targets, private_tmp: &Path) -> Result<
     Ok(())
 }
 
-/// What of a writable workspace root stays read-only: `.troupe` and `.gemini` whole;
+/// What of a writable workspace root stays read-only: `.troupe`, `.gemini` and `.agents` whole;
 /// of `.git` the parts that name programs git runs — `config`, `hooks` (made, empty,
 /// when missing, so that no command can add one) and the submodules' `modules` —
 /// while objects, refs and the index stay writable so that `git commit` works.

@@ -163,7 +163,7 @@ fn world_probe(abi: u8, user_ns: bool) -> Result<bool, SandboxError> {
 }
 
 impl PreparedSandbox {
-    /// After the command: a protected subdirectory (`.git`, `.troupe`, `.gemini`) that
+    /// After the command: a protected subdirectory (`.git`, `.troupe`, `.gemini`, `.agents`) that
     /// did not exist when the sandbox was prepared and exists now was made by the
     /// command; it is renamed to `<name>.made-by-command[-N]` so that nothing loads it,
     /// and the pairs (made, moved to) are returned for the command's result.

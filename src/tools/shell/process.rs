@@ -323,7 +323,7 @@ impl RunningCommand {
         }
     }
 
-    /// Once it has ended: the `[sandbox] …` line for `.git`, `.troupe` or `.gemini`
+    /// Once it has ended: the `[sandbox] …` line for `.git`, `.troupe`, `.gemini` or `.agents`
     /// directories it made in a workspace root, which are moved aside
     /// ([`PreparedSandbox::refuse_created_protected`]).
     pub fn refuse_created_protected(&self) -> Option<String> {

@@ -235,16 +235,20 @@ fn a_command_never_reaches_the_users_terminal() {
 }
 
 #[test]
-fn a_command_cannot_create_or_replace_git_troupe_or_gemini() {
+fn a_command_cannot_create_or_replace_git_troupe_gemini_or_agents() {
     require_landlock!();
     let fx = Fixture::new();
     let commands = [
         "mkdir -p .troupe && printf '[hooks]\\n' > .troupe/config.toml; echo made",
         "mkdir -p .gemini && echo '{}' > .gemini/settings.json; echo made",
         "git init -q . ; echo made",
+        "mkdir -p .agents/skills/x && printf -- '---\\nname: x\\ndescription: y\\n---\\n' > .agents/skills/x/SKILL.md; echo made",
     ];
     // One run each: a command's check moves aside what it made, not another's.
-    for (sub, command) in [".troupe", ".gemini", ".git"].iter().zip(commands) {
+    for (sub, command) in [".troupe", ".gemini", ".git", ".agents"]
+        .iter()
+        .zip(commands)
+    {
         let (r, out) = fx.run(&[command], &["--yolo"], &[]);
         let response = &r[0];
         assert!(
@@ -257,7 +261,7 @@ fn a_command_cannot_create_or_replace_git_troupe_or_gemini() {
             "{response}"
         );
         assert!(
-            response.contains("commands may not create .git, .troupe or .gemini"),
+            response.contains("commands may not create .git, .troupe, .gemini or .agents"),
             "{response}"
         );
     }
