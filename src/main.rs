@@ -26,7 +26,7 @@ fn main() {
         Some(Command::Config(args)) => config(&args),
         Some(Command::Trust { dir }) => app::trust::trust(dir.as_deref()),
         Some(Command::Untrust { dir }) => app::trust::untrust(dir.as_deref()),
-        None if cli.run.list_extensions => troupe::cli::extensions::list_flag(),
+        None if cli.run.list_extensions => troupe::cli::extensions_show::list_flag(),
         None if cli.run.list_sessions => app::sessions::list(&cli.run),
         None if cli.run.delete_session.is_some() => {
             let which = cli.run.delete_session.clone().unwrap_or_default();

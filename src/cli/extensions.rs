@@ -100,109 +100,23 @@ pub fn run(command: ExtensionsCommand) -> Result<i32, AppError> {
         } => install(&cwd, &source, git_ref.as_deref(), consent),
         ExtensionsCommand::Link { path, consent } => link(&cwd, &path, consent),
         ExtensionsCommand::Uninstall { names, all } => uninstall(&cwd, &names, all),
-        ExtensionsCommand::List => list(&cwd),
+        ExtensionsCommand::List => crate::cli::extensions_show::list(&cwd),
         ExtensionsCommand::Enable { name, scope } => enable(&cwd, &name, scope.as_deref()),
         ExtensionsCommand::Disable { name, scope } => disable(&cwd, &name, &scope),
-        ExtensionsCommand::Validate { path } => validate(&path),
+        ExtensionsCommand::Validate { path } => crate::cli::extensions_author::validate(&path),
         ExtensionsCommand::New { path, template } => {
-            crate::cli::extensions_new::create(&path, template.as_deref())
+            crate::cli::extensions_author::create(&path, template.as_deref())
         }
     }
 }
 
 /// The installed extensions, their load warnings said on stderr.
-fn installed(cwd: &Path) -> Vec<Extension> {
+pub(super) fn installed(cwd: &Path) -> Vec<Extension> {
     let loaded = extensions::load(cwd, &[]);
     for warning in &loaded.warnings {
         eprintln!("{}", one_line(warning));
     }
     loaded.all
-}
-
-/// `-l/--list-extensions`: gemini-cli's list of every installed extension, then exit.
-pub fn list_flag() -> Result<i32, AppError> {
-    let cwd = std::env::current_dir()?;
-    println!("Installed extensions:");
-    for ext in installed(&cwd) {
-        println!("- {}", ext.name);
-    }
-    Ok(0)
-}
-
-/// gemini-cli's `toOutputString` of one extension (without colour).
-pub fn describe(ext: &Extension) -> String {
-    let mut lines = vec![
-        format!(
-            "{} {} ({})",
-            if ext.active { "\u{2713}" } else { "\u{2717}" },
-            ext.name,
-            ext.version
-        ),
-        format!(" ID: {}", ext.id),
-        format!(" name: {}", extensions::hash(&ext.name)),
-        format!(" Path: {}", ext.path.display()),
-    ];
-    if let Some(install) = &ext.install {
-        lines.push(format!(
-            " Source: {} (Type: {})",
-            install.source, install.kind
-        ));
-        if let Some(r) = &install.r#ref {
-            lines.push(format!(" Ref: {r}"));
-        }
-        if let Some(tag) = &install.release_tag {
-            lines.push(format!(" Release tag: {tag}"));
-        }
-    }
-    lines.push(format!(" Enabled (User): {}", ext.user_enabled));
-    lines.push(format!(" Enabled (Workspace): {}", ext.active));
-    let mut section = |title: &str, items: Vec<String>| {
-        if !items.is_empty() {
-            lines.push(format!(" {title}:"));
-            lines.extend(items.into_iter().map(|i| format!("  {i}")));
-        }
-    };
-    section(
-        "Context files",
-        ext.context_files
-            .iter()
-            .map(|f| f.display().to_string())
-            .collect(),
-    );
-    if ext.manifest.raw.get("mcpServers").is_some() {
-        lines.push(" MCP servers:".to_string());
-        lines.extend(
-            ext.manifest
-                .mcp_servers
-                .iter()
-                .map(|(n, _)| format!("  {n}")),
-        );
-    }
-    if ext.manifest.raw.get("excludeTools").is_some() {
-        lines.push(" Excluded tools:".to_string());
-        lines.extend(ext.manifest.exclude_tools.iter().map(|t| format!("  {t}")));
-    }
-    let skills = crate::settings::skills::load_dir(&ext.dir("skills"), false);
-    if !skills.is_empty() {
-        lines.push(" Agent skills:".to_string());
-        lines.extend(
-            skills
-                .iter()
-                .map(|s| format!("  {}: {}", s.name, s.description)),
-        );
-    }
-    lines.join("\n")
-}
-
-fn list(cwd: &Path) -> Result<i32, AppError> {
-    let all = installed(cwd);
-    if all.is_empty() {
-        println!("No extensions installed.");
-        return Ok(0);
-    }
-    let shown: Vec<String> = all.iter().map(describe).collect();
-    println!("{}", shown.join("\n\n"));
-    Ok(0)
 }
 
 /// The sources gemini-cli installs with git (`inferInstallMetadata`).
@@ -476,77 +390,4 @@ fn disable(cwd: &Path, name: &str, scope: &str) -> Result<i32, AppError> {
         );
     }
     Ok(0)
-}
-
-/// node-semver's `valid` (a leading `v` or `=` and surrounding spaces allowed).
-fn is_semver(version: &str) -> bool {
-    let v = version.trim();
-    let v = v.strip_prefix('=').unwrap_or(v).trim_start();
-    let v = v.strip_prefix('v').unwrap_or(v);
-    let (core, _build) = v.split_once('+').unwrap_or((v, ""));
-    let (core, pre) = match core.split_once('-') {
-        Some((c, p)) => (c, Some(p)),
-        None => (core, None),
-    };
-    let numeric = |p: &str| {
-        !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) && (p == "0" || !p.starts_with('0'))
-    };
-    let parts: Vec<&str> = core.split('.').collect();
-    let ident_ok =
-        |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
-    parts.len() == 3
-        && parts.iter().all(|p| numeric(p))
-        && pre.is_none_or(|p| p.split('.').all(ident_ok))
-}
-
-fn validate(path: &str) -> Result<i32, AppError> {
-    let root = crate::settings::skills::absolute(Path::new(path));
-    let cwd = std::env::current_dir()?;
-    let m = manifest::load(&root, &cwd).map_err(|e| usage(e.to_string()))?;
-    let mut errors = Vec::new();
-    let mut missing = Vec::new();
-    for name in m.context_file_names.iter().flatten() {
-        match manifest::context_file_path(name, &root) {
-            Err(why) => errors.push(format!("Invalid context file path: \"{name}\". {why}")),
-            Ok(p) if !p.exists() => missing.push(name.clone()),
-            Ok(_) => {}
-        }
-    }
-    if !missing.is_empty() {
-        errors.push(format!(
-            "The following context files referenced in gemini-extension.json are missing: {}",
-            missing.join(",")
-        ));
-    }
-    if !is_semver(&m.version) {
-        eprintln!("Validation warnings:");
-        eprintln!(
-            "  - Warning: Version '{}' does not appear to be standard semver (e.g., 1.0.0).",
-            m.version
-        );
-    }
-    if !errors.is_empty() {
-        eprintln!("Validation failed with the following errors:");
-        for e in &errors {
-            eprintln!("  - {}", one_line(e));
-        }
-        return Err(usage("Extension validation failed."));
-    }
-    println!("Extension {path} has been successfully validated.");
-    Ok(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn semver_as_node_semver_reads_it() {
-        for ok in ["1.0.0", "v1.2.3", "=1.2.3", " 1.2.3-beta.1+b ", "0.0.0"] {
-            assert!(is_semver(ok), "{ok}");
-        }
-        for bad in ["1.0", "01.0.0", "1.0.0.0", "latest", ""] {
-            assert!(!is_semver(bad), "{bad}");
-        }
-    }
 }

@@ -216,6 +216,35 @@ fn an_extension_laid_out_by_gemini_cli_loads_unchanged() {
         dir.join("started").exists(),
         "SessionStart hook did not run"
     );
+    // `troupe config` says which extensions are loaded.
+    let config = s.bare_command().arg("config").output().unwrap();
+    let listing = stdout(&config);
+    assert!(
+        listing.contains(&format!(
+            "#   extensions: 1 in {}\n#     gx 0.3.0 (enabled): {}\n",
+            extensions_dir(&s).display(),
+            dir.display()
+        )),
+        "{listing}"
+    );
+    // A command whose name the user's own commands hold becomes `/gx.hello`.
+    write(
+        &dir.join("commands").join("hello.toml"),
+        "prompt = \"gx says hello\"\n",
+    );
+    write(
+        &s.home().join(".gemini").join("commands").join("hello.toml"),
+        "prompt = \"user says hello\"\n",
+    );
+    for (typed, expanded) in [
+        ("/hello", "user says hello"),
+        ("/gx.hello", "gx says hello"),
+    ] {
+        std::fs::remove_file(s.requests_path()).unwrap();
+        let out = s.run(&[turn(vec![text("ok")])], &["-p", typed]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(last_user_texts(&s.requests()[0]), [expanded]);
+    }
     // `-l` lists it as gemini-cli does.
     let list = s.bare_command().arg("-l").output().unwrap();
     assert!(list.status.success(), "{}", stderr(&list));

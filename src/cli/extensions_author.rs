@@ -1,10 +1,17 @@
 //! `troupe extensions new PATH [TEMPLATE]`: a new extension folder, with only its
 //! manifest or from one of Troupe's templates (gemini-cli's template names; the files
-//! are Troupe's own, each a small working example of one feature).
+//! are Troupe's own, each a small working example of one feature); and `troupe
+//! extensions validate PATH`, gemini-cli's checks of a folder before it is installed.
 
 use std::path::Path;
 
+use crate::engine::sanitize::one_line;
 use crate::frontends::AppError;
+use crate::settings::extensions::manifest;
+
+fn usage(message: impl Into<String>) -> AppError {
+    AppError::Usage(message.into())
+}
 
 /// A template: its name and its files (path, text); `{name}` in a text is the
 /// extension's name.
@@ -176,4 +183,78 @@ pub fn create(path: &str, template: Option<&str>) -> Result<i32, AppError> {
     }
     println!("You can install this using \"troupe extensions link {path}\" to test it out.");
     Ok(0)
+}
+
+/// node-semver's `valid` (a leading `v` or `=` and surrounding spaces allowed).
+fn is_semver(version: &str) -> bool {
+    let v = version.trim();
+    let v = v.strip_prefix('=').unwrap_or(v).trim_start();
+    let v = v.strip_prefix('v').unwrap_or(v);
+    let (core, _build) = v.split_once('+').unwrap_or((v, ""));
+    let (core, pre) = match core.split_once('-') {
+        Some((c, p)) => (c, Some(p)),
+        None => (core, None),
+    };
+    let numeric = |p: &str| {
+        !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) && (p == "0" || !p.starts_with('0'))
+    };
+    let parts: Vec<&str> = core.split('.').collect();
+    let ident_ok =
+        |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    parts.len() == 3
+        && parts.iter().all(|p| numeric(p))
+        && pre.is_none_or(|p| p.split('.').all(ident_ok))
+}
+
+/// `troupe extensions validate PATH`.
+pub fn validate(path: &str) -> Result<i32, AppError> {
+    let root = crate::settings::skills::absolute(Path::new(path));
+    let cwd = std::env::current_dir()?;
+    let m = manifest::load(&root, &cwd).map_err(|e| usage(e.to_string()))?;
+    let mut errors = Vec::new();
+    let mut missing = Vec::new();
+    for name in m.context_file_names.iter().flatten() {
+        match manifest::context_file_path(name, &root) {
+            Err(why) => errors.push(format!("Invalid context file path: \"{name}\". {why}")),
+            Ok(p) if !p.exists() => missing.push(name.clone()),
+            Ok(_) => {}
+        }
+    }
+    if !missing.is_empty() {
+        errors.push(format!(
+            "The following context files referenced in gemini-extension.json are missing: {}",
+            missing.join(",")
+        ));
+    }
+    if !is_semver(&m.version) {
+        eprintln!("Validation warnings:");
+        eprintln!(
+            "  - Warning: Version '{}' does not appear to be standard semver (e.g., 1.0.0).",
+            m.version
+        );
+    }
+    if !errors.is_empty() {
+        eprintln!("Validation failed with the following errors:");
+        for e in &errors {
+            eprintln!("  - {}", one_line(e));
+        }
+        return Err(usage("Extension validation failed."));
+    }
+    println!("Extension {path} has been successfully validated.");
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn semver_as_node_semver_reads_it() {
+        for ok in ["1.0.0", "v1.2.3", "=1.2.3", " 1.2.3-beta.1+b ", "0.0.0"] {
+            assert!(is_semver(ok), "{ok}");
+        }
+        for bad in ["1.0", "01.0.0", "1.0.0.0", "latest", ""] {
+            assert!(!is_semver(bad), "{bad}");
+        }
+    }
 }
