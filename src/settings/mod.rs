@@ -136,7 +136,7 @@ pub fn load_in(
         system_dir: PathBuf::from(policy::SYSTEM_POLICIES_DIR),
         cwd: workspace.to_path_buf(),
     };
-    add_extensions(&mut loaded.settings, workspace);
+    extensions::apply(&mut loaded.settings, workspace);
     loaded.settings.loaded_policy = policy::load(&loaded.settings, &places);
     let allowed = loaded.settings.mcp.allowed.clone();
     if !allowed.is_empty() && !allowed.iter().any(|a| a == "*") {
@@ -159,32 +159,6 @@ pub fn load_in(
         }
     }
     Ok(loaded)
-}
-
-/// The extensions of `~/.gemini/extensions` loaded into `settings`, and the MCP
-/// servers of the enabled ones added after the configured ones (a configured server of
-/// the same name wins, as in gemini-cli).
-fn add_extensions(settings: &mut Settings, workspace: &Path) {
-    let loaded = extensions::load(workspace, &settings.extensions.only);
-    for ext in loaded.active() {
-        for server in ext.servers(&settings.environment.pass) {
-            let taken = settings.mcp_servers.iter().any(|s| s.name == server.name)
-                || settings
-                    .untrusted_mcp_servers
-                    .iter()
-                    .any(|s| s.name == server.name);
-            if taken {
-                tracing::warn!(
-                    "MCP server '{}' of extension '{}' is not started: the settings configure one of that name",
-                    server.name,
-                    ext.name
-                );
-                continue;
-            }
-            settings.mcp_servers.push(server);
-        }
-    }
-    settings.loaded_extensions = loaded;
 }
 
 /// [`load_in`] with the user file and environment explicit (for tests).

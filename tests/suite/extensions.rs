@@ -76,7 +76,7 @@ fn demo_source(s: &Scratch) -> PathBuf {
         "version": "1.2.0",
         "mcpServers": {"fx": {"command": fixture(), "args": [], "cwd": "${extensionPath}", "trust": true}},
         "contextFileName": "CTX.md",
-        "excludeTools": ["glob", "run_shell_command(rm -rf)"]
+        "excludeTools": ["glob", "run_shell_command(rm -rf)", "mcp_fx_image", "audio"]
     });
     write(&src.join("gemini-extension.json"), &manifest.to_string());
     write(
@@ -127,7 +127,9 @@ fn an_installed_extension_brings_its_server_context_exclusions_and_command() {
     let request = &s.requests()[0];
     let names = declared(request);
     assert!(names.contains(&"mcp_fx_echo".to_string()), "{names:?}");
-    assert!(!names.contains(&"glob".to_string()), "{names:?}");
+    for gone in ["glob", "mcp_fx_image", "mcp_fx_audio"] {
+        assert!(!names.contains(&gone.to_string()), "{names:?}");
+    }
     assert!(names.contains(&"read_file".to_string()));
     assert!(request.to_string().contains("ctx-7731"));
     assert!(request

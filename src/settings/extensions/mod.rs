@@ -169,6 +169,48 @@ pub fn load_from(dir: &Path, home: &Path, workspace: &Path, only: &[String]) -> 
     out
 }
 
+/// The extensions of `~/.gemini/extensions` loaded into `settings`: the MCP servers of
+/// the enabled ones added after the configured ones (a configured server of the same
+/// name wins, as in gemini-cli), and their `excludeTools` applied to every server's
+/// tools.
+pub fn apply(settings: &mut crate::settings::Settings, workspace: &Path) {
+    let loaded = load(workspace, &settings.extensions.only);
+    for ext in loaded.active() {
+        for server in ext.servers(&settings.environment.pass) {
+            let taken = settings.mcp_servers.iter().any(|s| s.name == server.name)
+                || settings
+                    .untrusted_mcp_servers
+                    .iter()
+                    .any(|s| s.name == server.name);
+            if taken {
+                tracing::warn!(
+                    "MCP server '{}' of extension '{}' is not started: the settings configure one of that name",
+                    server.name,
+                    ext.name
+                );
+                continue;
+            }
+            settings.mcp_servers.push(server);
+        }
+    }
+    // gemini-cli drops an excluded MCP tool named plainly or `mcp_<server>_<tool>`.
+    let excluded: Vec<String> = loaded
+        .exclude_tools()
+        .into_iter()
+        .filter(|e| !e.contains('('))
+        .collect();
+    for server in &mut settings.mcp_servers {
+        let prefix = format!("mcp_{}_", server.name);
+        for name in &excluded {
+            let tool = name.strip_prefix(&prefix).unwrap_or(name);
+            if !server.entry.exclude_tools.iter().any(|t| t == tool) {
+                server.entry.exclude_tools.push(tool.to_string());
+            }
+        }
+    }
+    settings.loaded_extensions = loaded;
+}
+
 /// One extension folder as gemini-cli's `_buildExtension` makes it.
 fn build(
     install_dir: &Path,
