@@ -518,3 +518,38 @@ fn an_unanswered_consent_installs_nothing() {
     assert!(err.contains("  * fx (local): "), "{err}");
     assert!(!extensions_dir(&s).join("demo").exists());
 }
+
+#[test]
+fn the_mcp_server_template_works_as_created_and_unsupported_commands_are_refused() {
+    let s = Scratch::new();
+    let dir = s.root().join("wc");
+    let out = ext(&s, &["new", dir.to_str().unwrap(), "mcp-server"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = ext(&s, &["install", dir.to_str().unwrap(), "--consent"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let turns = [
+        turn(vec![call(
+            "mcp_wc_word_count",
+            json!({"text": "one two three"}),
+        )]),
+        turn(vec![text("done")]),
+    ];
+    let out = s.run(&turns, &["-p", "go", "--yolo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = s.requests();
+    assert!(declared(&requests[0]).contains(&"mcp_wc_word_count".to_string()));
+    // Troupe wraps an MCP server's text as untrusted.
+    assert_eq!(
+        function_responses(&requests[1])[0]["response"],
+        json!({"output": "<untrusted_context>\n3\n</untrusted_context>"})
+    );
+    // What Troupe does not offer is refused, not half done.
+    for args in [
+        &["update", "wc"][..],
+        &["config", "wc"],
+        &["list", "-o", "json"],
+    ] {
+        let out = ext(&s, args);
+        assert!(!out.status.success(), "{args:?}: {}", stdout(&out));
+    }
+}
