@@ -26,6 +26,7 @@ fn main() {
         Some(Command::Config(args)) => config(&args),
         Some(Command::Trust { dir }) => app::trust::trust(dir.as_deref()),
         Some(Command::Untrust { dir }) => app::trust::untrust(dir.as_deref()),
+        None if cli.run.list_extensions => troupe::cli::extensions_show::list_flag(),
         None if cli.run.list_sessions => app::sessions::list(&cli.run),
         None if cli.run.delete_session.is_some() => {
             let which = cli.run.delete_session.clone().unwrap_or_default();
@@ -36,6 +37,7 @@ fn main() {
         }
         Some(Command::Hooks { action }) => troupe::cli::hooks_cmd::run(action),
         Some(Command::Skills { command }) => troupe::cli::skills::run(command),
+        Some(Command::Extensions { command }) => troupe::cli::extensions::run(command),
         Some(Command::Completion { shell }) => {
             troupe::cli::completion::completion(shell).map_err(app::AppError::from)
         }

@@ -158,6 +158,7 @@ pub fn effective(loaded: &LoadedSettings, env: &dyn Fn(&str) -> Option<String>) 
     };
     out["mcp_servers"] = Value::Array(servers);
     out["policy"] = super::config_policy::policy_json(&s.loaded_policy);
+    out["extensions"] = super::extensions_show::config_json(&s.loaded_extensions);
     out
 }
 
@@ -283,6 +284,9 @@ pub fn effective_text(effective: &Value) -> String {
         ));
     }
     out.push_str(&super::config_policy::policy_text(&effective["policy"]));
+    out.push_str(&super::extensions_show::config_text(
+        &effective["extensions"],
+    ));
     out
 }
 

@@ -12,6 +12,9 @@ pub mod completion;
 pub mod config_cmd;
 mod config_policy;
 pub mod demo;
+pub mod extensions;
+mod extensions_author;
+pub mod extensions_show;
 pub mod hooks_cmd;
 pub mod hooks_migrate;
 pub mod mcp;
@@ -60,6 +63,13 @@ pub enum Command {
     Skills {
         #[command(subcommand)]
         command: crate::cli::skills::SkillsCommand,
+    },
+    /// Manage gemini-cli extensions (install, link, uninstall, list, enable, disable,
+    /// validate, new), kept in ~/.gemini/extensions.
+    #[command(alias = "extension")]
+    Extensions {
+        #[command(subcommand)]
+        command: crate::cli::extensions::ExtensionsCommand,
     },
     /// Print the effective settings and where each came from.
     Config(crate::cli::config_cmd::ConfigArgs),

@@ -374,7 +374,7 @@ fn consent_text(found: &[Skill], source: &str, target: &Path, link: bool) -> Str
 
 /// Asks on stderr, reads the answer on stdin: an empty answer is yes (gemini-cli's
 /// default), no answer at all (end of input) is no.
-fn ask_consent(text: &str, consent: bool) -> Result<bool, AppError> {
+pub(super) fn ask_consent(text: &str, consent: bool) -> Result<bool, AppError> {
     let mut err = std::io::stderr();
     if consent {
         let _ = writeln!(err, "You have consented to the following:\n{text}");
@@ -412,7 +412,7 @@ fn skills_in(source: &Path, shown: &str, subpath: Option<&str>) -> Result<Vec<Sk
 }
 
 /// Removes what is at `path` (a folder, a file or a symlink, which is not followed).
-fn remove_any(path: &Path) -> std::io::Result<()> {
+pub(super) fn remove_any(path: &Path) -> std::io::Result<()> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
         Ok(_) => std::fs::remove_file(path),
@@ -423,7 +423,7 @@ fn remove_any(path: &Path) -> std::io::Result<()> {
 
 /// Copies the folder `from` to `to` (files with their permissions, symlinks as
 /// symlinks), as Node's `fs.cp(…, {recursive: true})`.
-fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(super) fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;

@@ -172,6 +172,7 @@ pub(crate) fn load_layers(
         ("policy.admin_paths", &args.admin_policy),
         ("tools.allowed", &args.allowed_tools),
         ("mcp.allowed", &args.allowed_mcp_server_names),
+        ("extensions.only", &args.extensions),
     ] {
         let values: Vec<String> = values
             .iter()

@@ -48,6 +48,20 @@ pub struct RunArgs {
     )]
     pub allowed_mcp_server_names: Vec<String>,
 
+    /// Only these extensions are enabled (comma-separated or repeated; `none`: none).
+    /// Sets extensions.only.
+    #[arg(
+        short = 'e',
+        long = "extensions",
+        value_name = "NAME",
+        value_delimiter = ','
+    )]
+    pub extensions: Vec<String>,
+
+    /// List the installed extensions and exit.
+    #[arg(short = 'l', long = "list-extensions")]
+    pub list_extensions: bool,
+
     /// Run every tool call without asking (same as --approval-mode yolo).
     #[arg(short = 'y', long = "yolo", conflicts_with = "approval_mode")]
     pub yolo: bool,

@@ -20,6 +20,9 @@ pub struct ContextConfig {
     pub file_names: Vec<String>,
     /// The directory of the global files (`~/.troupe`).
     pub global_dir: PathBuf,
+    /// The context files of the enabled extensions, read after the global files and
+    /// before the project's (gemini-cli's order).
+    pub extension_files: Vec<PathBuf>,
     /// The workspace roots (real paths).
     pub roots: Vec<PathBuf>,
 }
@@ -104,6 +107,7 @@ impl ContextFiles {
         for name in &self.config.file_names {
             candidates.push(self.config.global_dir.join(name));
         }
+        candidates.extend(self.config.extension_files.iter().cloned());
         for root in &self.config.roots {
             for dir in project_dirs(root) {
                 if dir == self.config.global_dir {
@@ -253,6 +257,10 @@ impl ContextFiles {
         if file.starts_with(&self.config.global_dir) {
             return vec![self.config.global_dir.clone()];
         }
+        if self.config.extension_files.iter().any(|f| f == file) {
+            // An extension's file imports from its own folder.
+            return file.parent().map(Path::to_path_buf).into_iter().collect();
+        }
         let mut roots = self.config.roots.clone();
         if let Some(git) = file.parent().and_then(git_root) {
             roots.push(git);
@@ -292,6 +300,7 @@ mod tests {
         ContextConfig {
             file_names: vec!["AGENTS.md".into(), "GEMINI.md".into()],
             global_dir: global.to_path_buf(),
+            extension_files: Vec::new(),
             roots,
         }
     }

@@ -164,11 +164,14 @@ pub struct LoadedAgents {
     pub untrusted: Vec<PathBuf>,
 }
 
-/// Reads every `*.md` of the agent directories of `workspace`; project ones only
-/// when `trusted`.
-pub fn load(workspace: &Path, trusted: bool) -> LoadedAgents {
+/// Reads every `*.md` of the agent directories of `workspace` (project ones only when
+/// `trusted`), then of the enabled extensions' `agents/` folders (gemini-cli registers
+/// extension agents after the user's and the project's).
+pub fn load(workspace: &Path, trusted: bool, extension_dirs: &[PathBuf]) -> LoadedAgents {
     let mut out = LoadedAgents::default();
-    for (dir, project) in agent_dirs(workspace) {
+    let mut dirs = agent_dirs(workspace);
+    dirs.extend(extension_dirs.iter().map(|d| (d.clone(), false)));
+    for (dir, project) in dirs {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };

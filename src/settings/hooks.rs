@@ -199,6 +199,33 @@ fn read_gemini(path: &Path, origin: HookOrigin, out: &mut LoadedHooks) {
     let Some(hooks) = json.get("hooks").and_then(Value::as_object) else {
         return;
     };
+    read_events(hooks, &source, origin, out);
+}
+
+/// The hooks of the enabled extensions (`hooks/hooks.json`, hydrated): the user's own,
+/// as the user installed the extension.
+pub fn add_extension_hooks(
+    extensions: &crate::settings::extensions::LoadedExtensions,
+    out: &mut LoadedHooks,
+) {
+    for ext in extensions.active() {
+        if let Some(hooks) = ext.hooks.as_ref().and_then(Value::as_object) {
+            let source = ext.path.join("hooks").join("hooks.json");
+            read_events(hooks, &source.display().to_string(), HookOrigin::User, out);
+        }
+    }
+    let mut seen = HashSet::new();
+    out.defs.retain(|d| seen.insert((d.event, d.key())));
+}
+
+/// The definitions of a gemini-cli `hooks` object (event name to groups).
+fn read_events(
+    hooks: &serde_json::Map<String, Value>,
+    source: &str,
+    origin: HookOrigin,
+    out: &mut LoadedHooks,
+) {
+    let source = source.to_string();
     for (name, groups) in hooks {
         let Some(event) = HookEvent::parse(name) else {
             out.warnings.push(format!(

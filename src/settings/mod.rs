@@ -11,6 +11,7 @@ use toml::{Table, Value};
 pub mod agents;
 mod describe;
 pub mod extension_trust;
+pub mod extensions;
 pub mod hook_trust;
 pub mod hooks;
 pub mod mcp;
@@ -135,6 +136,7 @@ pub fn load_in(
         system_dir: PathBuf::from(policy::SYSTEM_POLICIES_DIR),
         cwd: workspace.to_path_buf(),
     };
+    extensions::apply(&mut loaded.settings, workspace);
     loaded.settings.loaded_policy = policy::load(&loaded.settings, &places);
     let allowed = loaded.settings.mcp.allowed.clone();
     if !allowed.is_empty() && !allowed.iter().any(|a| a == "*") {

@@ -90,6 +90,13 @@ pub fn load(settings: &super::Settings, places: &PolicyPlaces) -> LoadedPolicy {
             }
         }
     }
+    for ext in settings.loaded_extensions.active() {
+        let dir = ext.dir("policies");
+        if dir.is_dir() {
+            rules.extend(extension_rules(&ext.name, &dir, &mut out));
+        }
+        rules.extend(excluded_commands(&ext.name, &ext.manifest.exclude_tools));
+    }
     rules.extend(allowed_tools_rules(&settings.tools.allowed));
     rules.extend(allowed_server_rules(&settings.mcp.allowed));
     out.rules = PolicyRules::new(rules);
@@ -97,6 +104,64 @@ pub fn load(settings: &super::Settings, places: &PolicyPlaces) -> LoadedPolicy {
         tracing::warn!("{e}");
     }
     out
+}
+
+/// The rules of an extension's `policies/*.toml` (gemini-cli's
+/// `loadExtensionPolicies`): extension tier, without `allow` rules and rules for yolo
+/// mode (an extension may only make Troupe ask or refuse more).
+fn extension_rules(extension: &str, dir: &Path, out: &mut LoadedPolicy) -> Vec<PolicyRule> {
+    let mut rules = Vec::new();
+    for file in files_of(dir, Tier::Extension, &mut out.errors) {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let (found, errors) = rule_table::parse_file(&text, &name, Tier::Extension);
+        out.errors.extend(errors);
+        out.files.push((Tier::Extension, file));
+        for mut rule in found {
+            if rule.decision == RuleDecision::Allow || rule.modes.contains(&ApprovalMode::Yolo) {
+                tracing::warn!(
+                    "Extension \"{extension}\" contributed an allow or yolo-mode rule for tool \"{}\": ignored",
+                    rule.tool_name
+                );
+                continue;
+            }
+            rule.source = match rule.source.strip_prefix("Extension: ") {
+                Some(rest) => format!("Extension ({extension}): {rest}"),
+                None => rule.source,
+            };
+            rules.push(rule);
+        }
+    }
+    rules
+}
+
+/// The deny rules of an extension's `excludeTools` entries that name shell commands
+/// (`run_shell_command(rm -rf)`: the commands starting so are refused). gemini-cli's
+/// documentation promises this; 0.61 itself only drops tools named exactly (which
+/// the tool registry does here too).
+fn excluded_commands(extension: &str, exclude: &[String]) -> Vec<PolicyRule> {
+    let source = format!("Extension ({extension}): excludeTools");
+    exclude
+        .iter()
+        .filter_map(|entry| {
+            let prefix = entry
+                .strip_prefix(SHELL_TOOL)?
+                .strip_prefix('(')?
+                .strip_suffix(')')?;
+            let priority = Tier::Extension.priority(999);
+            let mut rule = PolicyRule::new(SHELL_TOOL, RuleDecision::Deny, priority, &source);
+            rule.args_pattern = regex::Regex::new(&command_prefix_pattern(prefix)).ok();
+            rule.deny_message = Some(format!(
+                "The extension \"{extension}\" excludes `{prefix}` commands."
+            ));
+            Some(rule)
+        })
+        .collect()
 }
 
 /// The paths to read, each with its tier, highest tier first (as gemini-cli lists

@@ -26,6 +26,7 @@ pub struct Settings {
     pub mcp: McpSettings,
     pub agents: AgentSettings,
     pub skills: SkillSettings,
+    pub extensions: ExtensionSettings,
     pub ui: UiSettings,
     pub policy: super::policy::PolicySettings,
     /// The policy files' rules and those of `tools.allowed` and `mcp.allowed`
@@ -39,6 +40,10 @@ pub struct Settings {
     /// of them starts; they are known only to say why (each is marked `blocked`).
     #[serde(skip)]
     pub untrusted_mcp_servers: Vec<crate::settings::mcp::McpServerConfig>,
+    /// gemini-cli's extensions of `~/.gemini/extensions` (filled by
+    /// [`super::load_in`]; see `settings::extensions`).
+    #[serde(skip)]
+    pub loaded_extensions: super::extensions::LoadedExtensions,
     pub hooks: HookSettings,
     /// Whether the workspace is trusted for this run (never read from a file: set by
     /// the loader from `<troupe home>/trusted_folders.toml` or `--skip-trust`). Tools
@@ -52,6 +57,15 @@ pub struct Settings {
     /// are left out, else on its own).
     #[serde(skip)]
     pub trust_notice: Option<String>,
+}
+
+/// `[extensions]`: gemini-cli's extensions (see `settings::extensions`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtensionSettings {
+    /// `-e/--extensions`: when non-empty, only these extensions are enabled (`none`:
+    /// none), whatever the enablement file says.
+    pub only: Vec<String>,
 }
 
 /// `[skills]`: Agent Skills (`activate_skill`; see `settings::skills`).

@@ -74,7 +74,7 @@ pub fn untrusted_warning(count: usize) -> String {
 }
 
 /// gemini-cli's home for `.gemini` and `.agents`: `GEMINI_CLI_HOME`, else `HOME`.
-fn gemini_home() -> PathBuf {
+pub fn gemini_home() -> PathBuf {
     std::env::var_os("GEMINI_CLI_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -117,7 +117,14 @@ pub fn load(workspace: &Path, settings: &crate::settings::Settings) -> LoadedSki
         };
     }
     let disabled = disabled_names(workspace, settings);
-    load_from(&skill_dirs(workspace), trusted, &disabled)
+    // The enabled extensions' `skills/` first: gemini-cli's weakest skills.
+    let mut dirs: Vec<(PathBuf, bool)> = settings
+        .loaded_extensions
+        .active()
+        .map(|e| (e.dir("skills"), false))
+        .collect();
+    dirs.extend(skill_dirs(workspace));
+    load_from(&dirs, trusted, &disabled)
 }
 
 /// [`load`] with the folders and the disabled names explicit.

@@ -15,6 +15,7 @@ mod config_sources;
 mod confinement;
 mod edit;
 mod extending;
+mod extensions;
 mod faults;
 mod fidelity;
 mod gemini_wire;

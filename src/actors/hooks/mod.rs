@@ -36,6 +36,7 @@ pub fn start(
     events: EventSink,
 ) -> HookClient {
     let mut loaded = config::load(&config::HookSources::standard(workspace));
+    config::add_extension_hooks(&settings.loaded_extensions, &mut loaded);
     // The merged settings win (a `-c hooks.enabled=false` flag, for instance).
     loaded.globally_disabled |= !settings.hooks.enabled;
     loaded

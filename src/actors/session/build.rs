@@ -100,6 +100,9 @@ pub(super) fn build(
     let id = &records.session_id;
     let services = services(&options, fs, id, hooks.clone(), &mut threads)?;
     let scheduler_arbiter = threads.teardown.arbiter()?;
+    for warning in &options.settings.loaded_extensions.warnings {
+        events.do_send(crate::protocol::UiEvent::Warning(warning.clone()));
+    }
     let catalog = Arc::new(agent_catalog(&options, &events));
     let skills = Arc::new(skill_catalog(&options, &events));
     let registry = Arc::new(registry(
@@ -435,7 +438,9 @@ fn registry(
         registry.register(crate::tools::synthetic::Synthetic);
     }
     let core = settings.tools.core.clone();
-    let exclude = settings.tools.exclude.clone();
+    let mut exclude = settings.tools.exclude.clone();
+    // The enabled extensions' `excludeTools` (a `tool(args)` entry is a policy rule).
+    exclude.extend(settings.loaded_extensions.exclude_tools());
     let subagents_only = [
         crate::tools::complete_task::COMPLETE_TASK,
         crate::tools::internal_docs::GET_INTERNAL_DOCS,

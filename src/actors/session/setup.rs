@@ -98,6 +98,7 @@ pub(super) fn context_config(settings: &Settings, workspace: &Workspace) -> Cont
     ContextConfig {
         file_names: settings.context.file_names.clone(),
         global_dir,
+        extension_files: settings.loaded_extensions.context_files(),
         roots: workspace.roots().to_vec(),
     }
 }

@@ -21,8 +21,17 @@ pub(super) fn agent_catalog(options: &SessionOptions, events: &EventSink) -> Age
     if !agents_on(&options.settings) {
         return AgentCatalog::default();
     }
-    let loaded =
-        crate::settings::agents::load(options.workspace.primary(), options.settings.trusted);
+    let extension_dirs: Vec<std::path::PathBuf> = options
+        .settings
+        .loaded_extensions
+        .active()
+        .map(|e| e.dir("agents"))
+        .collect();
+    let loaded = crate::settings::agents::load(
+        options.workspace.primary(),
+        options.settings.trusted,
+        &extension_dirs,
+    );
     for error in &loaded.errors {
         events.do_send(crate::protocol::UiEvent::Warning(format!(
             "Agent loading error: {error}"

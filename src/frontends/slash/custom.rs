@@ -3,7 +3,8 @@
 //! output of a shell command (asked for first unless in yolo mode), `@{…}` by a
 //! workspace file's content. Found in `<troupe home>/commands/`, `~/.gemini/commands/`
 //! and, when the folder is trusted, `<workspace>/.gemini/commands/` and
-//! `<workspace>/.troupe/commands/` (later ones win); `git/commit.toml` is `/git:commit`.
+//! `<workspace>/.troupe/commands/` (later ones win), then the enabled extensions'
+//! `commands/` (renamed `<extension>.<name>` on a clash); `git/commit.toml` is `/git:commit`.
 
 use std::path::{Path, PathBuf};
 
@@ -82,6 +83,29 @@ pub fn load(dirs: &[PathBuf]) -> (Vec<CustomCommand>, Vec<String>) {
     }
     commands.sort_by(|a, b| a.name.cmp(&b.name));
     (commands, problems)
+}
+
+/// The commands of the enabled extensions (their `commands/` folders), with the lowest
+/// precedence, as gemini-cli: one whose name a user or project command (or an earlier
+/// extension's) already has is renamed `<extension>.<name>`.
+pub fn add_extension_commands(
+    extensions: &crate::settings::extensions::LoadedExtensions,
+    commands: &mut Vec<CustomCommand>,
+    problems: &mut Vec<String>,
+) {
+    for ext in extensions.active() {
+        let (found, bad) = load(&[ext.dir("commands")]);
+        problems.extend(bad);
+        for mut command in found {
+            if commands.iter().any(|c| c.name == command.name) {
+                command.name = format!("{}.{}", ext.name, command.name);
+            }
+            if !commands.iter().any(|c| c.name == command.name) {
+                commands.push(command);
+            }
+        }
+    }
+    commands.sort_by(|a, b| a.name.cmp(&b.name));
 }
 
 fn collect_toml(dir: &Path, out: &mut Vec<PathBuf>) {

@@ -20,7 +20,7 @@ use crate::tools::Services;
 use self::custom::{CustomCommand, Injection};
 
 /// The custom commands of `services`' workspace (its own only when the folder is
-/// trusted), and the files that could not be loaded.
+/// trusted) and of the enabled extensions, and the files that could not be loaded.
 pub fn load_custom(services: &Services) -> (Vec<CustomCommand>, Vec<String>) {
     let dirs = custom::command_dirs(
         &crate::settings::troupe_home(),
@@ -28,7 +28,13 @@ pub fn load_custom(services: &Services) -> (Vec<CustomCommand>, Vec<String>) {
         services.workspace.primary(),
         services.settings.trusted,
     );
-    custom::load(&dirs)
+    let (mut commands, mut problems) = custom::load(&dirs);
+    custom::add_extension_commands(
+        &services.settings.loaded_extensions,
+        &mut commands,
+        &mut problems,
+    );
+    (commands, problems)
 }
 
 /// `/name args` split into the name and the rest; `None` when `line` is no slash
