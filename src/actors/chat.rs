@@ -86,6 +86,17 @@ pub struct ChatConfig {
     /// The agents `invoke_agent` can start: a prompt that starts with `@name` of one
     /// of them is steered to it.
     pub agent_names: Vec<String>,
+    /// The declarations offered instead of [`ChatConfig::tools`] while the session is
+    /// in plan mode (`None`: the same in every mode, as a subagent's).
+    pub plan_tools: Option<PlanTools>,
+}
+
+/// What a session declares in plan mode, and how the Chat knows the mode.
+pub struct PlanTools {
+    /// The session's approval mode.
+    pub mode: Arc<dyn crate::tools::SessionMode>,
+    /// The declarations offered in plan mode.
+    pub tools: Arc<Vec<FunctionDeclaration>>,
 }
 
 /// What undoing a failed turn's edits needs: the one way to write files, and the
@@ -235,7 +246,12 @@ impl Chat {
         let mut request = ModelRequest::new(self.config.model_name.clone(), Vec::new());
         request.contents = contents;
         request.system_instruction = self.config.system_prompt.clone();
-        request.tools = self.config.tools.clone();
+        request.tools = match &self.config.plan_tools {
+            Some(plan) if plan.mode.approval_mode() == crate::protocol::ApprovalMode::Plan => {
+                plan.tools.clone()
+            }
+            _ => self.config.tools.clone(),
+        };
         if let Some(hub) = &self.config.mcp {
             std::sync::Arc::make_mut(&mut request.tools)
                 .extend(hub.registry.dynamic().declarations());

@@ -16,6 +16,7 @@ mod build;
 mod child;
 mod event_order;
 mod handle;
+mod offer;
 mod setup;
 mod teardown;
 mod trajectory_file;

@@ -159,7 +159,7 @@ impl Invocation for McpCall {
         &self.touched
     }
 
-    fn decide(&self, mode: ApprovalMode) -> Option<PolicyDecision> {
+    fn decide(&self, mode: ApprovalMode, _interactive: bool) -> Option<PolicyDecision> {
         let t = &self.tool;
         Some(match mode {
             ApprovalMode::Yolo => PolicyDecision::Allow,

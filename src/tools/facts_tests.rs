@@ -135,6 +135,8 @@ async fn the_test_note_tool_states_facts_unlike_the_defaults() {
             subagents_only: false,
             runs_alone: false,
             main_session_only: false,
+            offered: crate::protocol::Offered::Always,
+            interactive_only: false,
         }
     );
 }

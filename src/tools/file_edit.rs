@@ -271,13 +271,13 @@ pub fn file_name(path: &Path) -> String {
 pub fn writes(services: &Services, file_path: &str) -> Touched {
     Touched {
         reads: vec![],
-        writes: vec![services.workspace.resolve(file_path)],
+        writes: vec![services.resolve_edit_path(file_path)],
     }
 }
 
 /// "Allow for this session" on an edit covers that file.
 pub fn approval_key(services: &Services, file_path: &str) -> Vec<String> {
-    vec![services.workspace.resolve(file_path).display().to_string()]
+    vec![services.resolve_edit_path(file_path).display().to_string()]
 }
 
 /// The confirmation of a file change: the unified diff of `original` → `proposed`,
@@ -333,7 +333,7 @@ pub async fn reserve_edit_memory(
 ) -> Option<tokio::sync::SemaphorePermit<'static>> {
     let old_len = match services
         .fs
-        .stat(services.workspace.resolve(file_path))
+        .stat(services.resolve_edit_path(file_path))
         .await
     {
         Ok(meta) if meta.exists => usize::try_from(meta.size).unwrap_or(usize::MAX),

@@ -3,10 +3,13 @@
 //! [`ToolActor`](crate::tools::host::ToolActor) on its own arbiter.
 
 pub mod activate_skill;
+pub mod ask_user;
 pub mod background_tools;
 pub mod complete_task;
 pub mod corrector;
 pub mod dynamic;
+pub mod enter_plan_mode;
+pub mod exit_plan_mode;
 #[cfg(test)]
 mod facts_tests;
 pub mod file_edit;
@@ -22,6 +25,7 @@ pub mod invoke_agent;
 pub mod jit;
 pub mod kept_definitions;
 pub mod list_directory;
+pub mod plan_mode;
 pub mod protected;
 pub mod read_file;
 pub mod read_many_files;
@@ -62,6 +66,7 @@ use crate::providers::ModelClient;
 use crate::settings::Settings;
 use crate::tools::corrector::Corrector;
 
+pub use plan_mode::{FixedMode, SessionMode};
 pub use registry::ToolRegistry;
 
 /// Everything a tool may use, shared by all calls of a session.
@@ -93,6 +98,9 @@ pub struct Services {
     pub agents: std::sync::OnceLock<Arc<dyn invoke_agent::AgentLauncher>>,
     /// The subagent these services serve; `None` for a main session.
     pub agent: Option<Arc<invoke_agent::AgentSeat>>,
+    /// The session's approval mode, read and switched the way `Op::SetApprovalMode`
+    /// switches it (`enter_plan_mode`, `exit_plan_mode`, writes in plan mode).
+    pub mode: Arc<dyn SessionMode>,
 }
 
 /// The context of one call.
@@ -121,6 +129,10 @@ pub struct ToolContext {
     /// that runs without asking because it looks read-only gets `ReadOnly`. `None`:
     /// the session's `sandbox.mode`.
     pub sandbox: Option<crate::platform::sandbox::SandboxMode>,
+    /// The user's answer when it is more than yes or no
+    /// ([`ApprovalDecision::Answered`](crate::protocol::ApprovalDecision::Answered)'s
+    /// payload: `ask_user`'s answers, `exit_plan_mode`'s verdict).
+    pub answer: Option<Value>,
 }
 
 impl ToolContext {
@@ -138,7 +150,14 @@ impl ToolContext {
             committed: Arc::default(),
             approved_original: None,
             sandbox: None,
+            answer: None,
         }
+    }
+
+    /// Hands the call the user's answer ([`ToolContext::answer`]).
+    pub fn with_answer(mut self, answer: Option<Value>) -> Self {
+        self.answer = answer;
+        self
     }
 
     /// Runs the call's commands in `mode` instead of the session's `sandbox.mode`
@@ -304,7 +323,22 @@ pub trait Tool: Send + Sync + 'static {
             subagents_only: self.subagents_only(),
             runs_alone: self.runs_alone(),
             main_session_only: self.main_session_only(),
+            offered: self.offered(),
+            interactive_only: self.interactive_only(),
         }
+    }
+
+    /// In which approval modes the tool is declared to the model; always by default
+    /// (`enter_plan_mode` outside plan mode, `exit_plan_mode` in it).
+    fn offered(&self) -> crate::protocol::Offered {
+        crate::protocol::Offered::Always
+    }
+
+    /// Whether the tool is declared only when a person answers the session's
+    /// questions (`ask_user`, which gemini-cli leaves out of a non-interactive run).
+    /// False by default.
+    fn interactive_only(&self) -> bool {
+        false
     }
 
     /// The conversation starts over (`/clear`, another session resumed): a tool that
@@ -389,6 +423,14 @@ pub trait Tool: Send + Sync + 'static {
         None
     }
 
+    /// The tool's own approval policy for this call, replacing the built-in one
+    /// (`engine::policy::decide`): a function of the approval mode and whether a
+    /// person answers, worked out from the call as prepared. `None` (the default):
+    /// the built-in policy decides.
+    fn decider(&self, _params: &Self::Params, _services: &Services) -> Option<Decider> {
+        None
+    }
+
     /// What "allow for this session" remembers for this call (a file, a command
     /// prefix); empty means the whole tool.
     fn approval_keys(&self, _params: &Self::Params, _services: &Services) -> Vec<String> {
@@ -413,6 +455,14 @@ pub trait Tool: Send + Sync + 'static {
     /// Runs the call. Errors are results (`ToolOutput::error`), not panics.
     fn execute(&self, params: Self::Params, ctx: ToolContext) -> BoxFuture<'static, ToolOutput>;
 }
+
+/// A tool's own policy for one call ([`Tool::decider`]): given the approval mode and
+/// whether a person answers, its decision (`None`: the built-in policy's).
+pub type Decider = Box<
+    dyn Fn(crate::protocol::ApprovalMode, bool) -> Option<crate::engine::policy::PolicyDecision>
+        + Send
+        + Sync,
+>;
 
 /// Renames legacy parameter names to the current ones (when the current is absent).
 pub fn apply_aliases(args: &Value, aliases: &[(&str, &str)]) -> Value {

@@ -24,6 +24,7 @@ pub trait Invocation: Send {
     fn decide(
         &self,
         _mode: crate::protocol::ApprovalMode,
+        _interactive: bool,
     ) -> Option<crate::engine::policy::PolicyDecision> {
         None
     }
@@ -87,9 +88,19 @@ struct Prepared<T: Tool> {
     /// The hint still to be settled on the FileSystem pool, if any.
     settling: Option<BoxFuture<'static, Option<PolicyHint>>>,
     keys: Vec<String>,
+    /// The tool's own policy for the call ([`Tool::decider`]).
+    decider: Option<super::Decider>,
 }
 
 impl<T: Tool> Invocation for Prepared<T> {
+    fn decide(
+        &self,
+        mode: crate::protocol::ApprovalMode,
+        interactive: bool,
+    ) -> Option<crate::engine::policy::PolicyDecision> {
+        self.decider.as_ref().and_then(|d| d(mode, interactive))
+    }
+
     fn touched(&self) -> &Touched {
         &self.touched
     }
@@ -191,6 +202,7 @@ impl<T: Tool> ToolHandle for Hosted<T> {
             hint: self.tool.policy_hint_in(&params, services),
             settling: self.tool.policy_hint_settled(&params, services),
             keys: self.tool.approval_keys(&params, services),
+            decider: self.tool.decider(&params, services),
             params,
         }))
     }
@@ -441,4 +453,7 @@ pub fn register_builtin(registry: &mut ToolRegistry) {
     registry.register(super::complete_task::CompleteTask);
     registry.register(super::internal_docs::GetInternalDocs);
     registry.register(super::update_topic::UpdateTopic::default());
+    registry.register(super::enter_plan_mode::EnterPlanMode);
+    registry.register(super::exit_plan_mode::ExitPlanMode);
+    registry.register(super::ask_user::AskUser);
 }

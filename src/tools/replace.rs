@@ -91,7 +91,7 @@ fn error_output(e: EditError, correction: Option<&'static str>) -> ToolOutput {
 async fn requested_path(p: &Params, ctx: &ToolContext) -> Result<std::path::PathBuf, ToolOutput> {
     let services = &ctx.services;
     if std::path::Path::new(&p.file_path).is_absolute() {
-        return Ok(services.workspace.resolve(&p.file_path));
+        return Ok(services.resolve_edit_path(&p.file_path));
     }
     let raw = p.file_path.clone();
     match services.fs.correct_path(raw).await {
@@ -102,7 +102,7 @@ async fn requested_path(p: &Params, ctx: &ToolContext) -> Result<std::path::Path
             format!("Error: {msg}"),
         )),
         Ok(Err(PathCorrectionError::NotFound(_))) | Err(_) => {
-            Ok(services.workspace.resolve(&p.file_path))
+            Ok(services.resolve_edit_path(&p.file_path))
         }
     }
 }
@@ -351,6 +351,11 @@ impl Tool for Replace {
         super::protected::edit_hint(services, &p.file_path)
     }
 
+    /// Plan mode lets only plan files through ([`super::plan_mode::edit_decider`]).
+    fn decider(&self, p: &Params, services: &Services) -> Option<super::Decider> {
+        super::plan_mode::edit_decider(&p.file_path, services)
+    }
+
     fn confirmation(
         &self,
         p: &Params,
@@ -389,7 +394,7 @@ impl Tool for Replace {
 
     fn execute(&self, p: Params, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
-            let key = ctx.services.workspace.resolve(&p.file_path);
+            let key = ctx.services.resolve_edit_path(&p.file_path);
             // No other agent's edit of the file between this one's read and write.
             let _editing = ctx.services.ledger.hold(&key).await;
             // Its share of the bytes edits may hold at once (see write_file).

@@ -65,7 +65,7 @@ async fn plan(
     ctx: &ToolContext,
 ) -> Result<Planned, ToolOutput> {
     let services = &ctx.services;
-    let requested = services.workspace.resolve(file_path);
+    let requested = services.resolve_edit_path(file_path);
     let (path, existing) = match file_edit::read_existing(services, requested).await {
         Ok(Existing::Text { path, snapshot }) => (path, Some(snapshot)),
         Ok(Existing::Missing { path }) => (path, None),
@@ -200,6 +200,11 @@ impl Tool for WriteFile {
         super::protected::edit_hint(services, &p.file_path)
     }
 
+    /// Plan mode lets only plan files through ([`super::plan_mode::edit_decider`]).
+    fn decider(&self, p: &Params, services: &Services) -> Option<super::Decider> {
+        super::plan_mode::edit_decider(&p.file_path, services)
+    }
+
     fn confirmation(
         &self,
         p: &Params,
@@ -237,7 +242,7 @@ impl Tool for WriteFile {
                 modified_by_user,
                 ..
             } = p;
-            let key = ctx.services.workspace.resolve(&file_path);
+            let key = ctx.services.resolve_edit_path(&file_path);
             // No other agent's edit of the file between this one's read and write.
             let _editing = ctx.services.ledger.hold(&key).await;
             // The call's share of the bytes edits may hold at once, for as long as it

@@ -4,6 +4,7 @@
 //! sessions. A scripted client drives the binary; the model is scripted or a loopback
 //! Gemini server.
 
+mod asks;
 mod calls;
 mod edits;
 mod lifecycle;

@@ -25,7 +25,7 @@ pub fn decide(mode: ApprovalMode, kind: ToolKind, hint_allow: Option<bool>) -> P
             PolicyDecision::Allow
         } else {
             PolicyDecision::Deny(
-                "You are in Plan Mode with access to read-only tools. Execution of scripts and changes to files are blocked."
+                "You are in Plan Mode with access to read-only tools. Execution of scripts (including those from skills) is blocked."
                     .to_string(),
             )
         };

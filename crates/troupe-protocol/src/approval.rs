@@ -33,6 +33,18 @@ pub enum ConfirmationDetails {
     },
     /// Anything else: a title and a question.
     Info { title: String, prompt: String },
+    /// `exit_plan_mode`: the plan to approve, read from its file (`plan_path`).
+    ExitPlanMode {
+        title: String,
+        plan_path: String,
+        plan: String,
+    },
+    /// `ask_user`: the model's questions; the answer is [`ApprovalDecision::Answered`]
+    /// with `{"answers": {"<index>": "<answer>"}}`.
+    AskUser {
+        title: String,
+        questions: Vec<Question>,
+    },
     /// A call of an MCP server's tool; `server_rule` is the allow rule covering all of
     /// the server's tools.
     Mcp {
@@ -41,6 +53,44 @@ pub enum ConfirmationDetails {
         tool: String,
         server_rule: String,
     },
+}
+
+/// One question of an `ask_user` call, as gemini-cli's `ask_user` declares it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Question {
+    /// The question itself.
+    pub question: String,
+    /// A short label for it ("Auth", "Library").
+    #[serde(default)]
+    pub header: String,
+    /// `choice` (the default), `text` or `yesno`.
+    #[serde(default = "Question::default_type", rename = "type")]
+    pub kind: String,
+    /// The choices of a `choice` question.
+    #[serde(default)]
+    pub options: Vec<QuestionOption>,
+    /// A `choice` question whose answer may be several of its options.
+    #[serde(default, rename = "multiSelect")]
+    pub multi_select: bool,
+    /// A hint shown where a free answer is typed.
+    #[serde(default)]
+    pub placeholder: Option<String>,
+}
+
+impl Question {
+    fn default_type() -> String {
+        "choice".into()
+    }
+}
+
+/// One choice of a [`Question`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionOption {
+    /// What is shown and, when chosen, answered.
+    pub label: String,
+    /// What choosing it means.
+    #[serde(default)]
+    pub description: String,
 }
 
 /// The user's (or the headless policy's) answer to a confirmation.
@@ -65,6 +115,12 @@ pub enum ApprovalDecision {
     /// Refused by a policy (headless mode cannot ask); `reason` goes to the model.
     Deny {
         reason: String,
+    },
+    /// An answer that is more than yes or no, handed to the tool as it is (gemini-cli's
+    /// confirmation payloads): `ask_user`'s `{"answers": {...}}`, `exit_plan_mode`'s
+    /// `{"approved": bool, "approvalMode"?: mode, "feedback"?: text}`.
+    Answered {
+        payload: Value,
     },
 }
 

@@ -23,7 +23,9 @@ mod ops;
 mod session;
 mod tool_facts;
 mod tool_result;
-pub use approval::{ApprovalDecision, ApprovalMode, ApprovalRequest, ConfirmationDetails};
+pub use approval::{
+    ApprovalDecision, ApprovalMode, ApprovalRequest, ConfirmationDetails, Question, QuestionOption,
+};
 pub use ops::{
     AllowRule, ApprovalId, EndReason, Event, EventSink, Op, OpError, OpId, OpReply, PolicySnapshot,
     ProcessAfter, ToolSummary,
@@ -31,7 +33,7 @@ pub use ops::{
 pub use session::{
     CheckpointEdit, FlushRecords, SeedHistory, SessionEvent, SwitchSession, TakeCheckpoint,
 };
-pub use tool_facts::{AllowKey, ToolFacts, ToolFactsTable};
+pub use tool_facts::{AllowKey, Offered, ToolFacts, ToolFactsTable};
 pub use tool_result::{LlmContent, ToolError, ToolErrorKind, ToolKind, ToolOutput};
 
 // ---------------------------------------------------------------- call lifecycle

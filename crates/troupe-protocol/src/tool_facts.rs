@@ -48,6 +48,36 @@ pub struct ToolFacts {
     /// Offered to a main session only (`update_topic`): a subagent neither is offered
     /// it nor runs its calls.
     pub main_session_only: bool,
+    /// When the tool is declared to the model: always, or only in or out of plan
+    /// mode (gemini-cli's `enter_plan_mode` / `exit_plan_mode`).
+    pub offered: Offered,
+    /// Declared only when a person answers (gemini-cli's `ask_user`, which a
+    /// non-interactive run's policy excludes).
+    pub interactive_only: bool,
+}
+
+/// In which approval modes a tool is declared to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Offered {
+    /// In every mode.
+    #[default]
+    Always,
+    /// In every mode but plan mode.
+    OutsidePlanMode,
+    /// In plan mode only.
+    InPlanMode,
+}
+
+impl Offered {
+    /// Whether a tool with this fact is declared in `mode`.
+    pub fn in_mode(self, mode: crate::ApprovalMode) -> bool {
+        let plan = mode == crate::ApprovalMode::Plan;
+        match self {
+            Offered::Always => true,
+            Offered::OutsidePlanMode => !plan,
+            Offered::InPlanMode => plan,
+        }
+    }
 }
 
 impl ToolFacts {
@@ -64,6 +94,8 @@ impl ToolFacts {
         compact_keeps: &[],
         runs_alone: false,
         main_session_only: false,
+        offered: Offered::Always,
+        interactive_only: false,
     };
 
     /// Whether the call edits a file (undo, checkpoints, the small profile).

@@ -125,6 +125,7 @@ impl TreeLauncher {
             ledger: parent.ledger.clone(),
             agents: OnceLock::new(),
             agent: Some(seat),
+            mode: parent.mode.clone(),
         });
         let delegate = self.children_may_delegate();
         if delegate {

@@ -137,6 +137,9 @@ pub(super) enum Approval {
         std::time::Duration,
         Option<SandboxMode>,
     ),
+    /// Run it with the user's answer (`ask_user`'s answers, `exit_plan_mode`'s
+    /// verdict), and the time spent preparing the confirmation.
+    Answered(Box<dyn Invocation>, serde_json::Value, std::time::Duration),
     Refused(Arc<CompletedCall>),
     UserCancelled(Arc<CompletedCall>),
 }
@@ -221,6 +224,9 @@ impl Inner {
                         Err(refused) => return Approval::Refused(refused),
                     }
                 }
+                ApprovalDecision::Answered { payload } => {
+                    return Approval::Answered(invocation, payload, prepared)
+                }
                 ApprovalDecision::Deny { reason } => {
                     return Approval::Refused(self.failed(
                         call,
@@ -250,7 +256,7 @@ impl Inner {
     ) -> Result<(Box<dyn Invocation>, bool), Approval> {
         let protected = invocation.policy_hint() == Some(PolicyHint::Protected);
         let hint = invocation.policy_hint().map(|h| h == PolicyHint::Allow);
-        let (mode, allowed, verdict) = {
+        let (mode, interactive, allowed, verdict) = {
             let state = self.policy.lock();
             let allowed = !protected
                 && state.allows(
@@ -262,6 +268,7 @@ impl Inner {
             let aliases = self.registry.facts().legacy_names(tool.name());
             (
                 state.mode,
+                state.interactive,
                 allowed,
                 policy_verdict(&state, tool, args, &aliases, self.agent.as_deref()),
             )
@@ -279,7 +286,7 @@ impl Inner {
                 RuleDecision::Allow => Err(Approval::Run(invocation, None, prepared, None)),
             };
         }
-        let own = invocation.decide(mode);
+        let own = invocation.decide(mode, interactive);
         let by_hint = own.is_none() && mode != ApprovalMode::Yolo && hint == Some(true);
         let decision = own.unwrap_or_else(|| decide(mode, tool.kind(), hint));
         match decision {
@@ -293,7 +300,10 @@ impl Inner {
             PolicyDecision::Deny(reason) => Err(Approval::Refused(self.failed(
                 call,
                 ToolErrorKind::PolicyViolation,
-                format!("Tool execution denied by policy. {reason}"),
+                match reason.is_empty() {
+                    true => "Tool execution denied by policy.".to_string(),
+                    false => format!("Tool execution denied by policy. {reason}"),
+                },
             ))),
             PolicyDecision::Ask if allowed && !force_ask => {
                 Err(Approval::Run(invocation, None, prepared, None))
@@ -421,6 +431,7 @@ impl Inner {
             .map_err(|msg| self.failed(call, ToolErrorKind::InvalidToolParams, msg))?;
         match self.approve(tool, invocation, call, cancel, false).await {
             Approval::Run(invocation, bound, _, _) => Ok((invocation, bound)),
+            Approval::Answered(invocation, _, _) => Ok((invocation, None)),
             Approval::Refused(done) | Approval::UserCancelled(done) => Err(done),
         }
     }

@@ -171,9 +171,10 @@ impl Inner {
         let (title, what) = match &request.details {
             ConfirmationDetails::Edit { title, .. } => (title, "editing"),
             ConfirmationDetails::Exec { title, .. } => (title, "execution"),
-            ConfirmationDetails::Fetch { title, .. } | ConfirmationDetails::Info { title, .. } => {
-                (title, "information")
-            }
+            ConfirmationDetails::Fetch { title, .. }
+            | ConfirmationDetails::Info { title, .. }
+            | ConfirmationDetails::ExitPlanMode { title, .. }
+            | ConfirmationDetails::AskUser { title, .. } => (title, "information"),
             ConfirmationDetails::Mcp { title, .. } => (title, "execution"),
         };
         let fields = json!({

@@ -26,6 +26,7 @@ mod conflicts;
 mod delivery;
 mod events;
 mod hooks;
+mod mode;
 mod policy_files;
 mod run;
 
@@ -119,7 +120,7 @@ impl Handler<SetPolicyMode> for Scheduler {
     type Result = ();
 
     fn handle(&mut self, msg: SetPolicyMode, _: &mut Self::Context) {
-        self.inner.policy.lock().mode = msg.0;
+        self.inner.policy.set_mode(msg.0);
     }
 }
 
@@ -363,6 +364,18 @@ impl Inner {
                         original_hash,
                         prepared,
                         sandbox,
+                        answer: None,
+                    };
+                    self.start(&mut batch, call, model_call, tool, approved, &cancel)
+                        .await;
+                }
+                Approval::Answered(invocation, answer, prepared) => {
+                    let approved = Approved {
+                        invocation,
+                        original_hash: None,
+                        prepared,
+                        sandbox: None,
+                        answer: Some(answer),
                     };
                     self.start(&mut batch, call, model_call, tool, approved, &cancel)
                         .await;

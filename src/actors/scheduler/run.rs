@@ -23,6 +23,8 @@ pub(super) struct Approved {
     pub(super) prepared: Duration,
     /// The sandbox the approval chose for the call's commands (`None`: `sandbox.mode`).
     pub(super) sandbox: Option<crate::platform::sandbox::SandboxMode>,
+    /// The user's answer handed to the tool ([`ToolContext::answer`]).
+    pub(super) answer: Option<serde_json::Value>,
 }
 
 /// What one approved call needs to run. It reaches the call's task boxed: an `async
@@ -62,6 +64,7 @@ impl Inner {
             original_hash,
             prepared,
             sandbox,
+            answer,
         } = approved;
         let mut call = call;
         // Boxed: only a call that waits for another needs this state.
@@ -90,7 +93,8 @@ impl Inner {
             let ctx = self
                 .context(&call.id, cancel.clone())
                 .with_approved_original(approved)
-                .with_sandbox(sandbox);
+                .with_sandbox(sandbox)
+                .with_answer(answer.clone());
             let outcome = invocation.execute(ctx).await;
             // The edit's file changed while the user was asked: nothing was written; ask
             // once more, with the diff of what the file holds now. (The tool's own read

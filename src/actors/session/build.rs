@@ -98,7 +98,14 @@ pub(super) fn build(
     );
     let fs = file_system(&options, confined, threads.teardown);
     let id = &records.session_id;
-    let services = services(&options, fs, id, hooks.clone(), &mut threads)?;
+    let policy = PolicyCell::new(PolicyState {
+        mode: options.approval_mode,
+        rules: saved_allow_rules(&options.settings),
+        files: Arc::new(options.settings.loaded_policy.rules.clone()),
+        interactive: options.interactive,
+    });
+    let mode: Arc<dyn crate::tools::SessionMode> = policy.clone();
+    let services = services(&options, fs, id, hooks.clone(), mode, &mut threads)?;
     let scheduler_arbiter = threads.teardown.arbiter()?;
     for warning in &options.settings.loaded_extensions.warnings {
         events.do_send(crate::protocol::UiEvent::Warning(warning.clone()));
@@ -113,7 +120,8 @@ pub(super) fn build(
         &skills,
     )?);
     // The last step that may fail: the MCP servers start after it.
-    let (tools, prompt) = offered(&options, &registry, &skills)?;
+    let (tools, plan_tools, prompt) =
+        super::offer::offered(&options, &registry, &skills, &services.plans_dir())?;
     let servers = &options.settings.mcp_servers;
     let mcp = (!servers.is_empty()).then(|| {
         let roots = options.workspace.roots().to_vec();
@@ -122,12 +130,6 @@ pub(super) fn build(
     if let Some(hub) = &mcp {
         threads.teardown.mcp(hub.clone());
     }
-    let policy = PolicyCell::new(PolicyState {
-        mode: options.approval_mode,
-        rules: saved_allow_rules(&options.settings),
-        files: Arc::new(options.settings.loaded_policy.rules.clone()),
-        interactive: options.interactive,
-    });
     let scheduler = {
         let (reg, svc, ev, pol) = (
             registry.clone(),
@@ -146,6 +148,7 @@ pub(super) fn build(
         services: &services,
         prompt,
         tools,
+        plan_tools,
         history: records.history,
         recorder: records.recorder.clone(),
         checkpointer,
@@ -195,27 +198,6 @@ pub(super) fn build(
             .then(|| Duration::from_millis(options.settings.mcp.startup_wait_ms)),
         call_progress: options.call_progress,
     })
-}
-
-/// The tools' declarations as the model is offered them, and the system prompt that
-/// describes them.
-fn offered(
-    options: &SessionOptions,
-    registry: &ToolRegistry,
-    skills: &[crate::settings::skills::Skill],
-) -> Result<(Vec<FunctionDeclaration>, SystemPrompt), SessionError> {
-    let mut tools = registry.declarations();
-    if options.settings.tools.compact_declarations {
-        tools = tools
-            .iter()
-            .map(|decl| {
-                let keep = registry.facts().get(&decl.name).compact_keeps;
-                crate::engine::compact_tools::compact(decl, keep)
-            })
-            .collect();
-    }
-    let prompt = setup::system_prompt(&options.settings, &options.workspace, &tools, skills)?;
-    Ok((tools, prompt))
 }
 
 /// What a session records into: its id, the history it resumes, its recorder and
@@ -324,6 +306,7 @@ fn services(
     fs: FsClient,
     session_id: &str,
     hooks: crate::protocol::hooks::HookClient,
+    mode: Arc<dyn crate::tools::SessionMode>,
     threads: &mut Threads<'_>,
 ) -> Result<Arc<Services>, SessionError> {
     let settings = &options.settings;
@@ -379,6 +362,7 @@ fn services(
         ledger: Default::default(),
         agents: std::sync::OnceLock::new(),
         agent: None,
+        mode,
     }))
 }
 
@@ -459,6 +443,8 @@ struct ChatParts<'a> {
     services: &'a Arc<Services>,
     prompt: SystemPrompt,
     tools: Vec<FunctionDeclaration>,
+    /// The declarations offered in plan mode.
+    plan_tools: Vec<FunctionDeclaration>,
     history: Vec<Content>,
     recorder: Option<Addr<SessionRecorder>>,
     checkpointer: Option<Addr<Checkpointer>>,
@@ -476,6 +462,7 @@ fn chat_config(parts: ChatParts<'_>) -> ChatConfig {
         services,
         prompt,
         tools,
+        plan_tools,
         history,
         recorder,
         checkpointer,
@@ -521,5 +508,9 @@ fn chat_config(parts: ChatParts<'_>) -> ChatConfig {
             }),
         tool_facts,
         agent_names,
+        plan_tools: Some(crate::actors::chat::PlanTools {
+            mode: services.mode.clone(),
+            tools: Arc::new(plan_tools),
+        }),
     }
 }

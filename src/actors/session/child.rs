@@ -146,6 +146,7 @@ impl SessionHandle {
             undo: None,
             tool_facts: parts.tool_facts.clone(),
             agent_names: Vec::new(),
+            plan_tools: None,
         };
         let chat = Chat::new(config, scheduler.clone(), sink.clone()).start();
         sink.do_send(crate::protocol::UiEvent::SessionStarted {

@@ -95,6 +95,43 @@ pub fn confirmation_content(details: &ConfirmationDetails) -> Value {
             json!([text_content(prompt)])
         }
         ConfirmationDetails::Mcp { title, .. } => json!([text_content(title)]),
+        ConfirmationDetails::ExitPlanMode {
+            plan_path, plan, ..
+        } => {
+            json!([text_content(&format!("Plan: {plan_path}\n\n{plan}"))])
+        }
+        ConfirmationDetails::AskUser { questions, .. } => {
+            let text: Vec<String> = questions
+                .iter()
+                .map(|q| match q.options.is_empty() {
+                    true => format!("[{}] {}", q.header, q.question),
+                    false => {
+                        let options: Vec<String> = q
+                            .options
+                            .iter()
+                            .map(|o| format!("- {}: {}", o.label, o.description))
+                            .collect();
+                        format!("[{}] {}\n{}", q.header, q.question, options.join("\n"))
+                    }
+                })
+                .collect();
+            json!([text_content(&text.join("\n\n"))])
+        }
+    }
+}
+
+/// The one question of an `ask_user` call the client can answer by its options: a
+/// single `choice` (one option picked) or `yesno` question; its answers as labels.
+fn answerable(details: &ConfirmationDetails) -> Option<Vec<String>> {
+    let ConfirmationDetails::AskUser { questions, .. } = details else {
+        return None;
+    };
+    match questions.as_slice() {
+        [q] if q.kind == "yesno" => Some(vec!["Yes".into(), "No".into()]),
+        [q] if q.kind == "choice" && !q.multi_select && !q.options.is_empty() => {
+            Some(q.options.iter().map(|o| o.label.clone()).collect())
+        }
+        _ => None,
     }
 }
 
@@ -106,6 +143,20 @@ pub fn permission_options(details: &ConfirmationDetails, saved_to: &str) -> Valu
     let always_saved = json!({"optionId": "proceed_always_and_save", "name": format!("Always allow (saved to {saved_to})"), "kind": "allow_always"});
     let once = json!({"optionId": "proceed_once", "name": "Allow", "kind": "allow_once"});
     let reject = json!({"optionId": "cancel", "name": "Reject", "kind": "reject_once"});
+    if let Some(labels) = answerable(details) {
+        let mut options: Vec<Value> = labels
+            .iter()
+            .enumerate()
+            .map(|(i, label)| json!({"optionId": format!("answer_{i}"), "name": label, "kind": "allow_once"}))
+            .collect();
+        options.push(reject);
+        return Value::Array(options);
+    }
+    if let ConfirmationDetails::AskUser { .. } | ConfirmationDetails::ExitPlanMode { .. } = details
+    {
+        // gemini-cli's options for these: Allow and Reject only.
+        return json!([once, reject]);
+    }
     if let ConfirmationDetails::Mcp { .. } = details {
         return json!([
             {"optionId": "proceed_always_server", "name": "Allow all server tools for this session", "kind": "allow_always"},
@@ -121,6 +172,32 @@ pub fn permission_options(details: &ConfirmationDetails, saved_to: &str) -> Valu
         once,
         reject,
     ])
+}
+
+/// The client's answer to the permission request of `details`: an `ask_user` option
+/// picked is its answer, an approved plan is approved in the default mode (gemini-cli
+/// asks ACP clients nothing more); anything else as [`decision`] reads it.
+pub fn decision_for(details: &ConfirmationDetails, outcome: &Value) -> ApprovalDecision {
+    let selected = outcome.pointer("/outcome/optionId").and_then(Value::as_str);
+    let picked = selected
+        .and_then(|id| id.strip_prefix("answer_"))
+        .and_then(|i| i.parse::<usize>().ok());
+    if let (Some(labels), Some(i)) = (answerable(details), picked) {
+        if let Some(label) = labels.get(i) {
+            return ApprovalDecision::Answered {
+                payload: json!({"answers": {"0": label}}),
+            };
+        }
+    }
+    let decided = decision(outcome);
+    match (details, &decided) {
+        (ConfirmationDetails::ExitPlanMode { .. }, ApprovalDecision::ProceedOnce) => {
+            ApprovalDecision::Answered {
+                payload: json!({"approved": true, "approvalMode": "default"}),
+            }
+        }
+        _ => decided,
+    }
 }
 
 /// The client's answer to a permission request as a Troupe decision.

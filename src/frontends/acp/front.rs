@@ -332,6 +332,14 @@ impl AcpFront {
             | ConfirmationDetails::Fetch { title, .. }
             | ConfirmationDetails::Info { title, .. }
             | ConfirmationDetails::Mcp { title, .. } => title.clone(),
+            // gemini-cli titles these by the call's description.
+            ConfirmationDetails::ExitPlanMode { plan_path, .. } => {
+                format!("Requesting plan approval for: {plan_path}")
+            }
+            ConfirmationDetails::AskUser { questions, .. } => {
+                let asked: Vec<&str> = questions.iter().map(|q| q.question.as_str()).collect();
+                format!("Asking user: {}", asked.join(", "))
+            }
         };
         // A subagent's request names the subagent.
         let title = match &msg.agent {
@@ -352,9 +360,10 @@ impl AcpFront {
             },
         });
         let request = self.link.request_permission(params);
+        let details = msg.details.clone();
         Box::pin(async move {
             match request.await {
-                Ok(answer) => convert::decision(&answer),
+                Ok(answer) => convert::decision_for(&details, &answer),
                 Err(e) => {
                     tracing::warn!(error = %e, "permission request failed");
                     ApprovalDecision::Cancel { feedback: None }

@@ -224,7 +224,16 @@ fn workspace_and_settings(
             cwd.display()
         ));
     }
+    // With the project temp directory, as every front end's workspace: the plans
+    // directory and saved tool outputs live there.
     let workspace = Workspace::new(&cwd, &state.args.include_directories)
+        .and_then(|ws| {
+            let temp = crate::platform::workspace::project_temp_dir(
+                &crate::settings::troupe_home(),
+                ws.primary(),
+            );
+            ws.with_temp_dir(&temp)
+        })
         .map(Arc::new)
         .map_err(|e| format!("workspace: {e}"))?;
     let mut loaded =

@@ -37,6 +37,8 @@ pub enum Choice {
     No,
     /// Esc or Ctrl+C: No without asking for feedback.
     Escape,
+    /// An entry of a list that is not an approval (`ask_user`'s options).
+    Pick(usize),
 }
 
 /// What the confirmation needs besides the request.
@@ -109,6 +111,13 @@ pub fn describe(request: &ApprovalRequest, ctx: &ConfirmContext) -> Vec<String> 
             lines.push(p.bold(&format!("? {}", one_line(title))));
             lines.extend(for_terminal(prompt).lines().map(|l| format!("  {l}")));
         }
+        ConfirmationDetails::ExitPlanMode {
+            title,
+            plan_path,
+            plan,
+        } => lines.extend(super::ask::describe_plan(title, plan_path, plan, p)),
+        // Each question is shown as it is asked.
+        ConfirmationDetails::AskUser { .. } => {}
         ConfirmationDetails::Mcp { title, .. } => {
             lines.push(p.bold(&format!("? {}", one_line(title))));
             if !request.args.as_object().is_none_or(|m| m.is_empty()) {
@@ -142,6 +151,7 @@ fn idn_hosts_of(request: &ApprovalRequest) -> Vec<IdnHost> {
             texts.extend([title.as_str(), prompt.as_str()])
         }
         ConfirmationDetails::Mcp { title, .. } => texts.extend([title.as_str(), &args]),
+        ConfirmationDetails::ExitPlanMode { .. } | ConfirmationDetails::AskUser { .. } => {}
     }
     let mut hosts: Vec<IdnHost> = Vec::new();
     for host in texts.into_iter().flat_map(idn_hosts) {
@@ -227,7 +237,19 @@ pub fn confirm(
 ) -> ApprovalDecision {
     let p = ctx.palette;
     let mut out = std::io::stdout();
-    let _ = writeln!(out, "{}", describe(request, ctx).join("\n"));
+    let described = describe(request, ctx);
+    if !described.is_empty() {
+        let _ = writeln!(out, "{}", described.join("\n"));
+    }
+    match &request.details {
+        ConfirmationDetails::AskUser { questions, .. } => {
+            return super::ask::ask_user(questions, p, quiet, ask_line)
+        }
+        ConfirmationDetails::ExitPlanMode { .. } => {
+            return super::ask::approve_plan(p, quiet, ask_line)
+        }
+        _ => {}
+    }
     let menu = options(&request.details, &ctx.saved_to);
     loop {
         let choice = choose(&menu, p);
@@ -237,6 +259,7 @@ pub fn confirm(
             Choice::Save => return ApprovalDecision::ProceedAlwaysAndSave,
             Choice::Server => return ApprovalDecision::ProceedAlwaysServer,
             Choice::Escape => return ApprovalDecision::Cancel { feedback: None },
+            Choice::Pick(_) => continue,
             Choice::No => {
                 quiet.suspend();
                 let feedback = ask_line("Tell the model what to do differently (Enter to skip): ");

@@ -9,6 +9,7 @@
 //! confirmations, answered with `Op::Decide`.
 
 mod agent_lines;
+mod ask;
 pub mod bridge;
 mod changes_cmd;
 mod columns;

@@ -3,6 +3,7 @@
 //! `capture-pane`. The model is scripted; every request it got is logged.
 
 mod agents;
+mod ask_user;
 mod cancel;
 mod commands;
 mod confirm;
@@ -14,6 +15,7 @@ mod habits;
 mod layout;
 mod live_output;
 mod mcp;
+mod plan_mode;
 mod reapproval;
 mod screen;
 mod sessions;
