@@ -33,6 +33,7 @@ mod local_window;
 pub mod mcp;
 mod mcp_bounds;
 mod mcp_remote;
+mod mcp_resources;
 mod mcp_serve;
 mod openai_wire;
 mod owned_files;
