@@ -75,9 +75,10 @@ pub(super) fn refresh(hub: &McpHub, me: &Weak<McpHub>) {
         return;
     }
     if wanted {
+        // gemini-cli's order: read, then list.
         let tools: Vec<Arc<dyn ToolHandle>> = vec![
-            Arc::new(ResourceTool::new(Which::List, me.clone())),
             Arc::new(ResourceTool::new(Which::Read, me.clone())),
+            Arc::new(ResourceTool::new(Which::List, me.clone())),
         ];
         dynamic.replace(SOURCE, tools);
     } else {

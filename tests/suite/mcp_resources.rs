@@ -1,7 +1,7 @@
 //! `list_mcp_resources` and `read_mcp_resource` end to end: declared only while a
 //! connected MCP server offers resources, and answering with gemini-cli 0.61's texts
-//! (checked against its `ListMcpResourcesTool` and `ReadMcpResourceTool` run in node
-//! on the same resources).
+//! (the functionResponses gemini-cli 0.61 itself sent for the same calls on this
+//! fixture, through a loopback Gemini API).
 
 use serde_json::{json, Value};
 
@@ -60,12 +60,12 @@ fn resources_are_listed_and_read_with_gemini_cli_texts() {
     let keys: Vec<&String> = read["properties"].as_object().unwrap().keys().collect();
     assert_eq!(keys, ["uri", "wait_for_previous"]);
     assert_eq!(read["required"], json!(["uri"]));
-    // After the built-in tools, before the servers' own.
+    // After the built-in tools, before the servers' own; read first, as gemini-cli.
     let all = names(&requests[0]);
     let at = |n: &str| all.iter().position(|x| x == n).unwrap();
-    assert_eq!(at("read_mcp_resource"), at("list_mcp_resources") + 1);
-    assert!(at("read_file") < at("list_mcp_resources"));
-    assert!(at("read_mcp_resource") < at("mcp_fx_echo"));
+    assert_eq!(at("list_mcp_resources"), at("read_mcp_resource") + 1);
+    assert!(at("read_file") < at("read_mcp_resource"));
+    assert!(at("list_mcp_resources") < at("mcp_fx_echo"));
 
     let responses: Vec<Value> = function_responses(&requests[1])
         .into_iter()
@@ -114,4 +114,25 @@ fn no_resource_tools_without_a_server_offering_resources() {
             .starts_with("Tool \"list_mcp_resources\" not found."),
         "{error}"
     );
+}
+
+#[test]
+fn both_run_unasked_in_plan_mode() {
+    let s = Scratch::new();
+    configure(&s, &server("fx", &[], ""));
+    let calls = vec![
+        call("list_mcp_resources", json!({"serverName": "fx"})),
+        call("read_mcp_resource", json!({"uri": "fixture://notes.txt"})),
+    ];
+    let (_, proc) = s.run_json(
+        &[turn(calls), turn(vec![text("ok")])],
+        &["--approval-mode", "plan", "-p", "go"],
+    );
+    assert!(proc.status.success(), "{}", stderr(&proc));
+    let responses = function_responses(&s.requests()[1]);
+    assert!(responses[0]["response"]["output"]
+        .as_str()
+        .unwrap()
+        .starts_with("Available MCP Resources:\n- fx:fixture://notes.txt"));
+    assert_eq!(responses[1]["response"]["output"], "the notes' text\n");
 }
