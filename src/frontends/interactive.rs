@@ -66,7 +66,7 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
         .clone()
         .or_else(|| (!args.query.is_empty()).then(|| args.query.join(" ")));
     let code = repl.run(first);
-    if let Some(entered) = super::worktree::entered() {
+    if let Some(entered) = &super::worktree::current() {
         println!("{}", super::worktree::farewell(entered, &session_id));
     }
     if let (Some(path), Some(calls)) = (

@@ -120,6 +120,22 @@ pub fn entered() -> Option<&'static Entered> {
     ENTERED.get()
 }
 
+/// The worktree the session runs in: the one `-w` made, or the worktree under
+/// `.gemini/worktrees/` of its repository the current directory lies in (a session
+/// resumed there, as gemini-cli finds it).
+pub fn current() -> Option<Entered> {
+    if let Some(entered) = entered() {
+        return Some(entered.clone());
+    }
+    let cwd = std::env::current_dir().ok()?;
+    let top = git(&cwd, &["rev-parse", "--show-toplevel"]).ok()?;
+    let top = std::fs::canonicalize(top.trim()).ok()?;
+    let base =
+        std::fs::canonicalize(project_root(&cwd).ok()?.join(".gemini").join("worktrees")).ok()?;
+    let name = top.strip_prefix(&base).ok()?.to_string_lossy().into_owned();
+    (!name.is_empty()).then_some(Entered { name, path: top })
+}
+
 /// What the interactive session says as it ends in a worktree (gemini-cli's lines,
 /// with Troupe's command).
 pub fn farewell(entered: &Entered, session_id: &str) -> String {

@@ -159,3 +159,36 @@ fn a_session_in_a_worktree_says_at_the_end_how_to_return_and_remove_it() {
     assert!(tree.join("README.md").exists(), "kept");
     assert!(git(&["worktree", "list"]).contains(".gemini/worktrees/review"));
 }
+
+#[test]
+fn a_session_started_inside_such_a_worktree_says_the_same_at_the_end() {
+    let s = Scratch::new();
+    let git = super::super::worktree_flag::repository(&s);
+    git(&[
+        "worktree",
+        "add",
+        ".gemini/worktrees/old",
+        "-b",
+        "worktree-old",
+    ]);
+    let tree = s.ws().join(".gemini/worktrees/old");
+    let t = Term::launch_in(&s, &tree, &[turn(vec![text("ok")])], &[], &[]);
+    t.wait_for("Type a request");
+    t.keys(&["C-d"]);
+    let shown = t.wait_for("[troupe exited 0]");
+    let path = std::fs::canonicalize(&tree).unwrap();
+    assert!(
+        shown.contains(&format!(
+            "To remove manually: git worktree remove {}",
+            path.display()
+        )),
+        "{shown}"
+    );
+
+    // A checkout that is no such worktree: no such lines.
+    let t = Term::launch(&s, &[turn(vec![text("ok")])], &[], &[]);
+    t.wait_for("Type a request");
+    t.keys(&["C-d"]);
+    let shown = t.wait_for("[troupe exited 0]");
+    assert!(!shown.contains("To remove manually"), "{shown}");
+}
