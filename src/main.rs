@@ -19,6 +19,12 @@ fn main() {
         eprintln!("{}", troupe::settings::secrets::key_argument_warning(&key));
     }
     let cli = Cli::parse_from(args);
+    if let (None, Some(name)) = (&cli.command, &cli.run.worktree) {
+        if let Err(message) = app::worktree::enter_for_session(name) {
+            eprintln!("{}", troupe::engine::sanitize::for_terminal(&message));
+            exit_now(1);
+        }
+    }
     let result = match cli.command {
         Some(Command::Demo) => troupe::cli::demo::run(),
         Some(Command::Bench(args)) => troupe::cli::bench::run(&args),

@@ -58,9 +58,17 @@ pub fn run(args: &RunArgs) -> Result<i32, AppError> {
     let history = home
         .join("histories")
         .join(crate::platform::workspace::project_id(&link.workspace));
+    let session_id = link.session_id.clone();
     let repl = Repl::new(link, events, history).map_err(AppError::Usage)?;
-    let first = (!args.query.is_empty()).then(|| args.query.join(" "));
+    // `-i PROMPT` or the words after the options: the first request.
+    let first = args
+        .prompt_interactive
+        .clone()
+        .or_else(|| (!args.query.is_empty()).then(|| args.query.join(" ")));
     let code = repl.run(first);
+    if let Some(entered) = &super::worktree::current() {
+        println!("{}", super::worktree::farewell(entered, &session_id));
+    }
     if let (Some(path), Some(calls)) = (
         &args.trace,
         crate::frontends::repl::bridge::TRACE_CALLS.get(),

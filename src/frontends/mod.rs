@@ -18,6 +18,7 @@ pub mod stdin;
 pub mod trace;
 pub mod trajectory_path;
 pub mod trust;
+pub mod worktree;
 
 pub use logging::{init_logging, LogGuard};
 
@@ -166,6 +167,9 @@ pub(crate) fn load_layers(
     }
     if args.checkpointing {
         overrides.push("general.checkpointing=true".into());
+    }
+    if args.screen_reader {
+        overrides.push("ui.screen_reader=true".into());
     }
     for (key, values) in [
         ("policy.paths", &args.policy),

@@ -16,6 +16,21 @@ pub struct RunArgs {
     #[arg(value_name = "QUERY")]
     pub query: Vec<String>,
 
+    /// Send PROMPT as the first request, then stay in the interactive session.
+    #[arg(short = 'i', long = "prompt-interactive", value_name = "PROMPT", conflicts_with_all = ["prompt", "query"])]
+    pub prompt_interactive: Option<String>,
+
+    /// Work in a new git worktree of this repository: .gemini/worktrees/NAME on a new
+    /// branch worktree-NAME (without NAME, one made of the time). It is kept afterwards.
+    #[arg(short = 'w', long = "worktree", value_name = "NAME", num_args = 0..=1, default_missing_value = "")]
+    pub worktree: Option<String>,
+
+    /// Output for screen readers: lines printed one after another, never redrawn (no
+    /// spinner, no status line under the prompt, no colours, numbered questions). Sets
+    /// ui.screen_reader.
+    #[arg(long = "screen-reader")]
+    pub screen_reader: bool,
+
     /// Output format of a headless run.
     #[arg(short = 'o', long = "output-format", value_enum, default_value_t = OutputFormatArg::Text)]
     pub output_format: OutputFormatArg,

@@ -85,6 +85,7 @@ pub struct PromptInfo {
 pub struct ResourceInfo {
     pub uri: String,
     pub name: String,
+    pub description: Option<String>,
     pub mime_type: Option<String>,
 }
 
@@ -120,6 +121,8 @@ pub struct McpHub {
     arbiters: Mutex<Vec<Arbiter>>,
     /// Where what the user must be told goes (the front end), if anywhere.
     warnings: Option<EventSink>,
+    /// The hub itself, for the resource tools it registers (they hold it weakly).
+    me: std::sync::Weak<McpHub>,
 }
 
 impl McpHub {
@@ -134,7 +137,7 @@ impl McpHub {
         warnings: Option<EventSink>,
     ) -> Arc<Self> {
         let (changed, _) = tokio::sync::watch::channel(0);
-        let hub = Arc::new(Self {
+        let hub = Arc::new_cyclic(|me| Self {
             registry,
             roots,
             status: Mutex::new(BTreeMap::new()),
@@ -145,6 +148,7 @@ impl McpHub {
             runtime: Arbiter::current(),
             arbiters: Mutex::new(Vec::new()),
             warnings,
+            me: me.clone(),
         });
         for config in servers {
             hub.set_status(ServerStatus {
@@ -199,6 +203,7 @@ impl McpHub {
         for status in self.statuses() {
             self.registry.dynamic().remove(&status.config.name);
         }
+        super::resource_tools::withdraw(self);
         self.arbiters
             .lock()
             .map(|mut a| std::mem::take(&mut *a))
@@ -209,6 +214,7 @@ impl McpHub {
         if let Ok(mut map) = self.status.lock() {
             map.insert(status.config.name.clone(), status);
         }
+        super::resource_tools::refresh(self, &self.me);
         self.changed.send_modify(|n| *n += 1);
     }
 
@@ -264,6 +270,7 @@ impl McpHub {
                 f(s);
             }
         }
+        super::resource_tools::refresh(self, &self.me);
         self.changed.send_modify(|n| *n += 1);
     }
 

@@ -9,6 +9,7 @@ pub mod listing;
 pub mod process;
 pub mod prompts;
 pub mod remote;
+pub mod resource_tools;
 pub mod server;
 pub mod sse;
 pub mod status;

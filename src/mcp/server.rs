@@ -478,6 +478,7 @@ async fn list_everything(peer: &Peer<RoleClient>) -> Result<Listed, String> {
             .map(|r| ResourceInfo {
                 uri: r.uri.clone(),
                 name: r.name.clone(),
+                description: r.description.clone(),
                 mime_type: r.mime_type.clone(),
             })
             .collect()

@@ -353,6 +353,8 @@ pub struct UiSettings {
     pub theme: String,
     /// The line editor starts in vi mode.
     pub vim_mode: bool,
+    /// Plain, linear output for screen readers (`--screen-reader`).
+    pub screen_reader: bool,
 }
 
 /// The names `ui.theme` takes.

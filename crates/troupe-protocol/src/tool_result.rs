@@ -82,6 +82,8 @@ pub enum ToolErrorKind {
     WebFetchProcessingError,
     Timeout,
     Cancelled,
+    McpResourceNotFound,
+    McpToolError,
 }
 
 impl ToolErrorKind {

@@ -4,7 +4,6 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use super::results::DiffStats;
 
@@ -57,35 +56,8 @@ fn remove_old(dest: &Path) -> Result<(), String> {
 
 fn worktree(source: &Path, dest: &Path) -> Result<(), String> {
     // A worktree from an earlier run of the task is forgotten first.
-    let _ = git(source, &["worktree", "prune"]);
-    git(
-        source,
-        &[
-            "worktree",
-            "add",
-            "--detach",
-            &dest.to_string_lossy(),
-            "HEAD",
-        ],
-    )
-    .map(drop)
-}
-
-fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .map_err(|e| format!("cannot run git: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "git {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    let _ = crate::frontends::worktree::git(source, &["worktree", "prune"]);
+    crate::frontends::worktree::add(source, dest, None)
 }
 
 /// Every entry under `root` but `skip`, as paths relative to `root` (hidden files and

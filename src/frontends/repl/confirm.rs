@@ -252,7 +252,15 @@ pub fn confirm(
     }
     let menu = options(&request.details, &ctx.saved_to);
     loop {
-        let choice = choose(&menu, p);
+        let choice = if super::terminal::screen_reader() {
+            // A numbered question answered with a typed line: nothing is redrawn.
+            quiet.suspend();
+            let choice = choose_by_line(&menu);
+            quiet.resume();
+            choice
+        } else {
+            choose(&menu, p)
+        };
         match choice {
             Choice::Once => return ApprovalDecision::ProceedOnce,
             Choice::Session => return ApprovalDecision::ProceedAlways,

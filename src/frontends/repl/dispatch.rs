@@ -2,7 +2,7 @@
 //! `!{…}` and `@{…}` injections, MCP prompts, its own commands) and the approval of the
 //! shell commands the user starts.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 use super::commands::{self, After};
 use super::{extra_commands, mcp_prompt, shell_mode, status, Repl};
@@ -64,7 +64,7 @@ impl Repl {
         }
         let (lines, after) = commands::run(line, &self.link, self.palette);
         let mut out = std::io::stdout();
-        if after == After::ClearScreen && out.is_terminal() {
+        if after == After::ClearScreen && super::terminal::redraws() {
             let _ = write!(out, "\x1b[2J\x1b[H");
         }
         if !lines.is_empty() {

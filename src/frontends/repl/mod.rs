@@ -36,7 +36,7 @@ mod terminal;
 mod turn;
 mod ui_commands;
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use crossbeam_channel::{select, Receiver};
@@ -116,6 +116,7 @@ impl Repl {
         let sigint = crate::platform::interrupt::forward_sigint()
             .map_err(|e| format!("cannot install the Ctrl+C handler: {e}"))?;
         let ui = link.handle.settings().ui.clone();
+        terminal::set_screen_reader(ui.screen_reader);
         let mut repl = Self {
             settings: ui_commands::effective_at_start(&link.workspace),
             editor,
@@ -176,7 +177,7 @@ impl Repl {
     fn read_eval_loop(&mut self) -> i32 {
         let p = self.palette;
         let mut interrupted = false;
-        let under_prompt = std::io::stdout().is_terminal();
+        let under_prompt = terminal::redraws();
         if !under_prompt {
             println!("{}", status::status_line(&self.link, p));
         }
@@ -298,7 +299,7 @@ impl Repl {
                 events: &self.events,
                 sigint: &self.sigint,
                 palette: self.palette,
-                spinner: std::io::stdout().is_terminal(),
+                spinner: terminal::redraws(),
             },
             prompt,
             model_parts,
@@ -312,7 +313,7 @@ impl Repl {
         {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        if !std::io::stdout().is_terminal() {
+        if !terminal::redraws() {
             println!("{}", status::status_line(&self.link, self.palette));
         }
     }

@@ -17,6 +17,9 @@ pub fn pick(labels: &[String], initial: usize, p: Palette) -> Option<usize> {
     if labels.is_empty() || !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return None;
     }
+    if super::terminal::screen_reader() {
+        return pick_by_line(labels);
+    }
     if terminal::enable_raw_mode().is_err() {
         return None;
     }
@@ -82,4 +85,20 @@ fn draw(labels: &[String], selected: usize, p: Palette, redraw: bool) {
         let _ = write!(out, "\r{line}\r\n");
     }
     let _ = out.flush();
+}
+
+/// The list as numbered lines and a typed answer (screen-reader output: nothing is
+/// redrawn); an empty or unknown answer gives up.
+fn pick_by_line(labels: &[String]) -> Option<usize> {
+    use std::io::BufRead;
+    let mut out = std::io::stdout();
+    for (i, label) in labels.iter().enumerate() {
+        let _ = writeln!(out, "   {}. {label}", i + 1);
+    }
+    let _ = write!(out, "Choose 1-{}: ", labels.len());
+    let _ = out.flush();
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line).ok()?;
+    let n: usize = line.trim().parse().ok()?;
+    (1..=labels.len()).contains(&n).then(|| n - 1)
 }

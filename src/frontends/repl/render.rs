@@ -40,6 +40,8 @@ pub enum Activity {
 struct TextStream {
     partial: String,
     in_code: bool,
+    /// The message's first line was printed (screen-reader output labels it).
+    labelled: bool,
 }
 
 impl TextStream {
@@ -49,9 +51,20 @@ impl TextStream {
         while let Some(pos) = self.partial.find('\n') {
             let line: String = self.partial.drain(..=pos).collect();
             let line = line.strip_suffix('\n').unwrap_or(&line);
-            lines.push(self.style(&for_terminal(line), palette));
+            let styled = self.style(&for_terminal(line), palette);
+            lines.push(self.label(styled));
         }
         lines
+    }
+
+    /// The first line of a model message, for screen readers: `Model: ` before it (the
+    /// label gemini-cli gives them).
+    fn label(&mut self, line: String) -> String {
+        if self.labelled || !super::terminal::screen_reader() {
+            return line;
+        }
+        self.labelled = true;
+        format!("Model: {line}")
     }
 
     fn flush(&mut self, palette: Palette) -> Option<String> {
@@ -59,7 +72,8 @@ impl TextStream {
             return None;
         }
         let line = std::mem::take(&mut self.partial);
-        Some(self.style(&for_terminal(&line), palette))
+        let styled = self.style(&for_terminal(&line), palette);
+        Some(self.label(styled))
     }
 
     fn style(&mut self, line: &str, palette: Palette) -> String {
@@ -94,6 +108,16 @@ fn style_inline_code(line: &str, palette: Palette) -> String {
         }
     }
     out
+}
+
+/// What sets a command's live output off from the transcript: a rule, or (for screen
+/// readers) nothing drawn.
+fn output_rule() -> &'static str {
+    if super::terminal::screen_reader() {
+        ""
+    } else {
+        "│"
+    }
 }
 
 /// Renders events to lines and keeps the counts behind the spinner.
@@ -159,7 +183,10 @@ impl EventRenderer {
                     self.activity = Activity::Thinking;
                 }
                 let held = self.attempt.request();
-                self.text.push(&held, p)
+                let lines = self.text.push(&held, p);
+                // What the model writes next is a message of its own.
+                self.text.labelled = false;
+                lines
             }
             UiEvent::TextDelta(delta) => {
                 if matches!(self.activity, Activity::Waiting(_)) {
@@ -205,7 +232,7 @@ impl EventRenderer {
                 lines.extend(
                     for_terminal(chunk)
                         .lines()
-                        .map(|l| p.dim(&format!("    │ {l}"))),
+                        .map(|l| p.dim(&format!("    {} {l}", output_rule()))),
                 );
                 lines
             }

@@ -53,6 +53,26 @@ impl Theme {
     }
 }
 
+/// Screen-reader output is on (`--screen-reader`, `ui.screen_reader`) for this process.
+static SCREEN_READER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Turns screen-reader output on or off: lines are printed once, one after another
+/// (no spinner, no status line under the prompt, no colours, numbered questions).
+pub fn set_screen_reader(on: bool) {
+    SCREEN_READER.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether screen-reader output is on.
+pub fn screen_reader() -> bool {
+    SCREEN_READER.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Whether the REPL may redraw what it printed (a spinner, the status line under the
+/// prompt): stdout is a terminal and screen-reader output is off.
+pub fn redraws() -> bool {
+    std::io::stdout().is_terminal() && !screen_reader()
+}
+
 /// Colours for the transcript; every method returns plain text when colours are off.
 #[derive(Debug, Clone, Copy)]
 pub struct Palette {
@@ -71,7 +91,10 @@ impl Palette {
     pub fn detect_with(theme: Theme) -> Self {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         Self {
-            color: std::io::stdout().is_terminal() && !no_color && theme != Theme::NoColor,
+            color: std::io::stdout().is_terminal()
+                && !no_color
+                && theme != Theme::NoColor
+                && !screen_reader(),
             theme,
         }
     }

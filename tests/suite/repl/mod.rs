@@ -11,6 +11,7 @@ mod directory_add;
 mod escapes;
 mod faults;
 mod features;
+mod flags;
 mod habits;
 mod layout;
 mod live_output;

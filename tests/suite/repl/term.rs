@@ -31,6 +31,17 @@ impl Term {
 
     /// Like [`Term::start`] without waiting for the prompt (for what comes before it).
     pub fn launch(s: &Scratch, turns: &[Value], env: &[(&str, String)], args: &[&str]) -> Term {
+        Self::launch_in(s, &s.ws(), turns, env, args)
+    }
+
+    /// Like [`Term::launch`], started in `dir` instead of the workspace.
+    pub fn launch_in(
+        s: &Scratch,
+        dir: &std::path::Path,
+        turns: &[Value],
+        env: &[(&str, String)],
+        args: &[&str],
+    ) -> Term {
         let script = s.script(turns);
         static STARTED: AtomicUsize = AtomicUsize::new(0);
         let n = STARTED.fetch_add(1, Ordering::Relaxed);
@@ -46,7 +57,7 @@ impl Term {
         vars.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
         let mut command = format!(
             "cd {} && env -i {} {} --fake-responses {} --log-requests {}",
-            shell_quote(&s.ws().display().to_string()),
+            shell_quote(&dir.display().to_string()),
             vars.iter()
                 .map(|v| shell_quote(v))
                 .collect::<Vec<_>>()
