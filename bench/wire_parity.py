@@ -81,7 +81,7 @@ SCENARIOS = {
 }
 
 # (scenario, index of the functionResponse) -> the row of docs/differences-from-gemini-cli.md
-KNOWN = {}
+KNOWN = {("plan", 3): "plan mode: `enter_plan_mode` while in plan mode"}
 
 # Troupe writes every functionResponse {"id", "name", "response"}; gemini-cli writes the main
 # session's {"name", "response", "id"}. A row of docs/differences-from-gemini-cli.md.
