@@ -134,3 +134,46 @@ fn outside_a_repository_or_with_a_bad_name_the_start_fails() {
     assert!(!s.ws().join(".gemini/escape").exists());
     assert!(!s.root().join("escape").exists());
 }
+
+#[test]
+fn in_auto_edit_the_worktrees_files_are_edited_unasked_but_its_config_is_not() {
+    let s = Scratch::new();
+    let _git = repository(&s);
+    let turns = [
+        turn(vec![
+            call(
+                "write_file",
+                json!({"file_path": "src/a.txt", "content": "code\n"}),
+            ),
+            call(
+                "write_file",
+                json!({"file_path": ".gemini/settings.json", "content": "{}\n"}),
+            ),
+        ]),
+        turn(vec![text("done")]),
+    ];
+    let out = s.run(
+        &turns,
+        &["-w", "feat", "--approval-mode", "auto_edit", "-p", "write"],
+    );
+    assert!(
+        out.status.success() || out.status.code() == Some(54),
+        "{}",
+        stderr(&out)
+    );
+    let tree = s.ws().join(".gemini/worktrees/feat");
+    assert_eq!(
+        std::fs::read_to_string(tree.join("src/a.txt")).unwrap(),
+        "code\n"
+    );
+    assert!(!tree.join(".gemini/settings.json").exists());
+    let responses = function_responses(&s.requests()[1]);
+    assert!(
+        responses[0]["response"]["output"].is_string(),
+        "{responses:?}"
+    );
+    assert!(
+        responses[1]["response"]["error"].is_string(),
+        "{responses:?}"
+    );
+}
