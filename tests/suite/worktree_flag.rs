@@ -177,3 +177,41 @@ fn in_auto_edit_the_worktrees_files_are_edited_unasked_but_its_config_is_not() {
         "{responses:?}"
     );
 }
+
+#[test]
+fn a_worktree_leaves_the_trust_of_its_repository_as_it_was() {
+    let s = Scratch::new();
+    s.write(".troupe/config.toml", "[model]\nmax_turns = 7\n");
+    let git = repository(&s);
+    git(&["add", ".troupe/config.toml"]);
+    git(&["commit", "-qm", "config"]);
+    let trust = s.bare_command().arg("trust").output().unwrap();
+    assert!(trust.status.success(), "{}", stderr(&trust));
+    let out = s.run(&[turn(vec![text("ok")])], &["-w", "feat", "-p", "hi"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The checkout's pinned configuration did not change: its settings still apply.
+    let config = s.bare_command().arg("config").output().unwrap();
+    let shown = String::from_utf8_lossy(&config.stdout);
+    assert!(
+        shown.contains("model.max_turns = 7  # project file"),
+        "{shown}\n{}",
+        stderr(&config)
+    );
+    assert!(
+        !stderr(&config).contains("changed since you trusted"),
+        "{}",
+        stderr(&config)
+    );
+    // Inside the worktree, its own configuration is new to the pin: it asks again.
+    let inside = s
+        .bare_command()
+        .current_dir(s.ws().join(".gemini/worktrees/feat"))
+        .arg("config")
+        .output()
+        .unwrap();
+    let err = stderr(&inside);
+    assert!(
+        err.contains("added: .gemini/worktrees/feat/.troupe/config.toml"),
+        "{err}"
+    );
+}
