@@ -68,19 +68,25 @@ fn find(resources: Vec<Found>, uri: &str) -> Option<Found> {
 
 /// Registers the two tools when a connected server lists a resource, withdraws them
 /// when none does (called on every change of the hub's status).
+/// `tools.core` and `tools.exclude` apply to each, as to the built-in tools.
 pub(super) fn refresh(hub: &McpHub, me: &Weak<McpHub>) {
     let wanted = !all_resources(hub).is_empty();
     let dynamic = hub.registry.dynamic();
-    if wanted == dynamic.get(LIST_NAME).is_some() {
+    let registered = dynamic.get(READ_NAME).is_some() || dynamic.get(LIST_NAME).is_some();
+    if wanted == registered {
         return;
     }
     if wanted {
         // gemini-cli's order: read, then list.
-        let tools: Vec<Arc<dyn ToolHandle>> = vec![
-            Arc::new(ResourceTool::new(Which::Read, me.clone())),
-            Arc::new(ResourceTool::new(Which::List, me.clone())),
-        ];
-        dynamic.replace(SOURCE, tools);
+        let tools: Vec<Arc<dyn ToolHandle>> = [Which::Read, Which::List]
+            .into_iter()
+            .map(|which| ResourceTool::new(which, me.clone()))
+            .filter(|tool| hub.registry.keeps(tool.name()))
+            .map(|tool| Arc::new(tool) as Arc<dyn ToolHandle>)
+            .collect();
+        if !tools.is_empty() {
+            dynamic.replace(SOURCE, tools);
+        }
     } else {
         dynamic.remove(SOURCE);
     }

@@ -245,7 +245,12 @@ pub struct ToolRegistry {
     /// MCP servers configured but not started (an untrusted folder's project servers):
     /// a call of one of their tools is told why it is not there.
     withheld: Vec<String>,
+    /// The filter of [`ToolRegistry::retain`], for tools registered after it.
+    keep: Option<KeepFilter>,
 }
+
+/// Which tool names the settings let a session offer.
+type KeepFilter = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 /// Where a registry starts its tool actors.
 pub enum ToolArbiters {
@@ -287,6 +292,7 @@ impl ToolRegistry {
             arbiter_label: label,
             placed: 0,
             withheld: Vec::new(),
+            keep: None,
         }
     }
 
@@ -326,15 +332,23 @@ impl ToolRegistry {
         }));
     }
 
-    /// Keeps only the tools `keep` accepts (from `tools.core` / `tools.exclude`).
-    pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
+    /// Keeps only the tools `keep` accepts (from `tools.core` / `tools.exclude`), and
+    /// asks it about the tools registered later ([`ToolRegistry::keeps`]).
+    pub fn retain(&mut self, keep: impl Fn(&str) -> bool + Send + Sync + 'static) {
         self.tools.retain(|t| keep(t.name()));
+        self.keep = Some(Arc::new(keep));
         self.by_name = self
             .tools
             .iter()
             .enumerate()
             .map(|(i, t)| (t.name().to_string(), i))
             .collect();
+    }
+
+    /// Whether the settings let a tool of this name be offered (what
+    /// [`ToolRegistry::retain`] was given; every name before it was called).
+    pub fn keeps(&self, name: &str) -> bool {
+        self.keep.as_ref().is_none_or(|keep| keep(name))
     }
 
     /// Looks a tool up by name or legacy alias (built-in first, then dynamic).

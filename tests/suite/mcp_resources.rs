@@ -136,3 +136,24 @@ fn both_run_unasked_in_plan_mode() {
         .starts_with("Available MCP Resources:\n- fx:fixture://notes.txt"));
     assert_eq!(responses[1]["response"]["output"], "the notes' text\n");
 }
+
+#[test]
+fn tools_exclude_and_core_apply_to_them_as_to_the_built_ins() {
+    let s = Scratch::new();
+    configure(&s, &server("fx", &[], ""));
+    let exclude = ["-c", r#"tools.exclude=["list_mcp_resources"]"#, "-p", "go"];
+    let (_, proc) = s.run_json(&[turn(vec![text("ok")])], &exclude);
+    assert!(proc.status.success(), "{}", stderr(&proc));
+    let all = names(&s.requests()[0]);
+    assert!(all.iter().any(|n| n == "read_mcp_resource"), "{all:?}");
+    assert!(!all.iter().any(|n| n == "list_mcp_resources"), "{all:?}");
+
+    let s = Scratch::new();
+    configure(&s, &server("fx", &[], ""));
+    let core = ["-c", r#"tools.core=["read_file"]"#, "-p", "go"];
+    let (_, proc) = s.run_json(&[turn(vec![text("ok")])], &core);
+    assert!(proc.status.success(), "{}", stderr(&proc));
+    let all = names(&s.requests()[0]);
+    assert!(!all.iter().any(|n| n.contains("mcp_resource")), "{all:?}");
+    assert!(all.iter().any(|n| n == "mcp_fx_echo"), "{all:?}");
+}

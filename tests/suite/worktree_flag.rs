@@ -134,3 +134,84 @@ fn outside_a_repository_or_with_a_bad_name_the_start_fails() {
     assert!(!s.ws().join(".gemini/escape").exists());
     assert!(!s.root().join("escape").exists());
 }
+
+#[test]
+fn in_auto_edit_the_worktrees_files_are_edited_unasked_but_its_config_is_not() {
+    let s = Scratch::new();
+    let _git = repository(&s);
+    let turns = [
+        turn(vec![
+            call(
+                "write_file",
+                json!({"file_path": "src/a.txt", "content": "code\n"}),
+            ),
+            call(
+                "write_file",
+                json!({"file_path": ".gemini/settings.json", "content": "{}\n"}),
+            ),
+        ]),
+        turn(vec![text("done")]),
+    ];
+    let out = s.run(
+        &turns,
+        &["-w", "feat", "--approval-mode", "auto_edit", "-p", "write"],
+    );
+    assert!(
+        out.status.success() || out.status.code() == Some(54),
+        "{}",
+        stderr(&out)
+    );
+    let tree = s.ws().join(".gemini/worktrees/feat");
+    assert_eq!(
+        std::fs::read_to_string(tree.join("src/a.txt")).unwrap(),
+        "code\n"
+    );
+    assert!(!tree.join(".gemini/settings.json").exists());
+    let responses = function_responses(&s.requests()[1]);
+    assert!(
+        responses[0]["response"]["output"].is_string(),
+        "{responses:?}"
+    );
+    assert!(
+        responses[1]["response"]["error"].is_string(),
+        "{responses:?}"
+    );
+}
+
+#[test]
+fn a_worktree_leaves_the_trust_of_its_repository_as_it_was() {
+    let s = Scratch::new();
+    s.write(".troupe/config.toml", "[model]\nmax_turns = 7\n");
+    let git = repository(&s);
+    git(&["add", ".troupe/config.toml"]);
+    git(&["commit", "-qm", "config"]);
+    let trust = s.bare_command().arg("trust").output().unwrap();
+    assert!(trust.status.success(), "{}", stderr(&trust));
+    let out = s.run(&[turn(vec![text("ok")])], &["-w", "feat", "-p", "hi"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The checkout's pinned configuration did not change: its settings still apply.
+    let config = s.bare_command().arg("config").output().unwrap();
+    let shown = String::from_utf8_lossy(&config.stdout);
+    assert!(
+        shown.contains("model.max_turns = 7  # project file"),
+        "{shown}\n{}",
+        stderr(&config)
+    );
+    assert!(
+        !stderr(&config).contains("changed since you trusted"),
+        "{}",
+        stderr(&config)
+    );
+    // Inside the worktree, its own configuration is new to the pin: it asks again.
+    let inside = s
+        .bare_command()
+        .current_dir(s.ws().join(".gemini/worktrees/feat"))
+        .arg("config")
+        .output()
+        .unwrap();
+    let err = stderr(&inside);
+    assert!(
+        err.contains("added: .gemini/worktrees/feat/.troupe/config.toml"),
+        "{err}"
+    );
+}

@@ -429,7 +429,7 @@ fn registry(
         crate::tools::complete_task::COMPLETE_TASK,
         crate::tools::internal_docs::GET_INTERNAL_DOCS,
     ];
-    registry.retain(|name| {
+    registry.retain(move |name| {
         subagents_only.contains(&name)
             || ((core.is_empty() || core.iter().any(|c| c == name))
                 && !exclude.iter().any(|e| e == name))

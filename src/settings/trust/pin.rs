@@ -52,27 +52,48 @@ impl std::fmt::Display for Change {
     }
 }
 
+/// Where gemini-cli keeps its git worktrees, inside a `.gemini` directory: each
+/// `.gemini/worktrees/NAME` is a checkout (a level of its own), not configuration.
+const WORKTREES: &str = "worktrees";
+
 /// The levels from `root` down to `workspace` (just `root` when `workspace` is not
-/// below it): each as its path relative to `root` (`""` for `root`) and in full.
+/// below it): each as its path relative to `root` (`""` for `root`) and in full. A
+/// worktree `.gemini/worktrees/NAME` on the way is one level.
 pub fn levels(root: &Path, workspace: &Path) -> Vec<(String, PathBuf)> {
     let mut out = vec![(String::new(), root.to_path_buf())];
     let Ok(rel) = workspace.strip_prefix(root) else {
         return out;
     };
+    let parts: Vec<String> = rel
+        .components()
+        .map(|p| p.as_os_str().to_string_lossy().into_owned())
+        .collect();
     let mut here = root.to_path_buf();
     let mut names: Vec<String> = Vec::new();
-    for part in rel.components() {
-        let name = part.as_os_str().to_string_lossy().into_owned();
-        // A level inside a configuration directory is no project (and its files are
-        // pinned through that directory already).
-        if CONFIG_DIRS.contains(&name.as_str()) || name == ".git" {
+    let mut i = 0;
+    while i < parts.len() {
+        let step = if worktree_at(&parts, i) {
+            3
+        } else if CONFIG_DIRS.contains(&parts[i].as_str()) || parts[i] == ".git" {
+            // A level inside a configuration directory is no project (and its files
+            // are pinned through that directory already).
             break;
+        } else {
+            1
+        };
+        for name in &parts[i..i + step] {
+            here.push(name);
+            names.push(name.clone());
         }
-        here.push(part.as_os_str());
-        names.push(name);
         out.push((names.join("/"), here.clone()));
+        i += step;
     }
     out
+}
+
+/// Whether `parts[i..]` starts with a worktree, `.gemini/worktrees/NAME`.
+fn worktree_at<S: AsRef<str>>(parts: &[S], i: usize) -> bool {
+    parts.len() >= i + 3 && parts[i].as_ref() == ".gemini" && parts[i + 1].as_ref() == WORKTREES
 }
 
 /// Whether the pinned path `entry` belongs to the level `level` (relative to the root).
@@ -85,7 +106,12 @@ pub fn belongs(entry: &str, level: &str) -> bool {
             None => return false,
         }
     };
-    let top = rest.split('/').next().unwrap_or_default();
+    let parts: Vec<&str> = rest.split('/').collect();
+    // What lies in a worktree belongs to the worktree's level.
+    if parts.len() > 3 && worktree_at(&parts, 0) {
+        return false;
+    }
+    let top = parts.first().copied().unwrap_or_default();
     CONFIG_DIRS.contains(&top) || top == ".git"
 }
 
@@ -214,6 +240,10 @@ impl Scan<'_> {
         names.sort();
         for name in names {
             let path = dir.join(&name);
+            // gemini-cli's worktrees are checkouts: each is pinned as a level of its own.
+            if depth == 0 && key.ends_with(".gemini") && name == WORKTREES && path.is_dir() {
+                continue;
+            }
             let child = format!("{key}/{}", name.to_string_lossy());
             // Followed as Troupe follows it when it reads the file.
             match std::fs::metadata(&path) {
@@ -328,6 +358,39 @@ mod tests {
         assert!(belongs(".git/config", ""));
         assert!(is_git_entry("a/.git/hooks/pre-commit"));
         assert!(!is_git_entry(".gemini/settings.json"));
+        // A worktree under .gemini/worktrees is a level; its files are its own.
+        let got: Vec<String> = levels(root, Path::new("/r/.gemini/worktrees/w/src"))
+            .into_iter()
+            .map(|(l, _)| l)
+            .collect();
+        assert_eq!(got, ["", ".gemini/worktrees/w", ".gemini/worktrees/w/src"]);
+        assert_eq!(levels(root, Path::new("/r/.gemini/worktrees")).len(), 1);
+        let in_tree = ".gemini/worktrees/w/.troupe/config.toml";
+        assert!(!belongs(in_tree, ""));
+        assert!(belongs(in_tree, ".gemini/worktrees/w"));
+        assert!(belongs(".gemini/settings.json", ""));
+    }
+
+    #[test]
+    fn worktrees_are_left_out_of_the_gemini_folder_they_sit_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".gemini/worktrees/w/.troupe")).unwrap();
+        std::fs::write(root.join(".gemini/settings.json"), "{}").unwrap();
+        std::fs::write(root.join(".gemini/worktrees/w/README.md"), "x").unwrap();
+        std::fs::write(root.join(".gemini/worktrees/w/.troupe/config.toml"), "").unwrap();
+        let at_root = manifest(root, root, &[]);
+        let keys: Vec<&String> = at_root.keys().collect();
+        assert_eq!(keys, [".gemini/settings.json"]);
+        let inside = manifest(root, &root.join(".gemini/worktrees/w"), &[]);
+        let keys: Vec<&String> = inside.keys().collect();
+        assert_eq!(
+            keys,
+            [
+                ".gemini/settings.json",
+                ".gemini/worktrees/w/.troupe/config.toml"
+            ]
+        );
     }
 
     #[test]
