@@ -89,8 +89,19 @@ fn usage(message: impl Into<String>) -> AppError {
     AppError::Usage(message.into())
 }
 
-/// Runs a `troupe extensions` subcommand; returns the exit code.
+/// Runs a `troupe extensions` subcommand; returns the exit code. A refusal is said on
+/// stderr as gemini-cli says it (without the `troupe: ` of other errors), exit code 1.
 pub fn run(command: ExtensionsCommand) -> Result<i32, AppError> {
+    match run_command(command) {
+        Err(AppError::Usage(message)) => {
+            eprintln!("{}", crate::engine::sanitize::for_terminal(&message));
+            Ok(1)
+        }
+        other => other,
+    }
+}
+
+fn run_command(command: ExtensionsCommand) -> Result<i32, AppError> {
     let cwd = std::env::current_dir()?;
     match command {
         ExtensionsCommand::Install {

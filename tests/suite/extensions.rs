@@ -396,15 +396,11 @@ fn new_validate_link_list_disable_enable_and_uninstall() {
     );
     let out = ext(&s, &["validate", broken.to_str().unwrap()]);
     assert!(!out.status.success());
-    let err = stderr(&out);
-    assert!(err.contains("Validation warnings:\n  - Warning: Version 'one' does not appear to be standard semver (e.g., 1.0.0)."), "{err}");
-    assert!(
-        err.contains("Validation failed with the following errors:"),
-        "{err}"
+    // gemini-cli 0.61's stderr, byte for byte (checked by running it on this folder).
+    assert_eq!(
+        stderr(&out),
+        "Validation warnings:\n  - Warning: Version 'one' does not appear to be standard semver (e.g., 1.0.0).\nValidation failed with the following errors:\n  - Invalid context file path: \"../up.md\". Relative parent directory references (\"..\") are not allowed.\n  - The following context files referenced in gemini-extension.json are missing: NOPE.md\nExtension validation failed.\n"
     );
-    assert!(err.contains("  - Invalid context file path: \"../up.md\". Relative parent directory references (\"..\") are not allowed."), "{err}");
-    assert!(err.contains("  - The following context files referenced in gemini-extension.json are missing: NOPE.md"), "{err}");
-    assert!(err.contains("Extension validation failed."), "{err}");
 
     // Link: read in place.
     write(&path.join("GEMINI.md"), "linked context v1");
