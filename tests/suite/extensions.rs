@@ -194,7 +194,7 @@ fn an_extension_laid_out_by_gemini_cli_loads_unchanged() {
     );
     write(
         &dir.join("skills").join("gx-skill").join("SKILL.md"),
-        "---\nname: gx-skill\ndescription: A skill from the gx extension.\n---\nDo gx things.\n",
+        "---\nname: gx-skill\ndescription: A skill from the gx extension.\n---\nRun ${extensionPath}${/}tool.sh first.\n",
     );
     write(
         &dir.join("hooks").join("hooks.json"),
@@ -218,6 +218,17 @@ fn an_extension_laid_out_by_gemini_cli_loads_unchanged() {
         dir.join("started").exists(),
         "SessionStart hook did not run"
     );
+    // The skill's instructions are hydrated as gemini-cli hydrates them.
+    std::fs::remove_file(s.requests_path()).unwrap();
+    let turns = [
+        turn(vec![call("activate_skill", json!({"name": "gx-skill"}))]),
+        turn(vec![text("ok")]),
+    ];
+    let out = s.run(&turns, &["-p", "go", "--yolo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let answer = function_responses(&s.requests()[1])[0]["response"].to_string();
+    let expected = format!("Run {}/tool.sh first.", dir.display());
+    assert!(answer.contains(&expected), "{answer}");
     // `troupe config` says which extensions are loaded.
     let config = s.bare_command().arg("config").output().unwrap();
     let listing = stdout(&config);

@@ -95,6 +95,16 @@ impl LoadedExtensions {
         out
     }
 
+    /// `text` of `file` with `${extensionPath}` and the other variables replaced when the
+    /// file belongs to an enabled extension (gemini-cli hydrates an extension's skills
+    /// and agents so); other files' text as it is.
+    pub fn hydrate_for(&self, file: &Path, text: &str, workspace: &Path) -> String {
+        match self.active().find(|e| file.starts_with(&e.path)) {
+            Some(ext) => manifest::hydrate_str(text, &manifest::hydration(&ext.path, workspace)),
+            None => text.to_string(),
+        }
+    }
+
     /// The context files of the enabled ones, sorted and without repeats (gemini-cli's
     /// `getExtensionMemoryPaths`).
     pub fn context_files(&self) -> Vec<PathBuf> {
