@@ -27,7 +27,7 @@ pub enum ExtensionsCommand {
         /// this needs the network).
         source: String,
         /// The branch, tag or commit of a git URL to install.
-        #[arg(long = "ref")]
+        #[arg(long = "ref", value_name = "REF")]
         git_ref: Option<String>,
         /// Skip the question: you have reviewed the extension and accept what it runs.
         #[arg(long)]
@@ -66,6 +66,7 @@ pub enum ExtensionsCommand {
     Disable {
         /// The extension's name.
         name: String,
+        /// `user` (your home folder and below) or `workspace` (this folder and below).
         #[arg(long, default_value = "User")]
         scope: String,
     },

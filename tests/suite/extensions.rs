@@ -560,3 +560,18 @@ fn the_mcp_server_template_works_as_created_and_unsupported_commands_are_refused
         assert!(!out.status.success(), "{args:?}: {}", stdout(&out));
     }
 }
+
+#[test]
+fn the_repl_lists_the_extensions_with_slash_extensions() {
+    let s = Scratch::new();
+    two_extensions(&s);
+    let t = crate::suite::repl::term::Term::start(&s, &[], &[], &["-e", "beta"]);
+    t.line("/extensions");
+    t.wait_for("2 extension(s)");
+    t.wait_for("beta (1.0.0) enabled");
+    t.wait_for("alpha (1.0.0) disabled here");
+    t.line("/help");
+    t.wait_for("/extensions [list]");
+    t.line("/quit");
+    t.wait_for("[troupe exited 0]");
+}
