@@ -29,10 +29,12 @@ pub enum ManifestError {
 /// `.gemini-extension-install.json`: where an installed extension came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InstallMetadata {
+    /// The folder (absolute) or URL it was installed from; a link's folder.
     pub source: String,
     /// `local`, `link`, `git` or `github-release`.
     #[serde(rename = "type")]
     pub kind: String,
+    /// The git ref installed (`--ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#ref: Option<String>,
     #[serde(
@@ -40,6 +42,7 @@ pub struct InstallMetadata {
         rename = "releaseTag",
         skip_serializing_if = "Option::is_none"
     )]
+    /// The GitHub release installed (gemini-cli's release downloads).
     pub release_tag: Option<String>,
 }
 
@@ -52,14 +55,18 @@ pub fn read_install_metadata(dir: &Path) -> Option<InstallMetadata> {
 /// The parts of a manifest Troupe uses, hydrated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Manifest {
+    /// `name`: letters, digits and dashes.
     pub name: String,
+    /// `version`, as written (a number is kept as its text).
     pub version: String,
+    /// `description`, when a string.
     pub description: Option<String>,
     /// `mcpServers`, in the file's order, as Troupe's server entries (`trust` dropped,
     /// as gemini-cli drops it).
     pub mcp_servers: Vec<(String, ServerEntry)>,
     /// `contextFileName` as written (a string or a list); `None` when absent.
     pub context_file_names: Option<Vec<String>>,
+    /// `excludeTools`: tool names, or `run_shell_command(PREFIX)`.
     pub exclude_tools: Vec<String>,
     /// The whole hydrated manifest (for `validate` and the consent text).
     pub raw: Value,

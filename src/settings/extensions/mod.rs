@@ -25,12 +25,15 @@ pub use manifest::{InstallMetadata, Manifest, INSTALL_METADATA, MANIFEST};
 /// One extension found in the extensions folder.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Extension {
+    /// The manifest's `name`.
     pub name: String,
+    /// The manifest's `version`.
     pub version: String,
     /// Its folder in the extensions folder.
     pub install_dir: PathBuf,
     /// The folder its files are read from: the install folder, or a link's source.
     pub path: PathBuf,
+    /// Its `.gemini-extension-install.json` (none for a folder copied by hand).
     pub install: Option<InstallMetadata>,
     /// gemini-cli's id: the SHA-256 of the install source (else of the name).
     pub id: String,
@@ -38,6 +41,7 @@ pub struct Extension {
     pub active: bool,
     /// Enabled in the home folder (gemini-cli's "Enabled (User)").
     pub user_enabled: bool,
+    /// Its `gemini-extension.json`, hydrated.
     pub manifest: Manifest,
     /// The context files that exist, absolute.
     pub context_files: Vec<PathBuf>,
