@@ -575,3 +575,27 @@ fn the_repl_lists_the_extensions_with_slash_extensions() {
     t.line("/quit");
     t.wait_for("[troupe exited 0]");
 }
+
+#[test]
+fn an_extensions_env_settings_reach_its_server_and_its_arguments() {
+    let s = Scratch::new();
+    let dir = extensions_dir(&s).join("keyed");
+    let manifest = json!({
+        "name": "keyed",
+        "version": "1.0.0",
+        "settings": [{"name": "Key", "description": "The key.", "envVar": "KEYED_TOKEN"}],
+        "mcpServers": {"fx": {
+            "command": fixture(),
+            "args": ["--prefix", "${KEYED_PREFIX}", "--env-file", "${extensionPath}${/}env.txt"]
+        }}
+    });
+    write(&dir.join("gemini-extension.json"), &manifest.to_string());
+    // What `gemini extensions config` writes for the user scope.
+    write(&dir.join(".env"), "KEYED_TOKEN=tok-4242\nKEYED_PREFIX=k_\n");
+    let out = s.run(&[turn(vec![text("ok")])], &["-p", "go"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let names = declared(&s.requests()[0]);
+    assert!(names.contains(&"mcp_fx_k_echo".to_string()), "{names:?}");
+    let env = std::fs::read_to_string(dir.join("env.txt")).unwrap();
+    assert!(env.lines().any(|l| l == "KEYED_TOKEN=tok-4242"), "{env}");
+}

@@ -237,7 +237,20 @@ fn build(
         Some(m) if m.kind == "link" => PathBuf::from(&m.source),
         _ => install_dir.to_path_buf(),
     };
-    let manifest = manifest::load(&path, workspace).map_err(|e| e.to_string())?;
+    // gemini-cli's extension settings (user scope): `<install folder>/.env`.
+    let env = std::fs::read_to_string(install_dir.join(".env"))
+        .map(|t| manifest::parse_dotenv(&t))
+        .unwrap_or_default();
+    let mut manifest =
+        manifest::load_with(&path, workspace, Some(&env)).map_err(|e| e.to_string())?;
+    for (_, server) in &mut manifest.mcp_servers {
+        for (name, value) in &env {
+            server
+                .env
+                .entry(name.clone())
+                .or_insert_with(|| value.clone());
+        }
+    }
     let context_files = manifest::context_file_names(&manifest)
         .iter()
         .filter_map(|n| match manifest::context_file_path(n, &path) {
