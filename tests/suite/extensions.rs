@@ -592,10 +592,21 @@ fn an_extensions_env_settings_reach_its_server_and_its_arguments() {
     write(&dir.join("gemini-extension.json"), &manifest.to_string());
     // What `gemini extensions config` writes for the user scope.
     write(&dir.join(".env"), "KEYED_TOKEN=tok-4242\nKEYED_PREFIX=k_\n");
-    let out = s.run(&[turn(vec![text("ok")])], &["-p", "go"]);
+    // A secret-named variable of Troupe's own environment stays out of the server's, as
+    // for every configured server (the children's environment policy).
+    let out = s
+        .command()
+        .arg("--fake-responses")
+        .arg(s.script(&[turn(vec![text("ok")])]))
+        .args(["-p", "go"])
+        .env("EXT_CHECK_SECRET", "leak-1717")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let names = declared(&s.requests()[0]);
     assert!(names.contains(&"mcp_fx_k_echo".to_string()), "{names:?}");
     let env = std::fs::read_to_string(dir.join("env.txt")).unwrap();
     assert!(env.lines().any(|l| l == "KEYED_TOKEN=tok-4242"), "{env}");
+    assert!(env.lines().any(|l| l == "TROUPE_CLI=1"), "{env}");
+    assert!(!env.contains("leak-1717"), "{env}");
 }
