@@ -27,7 +27,7 @@ pub enum ExtensionsCommand {
         /// this needs the network).
         source: String,
         /// The branch, tag or commit of a git URL to install.
-        #[arg(long = "ref")]
+        #[arg(long = "ref", value_name = "REF")]
         git_ref: Option<String>,
         /// Skip the question: you have reviewed the extension and accept what it runs.
         #[arg(long)]
@@ -66,6 +66,7 @@ pub enum ExtensionsCommand {
     Disable {
         /// The extension's name.
         name: String,
+        /// `user` (your home folder and below) or `workspace` (this folder and below).
         #[arg(long, default_value = "User")]
         scope: String,
     },
@@ -89,8 +90,19 @@ fn usage(message: impl Into<String>) -> AppError {
     AppError::Usage(message.into())
 }
 
-/// Runs a `troupe extensions` subcommand; returns the exit code.
+/// Runs a `troupe extensions` subcommand; returns the exit code. A refusal is said on
+/// stderr as gemini-cli says it (without the `troupe: ` of other errors), exit code 1.
 pub fn run(command: ExtensionsCommand) -> Result<i32, AppError> {
+    match run_command(command) {
+        Err(AppError::Usage(message)) => {
+            eprintln!("{}", crate::engine::sanitize::for_terminal(&message));
+            Ok(1)
+        }
+        other => other,
+    }
+}
+
+fn run_command(command: ExtensionsCommand) -> Result<i32, AppError> {
     let cwd = std::env::current_dir()?;
     match command {
         ExtensionsCommand::Install {

@@ -124,7 +124,13 @@ pub fn load(workspace: &Path, settings: &crate::settings::Settings) -> LoadedSki
         .map(|e| (e.dir("skills"), false))
         .collect();
     dirs.extend(skill_dirs(workspace));
-    load_from(&dirs, trusted, &disabled)
+    let mut loaded = load_from(&dirs, trusted, &disabled);
+    let extensions = &settings.loaded_extensions;
+    for skill in &mut loaded.skills {
+        skill.body = extensions.hydrate_for(&skill.location, &skill.body, workspace);
+        skill.description = extensions.hydrate_for(&skill.location, &skill.description, workspace);
+    }
+    loaded
 }
 
 /// [`load`] with the folders and the disabled names explicit.

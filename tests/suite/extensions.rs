@@ -194,7 +194,7 @@ fn an_extension_laid_out_by_gemini_cli_loads_unchanged() {
     );
     write(
         &dir.join("skills").join("gx-skill").join("SKILL.md"),
-        "---\nname: gx-skill\ndescription: A skill from the gx extension.\n---\nDo gx things.\n",
+        "---\nname: gx-skill\ndescription: A skill from the gx extension.\n---\nRun ${extensionPath}${/}tool.sh first.\n",
     );
     write(
         &dir.join("hooks").join("hooks.json"),
@@ -218,6 +218,17 @@ fn an_extension_laid_out_by_gemini_cli_loads_unchanged() {
         dir.join("started").exists(),
         "SessionStart hook did not run"
     );
+    // The skill's instructions are hydrated as gemini-cli hydrates them.
+    std::fs::remove_file(s.requests_path()).unwrap();
+    let turns = [
+        turn(vec![call("activate_skill", json!({"name": "gx-skill"}))]),
+        turn(vec![text("ok")]),
+    ];
+    let out = s.run(&turns, &["-p", "go", "--yolo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let answer = function_responses(&s.requests()[1])[0]["response"].to_string();
+    let expected = format!("Run {}/tool.sh first.", dir.display());
+    assert!(answer.contains(&expected), "{answer}");
     // `troupe config` says which extensions are loaded.
     let config = s.bare_command().arg("config").output().unwrap();
     let listing = stdout(&config);
@@ -396,15 +407,11 @@ fn new_validate_link_list_disable_enable_and_uninstall() {
     );
     let out = ext(&s, &["validate", broken.to_str().unwrap()]);
     assert!(!out.status.success());
-    let err = stderr(&out);
-    assert!(err.contains("Validation warnings:\n  - Warning: Version 'one' does not appear to be standard semver (e.g., 1.0.0)."), "{err}");
-    assert!(
-        err.contains("Validation failed with the following errors:"),
-        "{err}"
+    // gemini-cli 0.61's stderr, byte for byte (checked by running it on this folder).
+    assert_eq!(
+        stderr(&out),
+        "Validation warnings:\n  - Warning: Version 'one' does not appear to be standard semver (e.g., 1.0.0).\nValidation failed with the following errors:\n  - Invalid context file path: \"../up.md\". Relative parent directory references (\"..\") are not allowed.\n  - The following context files referenced in gemini-extension.json are missing: NOPE.md\nExtension validation failed.\n"
     );
-    assert!(err.contains("  - Invalid context file path: \"../up.md\". Relative parent directory references (\"..\") are not allowed."), "{err}");
-    assert!(err.contains("  - The following context files referenced in gemini-extension.json are missing: NOPE.md"), "{err}");
-    assert!(err.contains("Extension validation failed."), "{err}");
 
     // Link: read in place.
     write(&path.join("GEMINI.md"), "linked context v1");
@@ -552,4 +559,54 @@ fn the_mcp_server_template_works_as_created_and_unsupported_commands_are_refused
         let out = ext(&s, args);
         assert!(!out.status.success(), "{args:?}: {}", stdout(&out));
     }
+}
+
+#[test]
+fn the_repl_lists_the_extensions_with_slash_extensions() {
+    let s = Scratch::new();
+    two_extensions(&s);
+    let t = crate::suite::repl::term::Term::start(&s, &[], &[], &["-e", "beta"]);
+    t.line("/extensions");
+    t.wait_for("2 extension(s)");
+    t.wait_for("beta (1.0.0) enabled");
+    t.wait_for("alpha (1.0.0) disabled here");
+    t.line("/help");
+    t.wait_for("/extensions [list]");
+    t.line("/quit");
+    t.wait_for("[troupe exited 0]");
+}
+
+#[test]
+fn an_extensions_env_settings_reach_its_server_and_its_arguments() {
+    let s = Scratch::new();
+    let dir = extensions_dir(&s).join("keyed");
+    let manifest = json!({
+        "name": "keyed",
+        "version": "1.0.0",
+        "settings": [{"name": "Key", "description": "The key.", "envVar": "KEYED_TOKEN"}],
+        "mcpServers": {"fx": {
+            "command": fixture(),
+            "args": ["--prefix", "${KEYED_PREFIX}", "--env-file", "${extensionPath}${/}env.txt"]
+        }}
+    });
+    write(&dir.join("gemini-extension.json"), &manifest.to_string());
+    // What `gemini extensions config` writes for the user scope.
+    write(&dir.join(".env"), "KEYED_TOKEN=tok-4242\nKEYED_PREFIX=k_\n");
+    // A secret-named variable of Troupe's own environment stays out of the server's, as
+    // for every configured server (the children's environment policy).
+    let out = s
+        .command()
+        .arg("--fake-responses")
+        .arg(s.script(&[turn(vec![text("ok")])]))
+        .args(["-p", "go"])
+        .env("EXT_CHECK_SECRET", "leak-1717")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let names = declared(&s.requests()[0]);
+    assert!(names.contains(&"mcp_fx_k_echo".to_string()), "{names:?}");
+    let env = std::fs::read_to_string(dir.join("env.txt")).unwrap();
+    assert!(env.lines().any(|l| l == "KEYED_TOKEN=tok-4242"), "{env}");
+    assert!(env.lines().any(|l| l == "TROUPE_CLI=1"), "{env}");
+    assert!(!env.contains("leak-1717"), "{env}");
 }

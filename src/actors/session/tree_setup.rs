@@ -27,11 +27,13 @@ pub(super) fn agent_catalog(options: &SessionOptions, events: &EventSink) -> Age
         .active()
         .map(|e| e.dir("agents"))
         .collect();
-    let loaded = crate::settings::agents::load(
-        options.workspace.primary(),
-        options.settings.trusted,
-        &extension_dirs,
-    );
+    let workspace = options.workspace.primary();
+    let mut loaded =
+        crate::settings::agents::load(workspace, options.settings.trusted, &extension_dirs);
+    let extensions = &options.settings.loaded_extensions;
+    for agent in &mut loaded.agents {
+        agent.prompt = extensions.hydrate_for(&agent.path, &agent.prompt, workspace);
+    }
     for error in &loaded.errors {
         events.do_send(crate::protocol::UiEvent::Warning(format!(
             "Agent loading error: {error}"

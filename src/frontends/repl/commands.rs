@@ -58,6 +58,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "remember a fact in the global context file",
     ),
     ("directory", "show|add", "the workspace directories"),
+    (
+        "extensions",
+        "[list]",
+        "the installed extensions and which are enabled",
+    ),
     ("model", "[NAME]", "show or switch the model"),
     ("copy", "", "copy the last answer to the clipboard (OSC 52)"),
     (

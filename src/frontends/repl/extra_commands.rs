@@ -1,7 +1,7 @@
 //! Slash commands beyond the first set: `/tools desc`, `/memory add TEXT`,
 //! `/directory show|add`, `/model [NAME]`, `/copy` (the last answer to the clipboard
-//! through OSC 52), `/about` (version, model, sandbox) and `/init` (the model writes
-//! AGENTS.md). Each returns `None` when
+//! through OSC 52), `/about` (version, model, sandbox), `/extensions` (the installed
+//! extensions) and `/init` (the model writes AGENTS.md). Each returns `None` when
 //! the line is not one of them, so the older commands keep their own handling.
 
 use crate::protocol::content::Role;
@@ -29,6 +29,7 @@ pub fn run(name: &str, args: &str, link: &mut SessionLink, p: Palette) -> Option
         ("model", _) => model(link, args.trim(), p),
         ("copy", _) => copy(link, p),
         ("about", _) => about(link, p),
+        ("extensions", None | Some("list")) => extensions(link, p),
         ("init", _) => return Some(init(link, p)),
         _ => return None,
     };
@@ -143,6 +144,32 @@ fn model(link: &mut SessionLink, name: &str, p: Palette) -> Vec<String> {
 }
 
 /// `/about`: the version, the model, the approval mode and the sandbox in force.
+/// `/extensions [list]`: the extensions of `~/.gemini/extensions` and which are enabled
+/// in this session (changes take effect at the next start, as in gemini-cli).
+fn extensions(link: &SessionLink, p: Palette) -> Vec<String> {
+    let loaded = &link.handle.settings().loaded_extensions;
+    if loaded.all.is_empty() {
+        return vec![
+            p.dim("No extensions installed (`troupe extensions install PATH` installs one).")
+        ];
+    }
+    let mut out = vec![p.bold(&format!("{} extension(s)", loaded.all.len()))];
+    for ext in &loaded.all {
+        let (mark, state) = match ext.active {
+            true => (p.green("\u{2713}"), "enabled"),
+            false => (p.red("\u{2717}"), "disabled here"),
+        };
+        out.push(format!(
+            "  {mark} {} ({}) {}  {}",
+            p.cyan(&crate::engine::sanitize::one_line(&ext.name)),
+            crate::engine::sanitize::one_line(&ext.version),
+            p.dim(state),
+            p.dim(&ext.path.display().to_string())
+        ));
+    }
+    out
+}
+
 fn about(link: &SessionLink, p: Palette) -> Vec<String> {
     let sandbox = crate::platform::sandbox::session::summary(link.handle.settings());
     vec![

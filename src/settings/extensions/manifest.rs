@@ -29,10 +29,12 @@ pub enum ManifestError {
 /// `.gemini-extension-install.json`: where an installed extension came from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InstallMetadata {
+    /// The folder (absolute) or URL it was installed from; a link's folder.
     pub source: String,
     /// `local`, `link`, `git` or `github-release`.
     #[serde(rename = "type")]
     pub kind: String,
+    /// The git ref installed (`--ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#ref: Option<String>,
     #[serde(
@@ -40,6 +42,7 @@ pub struct InstallMetadata {
         rename = "releaseTag",
         skip_serializing_if = "Option::is_none"
     )]
+    /// The GitHub release installed (gemini-cli's release downloads).
     pub release_tag: Option<String>,
 }
 
@@ -52,14 +55,18 @@ pub fn read_install_metadata(dir: &Path) -> Option<InstallMetadata> {
 /// The parts of a manifest Troupe uses, hydrated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Manifest {
+    /// `name`: letters, digits and dashes.
     pub name: String,
+    /// `version`, as written (a number is kept as its text).
     pub version: String,
+    /// `description`, when a string.
     pub description: Option<String>,
     /// `mcpServers`, in the file's order, as Troupe's server entries (`trust` dropped,
     /// as gemini-cli drops it).
     pub mcp_servers: Vec<(String, ServerEntry)>,
     /// `contextFileName` as written (a string or a list); `None` when absent.
     pub context_file_names: Option<Vec<String>>,
+    /// `excludeTools`: tool names, or `run_shell_command(PREFIX)`.
     pub exclude_tools: Vec<String>,
     /// The whole hydrated manifest (for `validate` and the consent text).
     pub raw: Value,
@@ -118,6 +125,74 @@ pub fn hydrate(value: &Value, values: &BTreeMap<&'static str, String>) -> Value 
     }
 }
 
+/// `value` with `f` applied to every string in it.
+fn map_strings(value: &Value, f: &dyn Fn(&str) -> String) -> Value {
+    match value {
+        Value::String(s) => Value::String(f(s)),
+        Value::Array(items) => Value::Array(items.iter().map(|v| map_strings(v, f)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), map_strings(v, f)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// gemini-cli's `resolveEnvVarsInString` (`$NAME`, `${NAME}`, `${NAME:-default}`):
+/// `env` first, then the process environment, then the default; else kept.
+pub fn resolve_env(text: &str, env: &BTreeMap<String, String>) -> String {
+    static PATTERN: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let Some(pattern) =
+        PATTERN.get_or_init(|| regex::Regex::new(r"\$(?:(\w+)|\{([^}]+?)(?::-([^}]*))?\})").ok())
+    else {
+        return text.to_string();
+    };
+    pattern
+        .replace_all(text, |caps: &regex::Captures<'_>| {
+            let name = caps
+                .get(1)
+                .or_else(|| caps.get(2))
+                .map_or("", |m| m.as_str());
+            env.get(name)
+                .cloned()
+                .or_else(|| std::env::var(name).ok())
+                .or_else(|| caps.get(3).map(|d| d.as_str().to_string()))
+                .unwrap_or_else(|| caps[0].to_string())
+        })
+        .into_owned()
+}
+
+/// A `.env` file's variables (dotenv's format: `NAME=value` lines, `export ` allowed,
+/// `#` comments, values in single or double quotes; `\n` in double quotes).
+pub fn parse_dotenv(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let line = line.trim();
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let Some((name, value)) = line.split_once('=') else {
+            continue;
+        };
+        let name = name.trim();
+        if name.is_empty() || name.starts_with('#') {
+            continue;
+        }
+        let value = value.trim();
+        let value = match value.chars().next() {
+            Some(q @ ('"' | '\'')) => {
+                let inner = value[1..].split(q).next().unwrap_or("");
+                match q {
+                    '"' => inner.replace("\\n", "\n"),
+                    _ => inner.to_string(),
+                }
+            }
+            _ => value.split(" #").next().unwrap_or("").trim().to_string(),
+        };
+        out.insert(name.to_string(), value);
+    }
+    out
+}
+
 /// gemini-cli's `validateName`.
 pub fn check_name(name: &str) -> Result<(), String> {
     if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
@@ -130,6 +205,18 @@ pub fn check_name(name: &str) -> Result<(), String> {
 
 /// Reads and hydrates the manifest of the extension in `dir`.
 pub fn load(dir: &Path, workspace: &Path) -> Result<Manifest, ManifestError> {
+    load_with(dir, workspace, None)
+}
+
+/// [`load`], then — with `env`, as a session loads an installed extension — every
+/// `$VAR`, `${VAR}` and `${VAR:-default}` replaced from `env` (the extension's `.env`
+/// settings), else from Troupe's environment (gemini-cli's `resolveEnvVarsInObject`;
+/// the model API keys are not in that environment), an unknown one kept as written.
+pub fn load_with(
+    dir: &Path,
+    workspace: &Path,
+    env: Option<&BTreeMap<String, String>>,
+) -> Result<Manifest, ManifestError> {
     let path = dir.join(MANIFEST);
     if !path.exists() {
         return Err(ManifestError::Missing(path));
@@ -156,7 +243,10 @@ pub fn load(dir: &Path, workspace: &Path) -> Result<Manifest, ManifestError> {
             path.display()
         )));
     }
-    let raw = hydrate(&raw, &hydration(dir, workspace));
+    let mut raw = hydrate(&raw, &hydration(dir, workspace));
+    if let Some(env) = env {
+        raw = map_strings(&raw, &|text| resolve_env(text, env));
+    }
     let text_of = |v: &Value| match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -344,6 +434,19 @@ mod tests {
         assert_eq!(m.mcp_servers[1].1.transport.as_deref(), Some("http"));
         assert_eq!(context_file_names(&m), ["CTX.md"]);
         assert_eq!(m.exclude_tools, ["run_shell_command(rm -rf)"]);
+    }
+
+    #[test]
+    fn settings_and_the_environment_resolve_variables() {
+        let env = parse_dotenv("# c\nexport A=1\nB=\"two words\" # x\nC='$A'\nD=x # note\n");
+        assert_eq!(env["A"], "1");
+        assert_eq!(env["B"], "two words");
+        assert_eq!(env["C"], "$A");
+        assert_eq!(env["D"], "x");
+        assert_eq!(
+            resolve_env("$A-${B}-${NOPE_X:-dflt}-$NOPE_Y", &env),
+            "1-two words-dflt-$NOPE_Y"
+        );
     }
 
     #[test]

@@ -25,12 +25,15 @@ pub use manifest::{InstallMetadata, Manifest, INSTALL_METADATA, MANIFEST};
 /// One extension found in the extensions folder.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Extension {
+    /// The manifest's `name`.
     pub name: String,
+    /// The manifest's `version`.
     pub version: String,
     /// Its folder in the extensions folder.
     pub install_dir: PathBuf,
     /// The folder its files are read from: the install folder, or a link's source.
     pub path: PathBuf,
+    /// Its `.gemini-extension-install.json` (none for a folder copied by hand).
     pub install: Option<InstallMetadata>,
     /// gemini-cli's id: the SHA-256 of the install source (else of the name).
     pub id: String,
@@ -38,6 +41,7 @@ pub struct Extension {
     pub active: bool,
     /// Enabled in the home folder (gemini-cli's "Enabled (User)").
     pub user_enabled: bool,
+    /// Its `gemini-extension.json`, hydrated.
     pub manifest: Manifest,
     /// The context files that exist, absolute.
     pub context_files: Vec<PathBuf>,
@@ -93,6 +97,16 @@ impl LoadedExtensions {
             }
         }
         out
+    }
+
+    /// `text` of `file` with `${extensionPath}` and the other variables replaced when the
+    /// file belongs to an enabled extension (gemini-cli hydrates an extension's skills
+    /// and agents so); other files' text as it is.
+    pub fn hydrate_for(&self, file: &Path, text: &str, workspace: &Path) -> String {
+        match self.active().find(|e| file.starts_with(&e.path)) {
+            Some(ext) => manifest::hydrate_str(text, &manifest::hydration(&ext.path, workspace)),
+            None => text.to_string(),
+        }
     }
 
     /// The context files of the enabled ones, sorted and without repeats (gemini-cli's
@@ -223,7 +237,20 @@ fn build(
         Some(m) if m.kind == "link" => PathBuf::from(&m.source),
         _ => install_dir.to_path_buf(),
     };
-    let manifest = manifest::load(&path, workspace).map_err(|e| e.to_string())?;
+    // gemini-cli's extension settings (user scope): `<install folder>/.env`.
+    let env = std::fs::read_to_string(install_dir.join(".env"))
+        .map(|t| manifest::parse_dotenv(&t))
+        .unwrap_or_default();
+    let mut manifest =
+        manifest::load_with(&path, workspace, Some(&env)).map_err(|e| e.to_string())?;
+    for (_, server) in &mut manifest.mcp_servers {
+        for (name, value) in &env {
+            server
+                .env
+                .entry(name.clone())
+                .or_insert_with(|| value.clone());
+        }
+    }
     let context_files = manifest::context_file_names(&manifest)
         .iter()
         .filter_map(|n| match manifest::context_file_path(n, &path) {
