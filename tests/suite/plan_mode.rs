@@ -237,3 +237,23 @@ fn a_session_started_in_plan_mode_declares_exit_plan_mode_and_refuses_a_replace(
     assert_eq!(error(&function_responses(&requests[1])[0]), DENIED_WRITE);
     assert_eq!(s.read("a.txt"), "one\n");
 }
+
+#[test]
+fn entering_plan_mode_makes_the_sessions_plans_directory() {
+    let s = Scratch::new();
+    let turns = [
+        turn(vec![call("enter_plan_mode", json!({}))]),
+        turn(vec![text("planning")]),
+    ];
+    let (report, out) = s.run_json(&turns, &["-p", "plan"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plans = plans_dir(&s);
+    // `<troupe home>/tmp/<project id>/<session id>/plans`, empty so far.
+    let session = plans.parent().expect("session dir");
+    assert_eq!(
+        session.file_name().and_then(|n| n.to_str()),
+        report["session_id"].as_str(),
+        "{report}"
+    );
+    assert_eq!(std::fs::read_dir(&plans).expect("plans").count(), 0);
+}
