@@ -257,3 +257,27 @@ fn entering_plan_mode_makes_the_sessions_plans_directory() {
     );
     assert_eq!(std::fs::read_dir(&plans).expect("plans").count(), 0);
 }
+
+#[test]
+fn an_edit_after_enter_plan_mode_in_the_same_answer_is_refused_when_it_runs() {
+    let s = Scratch::new();
+    let turns = [
+        turn(vec![
+            call("enter_plan_mode", json!({})),
+            call(
+                "write_file",
+                json!({"file_path": "src.txt", "content": "code\n"}),
+            ),
+        ]),
+        turn(vec![text("planning")]),
+    ];
+    // YOLO approves the write before enter_plan_mode has run; the write, which waits
+    // for it, finds the session in plan mode.
+    let out = s.run(&turns, &["--yolo", "-p", "go"]);
+    let _ = out;
+    let requests = s.requests();
+    let answers = function_responses(&requests[1]);
+    assert_eq!(output(&answers[0]), "Switching to Plan mode.");
+    assert_eq!(error(&answers[1]), DENIED_WRITE);
+    assert!(!s.ws().join("src.txt").exists());
+}
