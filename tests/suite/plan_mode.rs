@@ -143,6 +143,12 @@ fn a_headless_run_plans_writes_only_its_plan_and_goes_on_in_yolo_once_it_is_appr
     let plans_text = format!("{}/", plans.display());
     assert!(description(&requests[3], "write_file").contains(&plans_text));
     assert!(description(&requests[3], "replace").contains(&plans_text));
+    // The system prompt says what plan mode is while the session is in it.
+    let system = |i: usize| requests[i]["systemInstruction"].to_string();
+    assert!(!system(0).contains("# Plan mode"), "{}", system(0));
+    assert!(system(2).contains("# Plan mode"), "{}", system(2));
+    assert!(system(2).contains(&plans_text), "{}", system(2));
+    assert!(!system(8).contains("# Plan mode"), "{}", system(8));
 
     assert!(output(&answer(4)).contains("read me"), "{}", answer(4));
     assert_eq!(
