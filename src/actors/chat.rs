@@ -97,6 +97,8 @@ pub struct PlanTools {
     pub mode: Arc<dyn crate::tools::SessionMode>,
     /// The declarations offered in plan mode.
     pub tools: Arc<Vec<FunctionDeclaration>>,
+    /// What the system prompt adds in plan mode.
+    pub prompt_section: String,
 }
 
 /// What undoing a failed turn's edits needs: the one way to write files, and the
@@ -248,6 +250,10 @@ impl Chat {
         request.system_instruction = self.config.system_prompt.clone();
         request.tools = match &self.config.plan_tools {
             Some(plan) if plan.mode.approval_mode() == crate::protocol::ApprovalMode::Plan => {
+                request.system_instruction = Some(match request.system_instruction.take() {
+                    Some(base) => format!("{base}\n\n{}", plan.prompt_section),
+                    None => plan.prompt_section.clone(),
+                });
                 plan.tools.clone()
             }
             _ => self.config.tools.clone(),

@@ -246,7 +246,16 @@ async fn tool_declarations(
     session: &SessionHandle,
 ) -> Result<Vec<(FunctionDeclaration, ToolKind)>, AppError> {
     match session.request(Op::ListToolDeclarations).await {
-        Ok(OpReply::Declarations(tools)) => Ok(tools),
+        // The tools that talk to the session's user or switch its approval mode
+        // (`ask_user`, the plan-mode tools) are not a served tool's business.
+        Ok(OpReply::Declarations(mut tools)) => {
+            let facts = session.tool_facts();
+            tools.retain(|(d, _)| {
+                let f = facts.get(&d.name);
+                !f.interactive_only && f.offered == crate::protocol::Offered::Always
+            });
+            Ok(tools)
+        }
         Ok(other) => Err(AppError::Usage(format!(
             "mcp serve: the session answered {other:?} for its tools"
         ))),

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 
 use super::{Decider, Services, Tool, ToolContext};
 use crate::engine::policy::PolicyDecision;
+use crate::platform::filesystem::{Confined, FsWork};
 use crate::protocol::{ApprovalMode, ConfirmationDetails, Offered, ToolKind, ToolOutput};
 
 /// The name the model calls.
@@ -18,6 +19,23 @@ pub const NAME: &str = "enter_plan_mode";
 
 /// gemini-cli's `denyMessage` for the call in plan mode.
 pub const ALREADY_IN_PLAN_MODE: &str = "You are already in Plan Mode.";
+
+/// Makes the plans directory (inside the project temp directory, a root of the
+/// confined file system), as gemini-cli makes it when plan mode is entered.
+struct MakePlansDir(std::path::PathBuf);
+
+impl FsWork for MakePlansDir {
+    type Output = Result<(), String>;
+    fn perform(self, confined: &Confined) -> Self::Output {
+        let at = confined
+            .locate_lexically(&self.0)
+            .ok_or_else(|| format!("{} is outside the workspace's roots", self.0.display()))?;
+        confined
+            .open_or_create_dir(&at)
+            .map(drop)
+            .map_err(|e| format!("{}: {e}", self.0.display()))
+    }
+}
 
 /// The `enter_plan_mode` tool.
 #[derive(Debug, Default)]
@@ -118,7 +136,16 @@ impl Tool for EnterPlanMode {
             Some(reason) => format!("Switching to Plan mode: {reason}"),
             None => "Switching to Plan mode".to_string(),
         };
-        Box::pin(async move { ToolOutput::text("Switching to Plan mode.", display) })
+        Box::pin(async move {
+            // A failure is only logged: the first plan written makes the directory.
+            let plans = ctx.services.plans_dir();
+            match ctx.services.fs.perform(MakePlansDir(plans)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::debug!(error = %e, "plans directory not made"),
+                Err(e) => tracing::debug!(error = %e, "plans directory not made"),
+            }
+            ToolOutput::text("Switching to Plan mode.", display)
+        })
     }
 }
 

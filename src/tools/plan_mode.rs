@@ -142,6 +142,20 @@ impl Services {
     }
 }
 
+/// The refusal of an edit of `raw` that plan mode does not let through, checked again
+/// as the edit runs: a call approved before an earlier call of its answer switched
+/// into plan mode (`enter_plan_mode`, then an edit) still writes nothing.
+pub fn refused_now(raw: &str, services: &Services) -> Option<crate::protocol::ToolOutput> {
+    let planning = services.mode.approval_mode() == ApprovalMode::Plan;
+    (planning && !write_allowed(raw, &services.plans_dir())).then(|| {
+        crate::protocol::ToolOutput::error(
+            crate::protocol::ToolErrorKind::PolicyViolation,
+            format!("Tool execution denied by policy. {WRITE_DENIED}"),
+            "Denied in plan mode",
+        )
+    })
+}
+
 /// The policy of an edit of `raw` ([`super::Tool::decider`] of `write_file` and
 /// `replace`): in plan mode a plan file is written without asking and anything else
 /// is refused with gemini-cli's message; other modes decide as usual.

@@ -394,6 +394,9 @@ impl Tool for Replace {
 
     fn execute(&self, p: Params, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
         Box::pin(async move {
+            if let Some(refused) = super::plan_mode::refused_now(&p.file_path, &ctx.services) {
+                return refused;
+            }
             let key = ctx.services.resolve_edit_path(&p.file_path);
             // No other agent's edit of the file between this one's read and write.
             let _editing = ctx.services.ledger.hold(&key).await;

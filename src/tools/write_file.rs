@@ -242,6 +242,9 @@ impl Tool for WriteFile {
                 modified_by_user,
                 ..
             } = p;
+            if let Some(refused) = super::plan_mode::refused_now(&file_path, &ctx.services) {
+                return refused;
+            }
             let key = ctx.services.resolve_edit_path(&file_path);
             // No other agent's edit of the file between this one's read and write.
             let _editing = ctx.services.ledger.hold(&key).await;

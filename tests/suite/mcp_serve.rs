@@ -122,6 +122,11 @@ fn the_server_names_itself_and_annotates_its_tools() {
     expect("replace", false, true, true, false);
     expect("run_shell_command", false, true, false, true);
     expect("save_memory", false, false, false, false);
+    // Talking to the session's user and switching its approval mode are not served.
+    let listed = tools["result"]["tools"].to_string();
+    for name in ["ask_user", "enter_plan_mode", "exit_plan_mode"] {
+        assert!(!listed.contains(&format!("\"{name}\"")), "{name} served");
+    }
 }
 
 #[test]

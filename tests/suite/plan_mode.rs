@@ -143,6 +143,12 @@ fn a_headless_run_plans_writes_only_its_plan_and_goes_on_in_yolo_once_it_is_appr
     let plans_text = format!("{}/", plans.display());
     assert!(description(&requests[3], "write_file").contains(&plans_text));
     assert!(description(&requests[3], "replace").contains(&plans_text));
+    // The system prompt says what plan mode is while the session is in it.
+    let system = |i: usize| requests[i]["systemInstruction"].to_string();
+    assert!(!system(0).contains("# Plan mode"), "{}", system(0));
+    assert!(system(2).contains("# Plan mode"), "{}", system(2));
+    assert!(system(2).contains(&plans_text), "{}", system(2));
+    assert!(!system(8).contains("# Plan mode"), "{}", system(8));
 
     assert!(output(&answer(4)).contains("read me"), "{}", answer(4));
     assert_eq!(
@@ -236,4 +242,48 @@ fn a_session_started_in_plan_mode_declares_exit_plan_mode_and_refuses_a_replace(
     assert!(description(&requests[0], "replace").starts_with("PLAN MODE"));
     assert_eq!(error(&function_responses(&requests[1])[0]), DENIED_WRITE);
     assert_eq!(s.read("a.txt"), "one\n");
+}
+
+#[test]
+fn entering_plan_mode_makes_the_sessions_plans_directory() {
+    let s = Scratch::new();
+    let turns = [
+        turn(vec![call("enter_plan_mode", json!({}))]),
+        turn(vec![text("planning")]),
+    ];
+    let (report, out) = s.run_json(&turns, &["-p", "plan"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plans = plans_dir(&s);
+    // `<troupe home>/tmp/<project id>/<session id>/plans`, empty so far.
+    let session = plans.parent().expect("session dir");
+    assert_eq!(
+        session.file_name().and_then(|n| n.to_str()),
+        report["session_id"].as_str(),
+        "{report}"
+    );
+    assert_eq!(std::fs::read_dir(&plans).expect("plans").count(), 0);
+}
+
+#[test]
+fn an_edit_after_enter_plan_mode_in_the_same_answer_is_refused_when_it_runs() {
+    let s = Scratch::new();
+    let turns = [
+        turn(vec![
+            call("enter_plan_mode", json!({})),
+            call(
+                "write_file",
+                json!({"file_path": "src.txt", "content": "code\n"}),
+            ),
+        ]),
+        turn(vec![text("planning")]),
+    ];
+    // YOLO approves the write before enter_plan_mode has run; the write, which waits
+    // for it, finds the session in plan mode.
+    let out = s.run(&turns, &["--yolo", "-p", "go"]);
+    let _ = out;
+    let requests = s.requests();
+    let answers = function_responses(&requests[1]);
+    assert_eq!(output(&answers[0]), "Switching to Plan mode.");
+    assert_eq!(error(&answers[1]), DENIED_WRITE);
+    assert!(!s.ws().join("src.txt").exists());
 }

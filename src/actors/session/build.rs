@@ -509,6 +509,10 @@ fn chat_config(parts: ChatParts<'_>) -> ChatConfig {
         tool_facts,
         agent_names,
         plan_tools: Some(crate::actors::chat::PlanTools {
+            prompt_section: super::offer::plan_prompt_section(
+                &services.plans_dir(),
+                services.mode.interactive(),
+            ),
             mode: services.mode.clone(),
             tools: Arc::new(plan_tools),
         }),

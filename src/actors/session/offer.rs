@@ -10,6 +10,23 @@ use crate::protocol::content::FunctionDeclaration;
 use crate::protocol::ApprovalMode;
 use crate::tools::ToolRegistry;
 
+/// What the system prompt says while the session is in plan mode (after the rest of
+/// it), naming the plans directory; `interactive`: a person approves the plan.
+pub(super) fn plan_prompt_section(plans_dir: &std::path::Path, interactive: bool) -> String {
+    let approval = match interactive {
+        true => "When the user agrees with the approach, call `exit_plan_mode` with the plan's file name: the user then approves the plan formally, and implementation starts only after that.",
+        false => "When the plan is complete, call `exit_plan_mode` with the plan's file name: the plan is approved at once and you go on to implement it.",
+    };
+    format!(
+        "# Plan mode\n\nThe session is in plan mode: research and design before anything changes. Read, search and list files freely{}; do not try to run commands or change source files, which plan mode refuses. Write the plan as a Markdown file in the plans directory {}/ with `write_file` (a bare name such as `feature-x.md` lands there). {approval}",
+        match interactive {
+            true => ", and ask the user with `ask_user` where a choice is theirs",
+            false => "",
+        },
+        plans_dir.display()
+    )
+}
+
 /// The declarations outside plan mode, those in plan mode, and the system prompt.
 pub(super) fn offered(
     options: &SessionOptions,

@@ -37,6 +37,8 @@ pub trait ClientLink: Send + Sync {
 #[derive(Default)]
 pub struct TurnEnd {
     waiter: Mutex<Option<oneshot::Sender<TurnResult>>>,
+    /// The approval mode the client was last told of (`current_mode_update`).
+    announced: Mutex<Option<crate::protocol::ApprovalMode>>,
 }
 
 /// How a turn ended, and what its model requests counted (the tokens of the prompt's
@@ -47,6 +49,17 @@ pub struct TurnResult {
 }
 
 impl TurnEnd {
+    /// Notes that the client knows of `mode`; true when it had not been told of it
+    /// (the first note only records the session's starting mode).
+    pub fn announce(&self, mode: crate::protocol::ApprovalMode) -> bool {
+        let Ok(mut announced) = self.announced.lock() else {
+            return false;
+        };
+        let news = announced.is_some_and(|m| m != mode);
+        *announced = Some(mode);
+        news
+    }
+
     /// Registers for the end of the next turn to finish.
     pub fn wait(&self) -> oneshot::Receiver<TurnResult> {
         let (tx, rx) = oneshot::channel();
@@ -70,9 +83,16 @@ impl TurnEnd {
 /// [`Op::Decide`], and tells `turns` how each turn ended. Ends with the session's
 /// event stream (after its shutdown).
 pub async fn drive(handle: Arc<SessionHandle>, mut front: AcpFront, turns: Arc<TurnEnd>) {
+    turns.announce(handle.approval_mode());
     while let Some(event) = handle.next_event().await {
         match event {
             Event::Ui(event) => {
+                // A call switched the approval mode (`enter_plan_mode`,
+                // `exit_plan_mode`): the client is told, as after `session/set_mode`.
+                let now = handle.approval_mode();
+                if turns.announce(now) {
+                    front.send(json!({"sessionUpdate": "current_mode_update", "currentModeId": now.as_str()}));
+                }
                 if let Some(result) = front.render(event) {
                     turns.finished(result);
                 }

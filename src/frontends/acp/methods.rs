@@ -234,6 +234,7 @@ pub(super) async fn set_mode(
         return responder.respond_with_error(error(-32603, e.to_string()));
     }
     responder.respond(typed::<SetSessionModeResponse>(json!({}))?)?;
+    session.turns.announce(mode);
     Link { cx }.update(
         &id,
         json!({"sessionUpdate": "current_mode_update", "currentModeId": mode.as_str()}),

@@ -1,7 +1,8 @@
 //! `ask_user` and plan mode over ACP: the client is asked with
 //! `session/request_permission`. A single choice question's options are the
 //! permission's options (gemini-cli offers only Allow and Reject, which answer
-//! nothing); the plan is shown in the request and "Allow" approves it.
+//! nothing); the plan is shown in the request and "Allow" approves it; the client is
+//! told of each switch of the mode (`current_mode_update`).
 
 use serde_json::json;
 
@@ -93,6 +94,13 @@ fn the_client_approves_entering_plan_mode_and_the_plan() {
     assert!(plan_request["toolCall"]["content"]
         .to_string()
         .contains("# Plan"));
+    // The client hears of each switch of the mode.
+    let modes: Vec<String> = ed
+        .kinds("current_mode_update")
+        .iter()
+        .map(|u| u["currentModeId"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(modes, ["plan", "default"]);
     let requests = s.requests();
     assert_eq!(
         function_responses(&requests[1])[0]["response"]["output"],
