@@ -2,7 +2,9 @@
 //! leave plan mode. The plan file must lie in the plans directory and hold something;
 //! the user sees the plan and approves it (choosing how edits are then approved) or
 //! rejects it with feedback. A non-interactive run approves it unasked and goes on in
-//! YOLO mode, as gemini-cli does. Outside plan mode the call is refused. The answers
+//! the mode it had before plan mode (`default` when it started in plan mode) — not in
+//! YOLO as gemini-cli does, so that two calls of the model cannot lift a headless run
+//! out of the mode its user chose. Outside plan mode the call is refused. The answers
 //! are gemini-cli's texts.
 
 use std::path::PathBuf;
@@ -62,11 +64,18 @@ enum Verdict {
 }
 
 /// The verdict of `answer` (`None`: approved unasked, by policy), in a session that
-/// has a person answering (`interactive`) or not.
-fn verdict(answer: Option<&Value>, interactive: bool) -> Verdict {
+/// has a person answering (`interactive`) or not; `before_plan` is the mode the
+/// session had before it entered plan mode.
+fn verdict(
+    answer: Option<&Value>,
+    interactive: bool,
+    before_plan: Option<ApprovalMode>,
+) -> Verdict {
     let unasked = match interactive {
         true => ApprovalMode::Default,
-        false => ApprovalMode::Yolo,
+        false => before_plan
+            .filter(|m| *m != ApprovalMode::Plan)
+            .unwrap_or(ApprovalMode::Default),
     };
     let Some(answer) = answer else {
         return Verdict::Approved(unasked);
@@ -191,7 +200,8 @@ impl Tool for ExitPlanMode {
                 Err(message) => return ToolOutput::text(message, "Error: Invalid plan"),
             };
             let interactive = ctx.services.mode.interactive();
-            match verdict(ctx.answer.as_ref(), interactive) {
+            let before_plan = ctx.services.mode.mode_before_plan();
+            match verdict(ctx.answer.as_ref(), interactive, before_plan) {
                 Verdict::Approved(mode) => {
                     ctx.services.mode.set_approval_mode(mode);
                     ToolOutput::text(
@@ -234,26 +244,32 @@ mod tests {
 
     #[test]
     fn verdicts_follow_gemini_cli_payloads() {
+        // Headless: back to the mode before plan mode, never lifted to YOLO.
+        use ApprovalMode::*;
+        for (before, after) in [
+            (None, Default),
+            (Some(Default), Default),
+            (Some(AutoEdit), AutoEdit),
+            (Some(Yolo), Yolo),
+        ] {
+            assert!(matches!(verdict(None, false, before), Verdict::Approved(m) if m == after));
+        }
         assert!(matches!(
-            verdict(None, false),
-            Verdict::Approved(ApprovalMode::Yolo)
-        ));
-        assert!(matches!(
-            verdict(None, true),
+            verdict(None, true, Some(Yolo)),
             Verdict::Approved(ApprovalMode::Default)
         ));
         let auto = json!({"approved": true, "approvalMode": "autoEdit"});
         assert!(matches!(
-            verdict(Some(&auto), true),
+            verdict(Some(&auto), true, None),
             Verdict::Approved(ApprovalMode::AutoEdit)
         ));
         let no = json!({"approved": false, "feedback": "  more tests "});
         assert!(
-            matches!(verdict(Some(&no), true), Verdict::Rejected(Some(f)) if f == "more tests")
+            matches!(verdict(Some(&no), true, None), Verdict::Rejected(Some(f)) if f == "more tests")
         );
         let bare = json!({"approved": false, "feedback": " "});
         assert!(matches!(
-            verdict(Some(&bare), true),
+            verdict(Some(&bare), true, None),
             Verdict::Rejected(None)
         ));
     }

@@ -94,6 +94,9 @@ pub trait SessionMode: Send + Sync {
     fn interactive(&self) -> bool;
     /// Switches the mode, as `Op::SetApprovalMode` does.
     fn set_approval_mode(&self, mode: crate::protocol::ApprovalMode);
+    /// The mode the session was in when it last entered plan mode (`None`: it started
+    /// in plan mode or never entered it).
+    fn mode_before_plan(&self) -> Option<crate::protocol::ApprovalMode>;
 }
 
 /// A fixed mode, for services that are not a session's (tests).
@@ -108,6 +111,9 @@ impl SessionMode for FixedMode {
         self.1
     }
     fn set_approval_mode(&self, _mode: crate::protocol::ApprovalMode) {}
+    fn mode_before_plan(&self) -> Option<crate::protocol::ApprovalMode> {
+        None
+    }
 }
 
 impl Services {

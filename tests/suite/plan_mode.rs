@@ -2,7 +2,8 @@
 //! into plan mode, where writes are refused except plan files in the plans directory
 //! (`<project temp dir>/<session id>/plans`), reads go on, and `exit_plan_mode` asks
 //! for the plan's approval — which a non-interactive run gives unasked, going on in
-//! YOLO mode as gemini-cli does. The answers are gemini-cli's texts (`tools/
+//! the mode it had before plan mode (gemini-cli goes on in YOLO: a row of
+//! docs/differences-from-gemini-cli.md). The answers are gemini-cli's texts (`tools/
 //! enter-plan-mode.js`, `tools/exit-plan-mode.js`, `utils/planUtils.js`,
 //! `policy/policies/plan.toml`, `scheduler/policy.js`'s `Tool execution denied by
 //! policy. <denyMessage>`).
@@ -69,7 +70,7 @@ const DENIED_WRITE: &str = "Tool execution denied by policy. You are in Plan Mod
 const DENIED_SCRIPT: &str = "Tool execution denied by policy. You are in Plan Mode with access to read-only tools. Execution of scripts (including those from skills) is blocked.";
 
 #[test]
-fn a_headless_run_plans_writes_only_its_plan_and_goes_on_in_yolo_once_it_is_approved() {
+fn a_headless_run_plans_writes_only_its_plan_and_goes_on_in_its_mode_once_it_is_approved() {
     let s = Scratch::new();
     s.write("notes.txt", "read me\n");
     let turns = [
@@ -101,7 +102,7 @@ fn a_headless_run_plans_writes_only_its_plan_and_goes_on_in_yolo_once_it_is_appr
         )]),
         turn(vec![text("done")]),
     ];
-    let out = s.run(&turns, &["-p", "plan it"]);
+    let out = s.run(&turns, &["-p", "plan it", "--approval-mode", "auto_edit"]);
     let _ = out;
     let requests = s.requests();
     assert_eq!(requests.len(), 9, "{requests:?}");
@@ -159,11 +160,11 @@ fn a_headless_run_plans_writes_only_its_plan_and_goes_on_in_yolo_once_it_is_appr
     assert_eq!(
         output(&answer(7)),
         format!(
-            "Plan approved. Switching to YOLO mode (all tool calls auto-approved).\n\nThe approved implementation plan is stored at: {}\nRead and follow the plan strictly during implementation.",
+            "Plan approved. Switching to Auto-Edit mode (edits will be applied automatically).\n\nThe approved implementation plan is stored at: {}\nRead and follow the plan strictly during implementation.",
             plan.display()
         )
     );
-    // Out of plan mode (YOLO): the source file is written unasked.
+    // Back in auto_edit, the mode the run had: the source file is written unasked.
     assert!(!declared(&requests[7]).contains(&"exit_plan_mode".to_string()));
     assert!(output(&answer(8)).contains("src.txt"), "{}", answer(8));
     assert_eq!(s.read("src.txt"), "code\n");
@@ -286,4 +287,45 @@ fn an_edit_after_enter_plan_mode_in_the_same_answer_is_refused_when_it_runs() {
     assert_eq!(output(&answers[0]), "Switching to Plan mode.");
     assert_eq!(error(&answers[1]), DENIED_WRITE);
     assert!(!s.ws().join("src.txt").exists());
+}
+
+#[test]
+fn a_headless_exit_from_plan_mode_never_lifts_a_default_run_to_yolo() {
+    // gemini-cli approves a headless plan into YOLO, so enter + exit would let the
+    // model run any command in a run its user started in `default`. Troupe goes back
+    // to the mode before plan mode.
+    let s = Scratch::new();
+    let turns = [
+        turn(vec![call("enter_plan_mode", json!({}))]),
+        turn(vec![call(
+            "write_file",
+            json!({"file_path": "plan.md", "content": "# Plan\n"}),
+        )]),
+        turn(vec![call(
+            "exit_plan_mode",
+            json!({"plan_filename": "plan.md"}),
+        )]),
+        turn(vec![call(
+            "run_shell_command",
+            json!({"command": "touch made-by-shell"}),
+        )]),
+        turn(vec![text("done")]),
+    ];
+    s.run(&turns, &["-p", "plan it"]);
+    let requests = s.requests();
+    assert_eq!(requests.len(), 5, "{requests:?}");
+    let answer = |i: usize| function_responses(&requests[i])[0].clone();
+    assert!(
+        output(&answer(3)).starts_with(
+            "Plan approved. Switching to Default mode (edits will require confirmation)."
+        ),
+        "{}",
+        answer(3)
+    );
+    assert!(
+        error(&answer(4)).starts_with("Tool execution denied by policy."),
+        "{}",
+        answer(4)
+    );
+    assert!(!s.ws().join("made-by-shell").exists());
 }

@@ -31,6 +31,9 @@ pub struct PolicyState {
     pub files: Arc<PolicyRules>,
     /// Whether a person answers approvals (a policy rule's `interactive`).
     pub interactive: bool,
+    /// The mode the session was in when it last entered plan mode (`None`: it started
+    /// in plan mode, or never entered it): where a headless `exit_plan_mode` returns.
+    pub before_plan: Option<ApprovalMode>,
 }
 
 impl PolicyState {

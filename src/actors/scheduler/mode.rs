@@ -11,6 +11,9 @@ impl PolicyCell {
     pub fn set_mode(&self, mode: ApprovalMode) {
         let mut state = self.lock();
         if state.mode != mode {
+            if mode == ApprovalMode::Plan {
+                state.before_plan = Some(state.mode);
+            }
             state.mode = mode;
         }
     }
@@ -27,5 +30,9 @@ impl crate::tools::SessionMode for PolicyCell {
 
     fn set_approval_mode(&self, mode: ApprovalMode) {
         self.set_mode(mode);
+    }
+
+    fn mode_before_plan(&self) -> Option<ApprovalMode> {
+        self.lock().before_plan
     }
 }

@@ -103,6 +103,7 @@ pub(super) fn build(
         rules: saved_allow_rules(&options.settings),
         files: Arc::new(options.settings.loaded_policy.rules.clone()),
         interactive: options.interactive,
+        before_plan: None,
     });
     let mode: Arc<dyn crate::tools::SessionMode> = policy.clone();
     let services = services(&options, fs, id, hooks.clone(), mode, &mut threads)?;
