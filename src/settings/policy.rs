@@ -100,10 +100,32 @@ pub fn load(settings: &super::Settings, places: &PolicyPlaces) -> LoadedPolicy {
     rules.extend(allowed_tools_rules(&settings.tools.allowed));
     rules.extend(allowed_server_rules(&settings.mcp.allowed));
     out.rules = PolicyRules::new(rules);
+    out.errors.extend(unread_workspace_policies(places));
     for e in &out.errors {
         tracing::warn!("{e}");
     }
     out
+}
+
+/// The note for policy files in the workspace (`.gemini/policies/`,
+/// `.troupe/policies/`), which gemini-cli 0.61 does not read and neither does Troupe,
+/// trusted folder or not: said, so that a user does not think they apply.
+fn unread_workspace_policies(places: &PolicyPlaces) -> Option<String> {
+    let user_dirs = [places.home.join(".gemini"), places.troupe_home.clone()];
+    let found: Vec<String> = [".gemini", ".troupe"]
+        .iter()
+        .filter(|dir| !user_dirs.contains(&places.cwd.join(dir)))
+        .filter_map(|dir| {
+            let files = toml_files(&places.cwd.join(dir).join("policies"))?;
+            (!files.is_empty()).then(|| format!("{dir}/policies ({})", files.len()))
+        })
+        .collect();
+    (!found.is_empty()).then(|| {
+        format!(
+            "Not reading the policy files of this workspace ({}): workspace policies are off, as in gemini-cli 0.61; put them in ~/.gemini/policies or pass --policy",
+            found.join(", ")
+        )
+    })
 }
 
 /// The rules of an extension's `policies/*.toml` (gemini-cli's

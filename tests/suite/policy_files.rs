@@ -463,3 +463,37 @@ fn a_subagent_rule_covers_that_agents_calls_only() {
     assert!(parent.contains("FILE-TEXT"), "{parent}");
     assert!(!parent.contains("Not for reviewers"), "{parent}");
 }
+
+#[test]
+fn workspace_policy_files_are_not_read_trusted_or_not_and_the_start_says_so() {
+    // gemini-cli 0.61 has workspace policies switched off; Troupe too, but it says so.
+    let s = Scratch::new();
+    s.write("a.txt", "hi\n");
+    let deny = "[[rule]]\ntoolName = \"read_file\"\ndecision = \"deny\"\npriority = 10\n";
+    s.write(".gemini/policies/deny.toml", deny);
+    s.write(".troupe/policies/deny.toml", deny);
+    for trust in [&["--skip-trust"][..], &[][..]] {
+        let (responses, err) = run_calls(
+            &s,
+            vec![call("read_file", json!({"file_path": "a.txt"}))],
+            trust,
+        );
+        assert!(error_of(&responses[0]).is_none(), "{responses:#?}");
+        assert!(
+            err.contains("Not reading the policy files of this workspace (.gemini/policies (1), .troupe/policies (1)): workspace policies are off, as in gemini-cli 0.61"),
+            "{err}"
+        );
+    }
+    // A user policy file is read beside them.
+    user_policy(&s, "deny.toml", deny);
+    let (responses, err) = run_calls(
+        &s,
+        vec![call("read_file", json!({"file_path": "a.txt"}))],
+        &["--skip-trust"],
+    );
+    assert!(error_of(&responses[0]).is_some(), "{responses:#?}");
+    assert!(
+        err.contains("Not reading the policy files of this workspace"),
+        "{err}"
+    );
+}
