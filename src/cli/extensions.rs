@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 
-use crate::cli::skills::{ask_consent, copy_dir, remove_any};
+use crate::cli::install_files::{ask_consent, copy_dir, remove_any};
 use crate::engine::sanitize::one_line;
 use crate::frontends::AppError;
 use crate::settings::extensions::{

@@ -17,8 +17,10 @@ mod extensions_author;
 pub mod extensions_show;
 pub mod hooks_cmd;
 pub mod hooks_migrate;
+mod install_files;
 pub mod mcp;
 pub mod skills;
+mod skills_install;
 
 /// Troupe — a terminal coding agent built as a troupe of actors.
 ///
