@@ -137,16 +137,19 @@ impl Tool for ActivateSkill {
         params: &Params,
         _ctx: &ToolContext,
     ) -> BoxFuture<'static, Option<ConfirmationDetails>> {
-        let details = self.find(&params.name).map(|skill| ConfirmationDetails::Info {
-            title: format!("Activate Skill: {}", params.name),
-            prompt: format!(
-                "You are about to enable the specialized agent skill **{}**.\n\n**Description:**\n{}\n\n**Resources to be shared with the model:**\n{}",
-                params.name,
-                skill.description,
-                folder_structure(skill.dir())
-            ),
-        });
-        Box::pin(async move { details })
+        let skill = self.find(&params.name).cloned();
+        let name = params.name.clone();
+        Box::pin(async move {
+            let skill = skill?;
+            let structure = structure_off_the_arbiter(skill.dir().to_path_buf()).await;
+            Some(ConfirmationDetails::Info {
+                title: format!("Activate Skill: {name}"),
+                prompt: format!(
+                    "You are about to enable the specialized agent skill **{name}**.\n\n**Description:**\n{}\n\n**Resources to be shared with the model:**\n{structure}",
+                    skill.description,
+                ),
+            })
+        })
     }
 
     fn execute(&self, params: Params, ctx: ToolContext) -> BoxFuture<'static, ToolOutput> {
@@ -174,13 +177,24 @@ impl Tool for ActivateSkill {
                     )),
                 }
             }
-            let structure = folder_structure(&dir);
+            let structure = structure_off_the_arbiter(dir).await;
             ToolOutput::text(
                 activated_text(&skill, &structure),
                 activated_display(&skill, &structure),
             )
         })
     }
+}
+
+/// The skill folder's structure, walked on a blocking thread (up to 200 entries of a
+/// configuration folder, which may lie outside the workspace roots).
+async fn structure_off_the_arbiter(dir: std::path::PathBuf) -> String {
+    let shown = dir.display().to_string();
+    tokio::task::spawn_blocking(move || folder_structure(&dir))
+        .await
+        .unwrap_or_else(|_| {
+            format!("Error: Could not read directory \"{shown}\". Check path and permissions.")
+        })
 }
 
 #[cfg(test)]
