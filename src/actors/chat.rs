@@ -17,6 +17,7 @@ mod handlers;
 mod hooks;
 mod loop_guard;
 mod model_call;
+mod outcome;
 mod rounds;
 mod small_model;
 mod tuning;
@@ -80,6 +81,9 @@ pub struct ChatConfig {
     pub workspace_files: Option<String>,
     /// How a failed turn's edits are put back (`model.undo_failed_turn`; None: off).
     pub undo: Option<UndoFiles>,
+    /// How a turn's outcome is checked against its prompt: the workspace is compared
+    /// before and after (`model.check_outcome`; None: off).
+    pub outcome_fs: Option<crate::platform::filesystem::FsClient>,
     /// The facts of the registered tools (which calls run once, which are edits), from
     /// the registry.
     pub tool_facts: Arc<crate::protocol::ToolFactsTable>,
@@ -172,6 +176,8 @@ struct TurnState {
     /// The prompt asks for no change: the tools that edit files are not offered
     /// (`model.edit_tools_when_asked`).
     read_only: bool,
+    /// What the prompt asks for and what the turn did about it (`outcome`).
+    outcome: outcome::OutcomeCheck,
 }
 
 pub use crate::protocol::{GetHistory, SetHistory, StopChat};
@@ -244,6 +250,7 @@ impl Chat {
         request.max_output_tokens = self.config.tuning.max_output_tokens;
         if let Some(turn) = &self.turn {
             turn.cut.apply(&mut request);
+            turn.outcome.apply(&mut request);
             request.require_call = self.config.tuning.first_answer_calls_a_tool && turn.rounds == 0;
             if turn.read_only {
                 small_model::withhold_edit_tools(&mut request, &self.config.tool_facts);
@@ -264,7 +271,11 @@ impl Chat {
     }
 
     fn send_request(&mut self, request: ModelRequest, ctx: &mut Context<Self>) {
-        let Some(turn) = &self.turn else { return };
+        let Some(turn) = self.turn.as_mut() else {
+            return;
+        };
+        turn.outcome.call_required = request.require_call && !request.forbid_call;
+        let turn = &*turn;
         let call = ModelCall {
             model: self.config.model.clone(),
             request,

@@ -34,6 +34,9 @@ pub const SMALL: &[&str] = &[
     "model.undo_failed_turn=true",
     // A prompt that asks for no change gets no tool that edits files.
     "model.edit_tools_when_asked=true",
+    // A change asked for and not made (or tests asked for and not run) is said, not
+    // reported as success; the model is sent back once first.
+    "model.check_outcome=true",
     // The first answer calls a tool, unless the prompt's lookups already ran: a small
     // model asked to run the tests otherwise said how one would run them.
     "model.first_answer_calls_a_tool=true",

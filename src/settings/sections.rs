@@ -131,6 +131,9 @@ pub struct ModelSettings {
     pub undo_failed_turn: bool,
     /// Offer the tools that edit files only when the prompt asks for a change.
     pub edit_tools_when_asked: bool,
+    /// A turn whose prompt asks for a change (or a test run) and that made none is sent
+    /// back once, then ends with a status that says so.
+    pub check_outcome: bool,
     pub temperature: f64,
     pub gemini: EndpointSettings,
     pub openai: EndpointSettings,

@@ -57,6 +57,7 @@ mod shown_text;
 mod signals;
 mod skills;
 mod small_model_guard;
+mod small_model_outcome;
 mod small_model_prompt;
 mod small_model_turns;
 mod small_model_ui;

@@ -29,6 +29,7 @@ pub mod policy_rules;
 pub mod proc_stat;
 pub mod prompt;
 pub mod request_history;
+pub mod request_intent;
 pub mod responses;
 pub mod result_display;
 pub mod sanitize;

@@ -233,6 +233,38 @@ pub enum TurnOutcome {
     },
 }
 
+/// What a turn that completed did not do of what its prompt asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Unmet {
+    /// The prompt asks for a change and no file of the workspace changed.
+    NoChange,
+    /// The prompt asks for the tests to be run and no test command ran.
+    TestsNotRun,
+    /// A tool call was required and the model answered without one, twice.
+    NoToolCall,
+}
+
+impl Unmet {
+    /// The status a result gives it (stream-json `status`, batch `status`).
+    pub fn status(self) -> &'static str {
+        match self {
+            Unmet::NoChange => "no_change",
+            Unmet::TestsNotRun => "tests_not_run",
+            Unmet::NoToolCall => "no_tool_call",
+        }
+    }
+
+    /// The error type `-o json` gives it.
+    pub fn error_type(self) -> &'static str {
+        match self {
+            Unmet::NoChange => "NoChange",
+            Unmet::TestsNotRun => "TestsNotRun",
+            Unmet::NoToolCall => "NoToolCall",
+        }
+    }
+}
+
 // ---------------------------------------------------------------- events out
 
 /// What a turn is waiting for, as the front ends tell the user.
@@ -320,6 +352,13 @@ pub enum UiEvent {
     /// Something the user must see even headless (on stderr): a hook that failed, a
     /// hook's `systemMessage`, hooks skipped in an untrusted folder.
     Warning(String),
+    /// The turn is about to finish without doing what its prompt asked (a change, a
+    /// test run, a tool call): sent just before `TurnFinished`, so the run's result
+    /// can say so (`model.check_outcome`).
+    Unmet {
+        unmet: Unmet,
+        message: String,
+    },
     TurnFinished(TurnOutcome),
     /// Something a subagent of the session's tree did (its start, each of its own
     /// events, its end).

@@ -52,6 +52,8 @@ pub(super) struct RoundAnswers {
     edits: Vec<Arc<CompletedCall>>,
     /// A subagent's `complete_task` call of the round succeeded: its task is done.
     task_completed: bool,
+    /// A call of the round ran tests (`model.check_outcome`).
+    ran_tests: bool,
     /// The facts of the built-in tools (which calls run once, which are edits).
     facts: Arc<ToolFactsTable>,
     /// Finished calls on their way to the session recorder (none without one): sent
@@ -77,6 +79,8 @@ pub(super) struct Answered {
     pub edits: Vec<Arc<CompletedCall>>,
     /// A subagent's `complete_task` call succeeded: the turn ends with this round.
     pub task_completed: bool,
+    /// A call of the round ran tests.
+    pub ran_tests: bool,
 }
 
 impl RoundAnswers {
@@ -110,6 +114,7 @@ impl RoundAnswers {
             repeated: false,
             edits: Vec::new(),
             task_completed: false,
+            ran_tests: false,
             facts,
             all_cancelled: true,
             recorder: recorder.map(|r| (r, Vec::with_capacity(RECORD_BATCH.min(calls_len)))),
@@ -233,6 +238,7 @@ impl RoundAnswers {
         {
             self.task_completed = true;
         }
+        self.ran_tests |= super::outcome::runs_tests(&call, self.facts.get(&call.name));
         if call.status == CallStatus::Success && self.facts.get(&call.name).is_edit() {
             self.edits.push(call.clone());
         }
@@ -289,6 +295,7 @@ impl RoundAnswers {
             repeated: self.repeated,
             edits: self.edits,
             task_completed: self.task_completed,
+            ran_tests: self.ran_tests,
         }
     }
 }

@@ -86,10 +86,14 @@ impl Chat {
         if let Some(turn) = self.turn.as_mut() {
             turn.cut.answered();
         }
+        self.call_answered();
         if calls.is_empty() {
+            if self.ask_again_for_a_call(ctx) {
+                return;
+            }
             let text = content.text();
             self.push_model_turn(content);
-            self.complete_turn(text, ctx);
+            self.end_answered_turn(text, ctx);
             return;
         }
         let looped = self.turn.as_mut().filter(|t| t.loop_check).and_then(|t| {
@@ -190,7 +194,11 @@ impl Chat {
             repeated,
             edits,
             task_completed,
+            ran_tests,
         } = round.finish(&failure);
+        if ran_tests {
+            turn.outcome.ran_tests();
+        }
         for edit in &edits {
             turn.edits
                 .note(edit, self.config.tool_facts.get(&edit.name));

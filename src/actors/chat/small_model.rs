@@ -38,58 +38,7 @@ pub fn forbid_calls(request: &mut crate::engine::model::ModelRequest) {
     }
 }
 
-/// Words of a prompt that ask for a change to files (compared in lower case, with
-/// their common endings taken off).
-const CHANGE_WORDS: &[&str] = &[
-    "add",
-    "append",
-    "change",
-    "convert",
-    "correct",
-    "create",
-    "delete",
-    "document",
-    "edit",
-    "fix",
-    "format",
-    "generate",
-    "implement",
-    "improve",
-    "insert",
-    "make",
-    "modify",
-    "move",
-    "refactor",
-    "remove",
-    "rename",
-    "replace",
-    "rewrite",
-    "save",
-    "set",
-    "update",
-    "write",
-];
-
-/// Whether `prompt` asks for a change to files: it has a word of [`CHANGE_WORDS`]
-/// (`fix`, `fixes`, `fixed`, `fixing`, `Rename`, …).
-pub fn asks_for_change(prompt: &str) -> bool {
-    prompt
-        .split(|c: char| !c.is_ascii_alphabetic())
-        .filter(|w| !w.is_empty())
-        .map(str::to_ascii_lowercase)
-        .any(|word| {
-            CHANGE_WORDS.iter().any(|stem| {
-                word == *stem
-                    || ["s", "es", "ed", "d", "ing", "ion"].iter().any(|end| {
-                        word.strip_suffix(end).is_some_and(|w| {
-                            w == *stem
-                                || w.strip_suffix(w.chars().last().unwrap_or(' ')) == Some(stem)
-                                || format!("{w}e") == *stem
-                        })
-                    })
-            })
-        })
-}
+pub use crate::engine::request_intent::asks_for_change;
 
 /// Leaves the tools that edit files (their `facts` say so: `write_file`, `replace`)
 /// out of `request` (a turn that asks no change).
@@ -271,30 +220,6 @@ mod tests {
 
     fn listed() -> Vec<String> {
         listed_files("The workspace's files:\nshop/cart.py\nshop/pricing.py\ntests/test_shop.py\nREADME.md\ndocs/README.md")
-    }
-
-    #[test]
-    fn a_prompt_asks_for_a_change_by_its_words() {
-        for asks in [
-            "Fix shop/cart.py.",
-            "Add a one-line docstring to format_price",
-            "In shop/report.py, rename the local variable tmp to lines",
-            "Write a file SUMMARY.md with one line per module",
-            "The bug needs fixing",
-            "Please make it faster",
-            "update the README",
-        ] {
-            assert!(asks_for_change(asks), "{asks}");
-        }
-        for question in [
-            "List the Python files in the shop folder.",
-            "Read shop/pricing.py and explain what the function discount does.",
-            "What is the value of TAX_RATE in this project?",
-            "Run the tests with the command `python3 -m unittest` and tell me how many tests passed.",
-            "Which settings exist?",
-        ] {
-            assert!(!asks_for_change(question), "{question}");
-        }
     }
 
     #[test]

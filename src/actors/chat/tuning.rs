@@ -34,6 +34,8 @@ pub struct ChatTuning {
     pub undo_failed_turn: bool,
     /// Offer the tools that edit files only when the prompt asks for a change.
     pub edit_tools_when_asked: bool,
+    /// A change or test run asked for and not made is sent back once, then said.
+    pub check_outcome: bool,
 }
 
 impl ChatTuning {
@@ -63,6 +65,7 @@ impl ChatTuning {
                 .then(|| Duration::from_secs(settings.model.turn_time_limit_secs)),
             undo_failed_turn: settings.model.undo_failed_turn,
             edit_tools_when_asked: settings.model.edit_tools_when_asked,
+            check_outcome: settings.model.check_outcome,
         }
     }
 }
@@ -83,6 +86,7 @@ impl Default for ChatTuning {
             turn_time_limit: None,
             undo_failed_turn: false,
             edit_tools_when_asked: false,
+            check_outcome: false,
         }
     }
 }

@@ -81,6 +81,10 @@ impl Chat {
             edits: Default::default(),
             read_only: self.config.tuning.edit_tools_when_asked
                 && !small_model::asks_for_change(&text),
+            outcome: super::outcome::OutcomeCheck::for_prompt(
+                &text,
+                self.config.outcome_fs.is_some(),
+            ),
         });
         self.start_turn_clock(id, ctx);
         self.emit(UiEvent::TurnStarted {
@@ -214,9 +218,7 @@ impl Chat {
         if let Some(turn) = self.turn.as_mut() {
             turn.start_len = start_len;
         }
-        if !self.look_up_prompt_names_first(ctx) {
-            self.request_model(ctx);
-        }
+        self.first_request(ctx);
     }
 }
 

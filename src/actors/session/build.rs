@@ -514,6 +514,7 @@ fn chat_config(parts: ChatParts<'_>) -> ChatConfig {
                 fs: services.fs.clone(),
                 workspace: services.workspace.clone(),
             }),
+        outcome_fs: settings.model.check_outcome.then(|| services.fs.clone()),
         tool_facts,
         agent_names,
     }

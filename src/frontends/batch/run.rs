@@ -283,7 +283,10 @@ fn result_of(
             TaskStatus::Cancelled,
             Some("the batch was stopped".to_string()),
         ),
-        (None, TurnOutcome::Completed { .. }) => (TaskStatus::Ok, None),
+        (None, TurnOutcome::Completed { .. }) => match &summary.unmet {
+            Some((unmet, message)) => (TaskStatus::unmet(*unmet), Some(message.clone())),
+            None => (TaskStatus::Ok, None),
+        },
         (None, TurnOutcome::Cancelled) => {
             (TaskStatus::Cancelled, Some("the turn was cancelled".into()))
         }
