@@ -27,6 +27,19 @@ pub fn compact(decl: &FunctionDeclaration, keep: &[&str]) -> FunctionDeclaration
     }
 }
 
+/// `decl` with an optional boolean parameter `name` added (described by
+/// `description`), unless it has one: a parameter the tool accepts but declares only
+/// when it is needed (`write_file`'s `append`, when a file is written in parts).
+pub fn with_flag(decl: &FunctionDeclaration, name: &str, description: &str) -> FunctionDeclaration {
+    let mut out = decl.clone();
+    if let Some(Value::Object(properties)) = out.parameters_json_schema.get_mut("properties") {
+        properties
+            .entry(name.to_string())
+            .or_insert_with(|| serde_json::json!({"type": "boolean", "description": description}));
+    }
+    out
+}
+
 /// Removes the top-level properties not listed in `required` (but those in `keep`).
 fn drop_optional(keep: &[&str], schema: &mut Value) {
     let required: Vec<String> = schema
@@ -78,6 +91,21 @@ pub fn first_sentence(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_flag_is_added_once_as_an_optional_boolean() {
+        let decl = FunctionDeclaration {
+            name: "write_file".into(),
+            description: "Writes.".into(),
+            parameters_json_schema: serde_json::json!({"type": "object",
+                "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]}),
+        };
+        let with = super::with_flag(&decl, "append", "Add to the end.");
+        let schema = &with.parameters_json_schema;
+        assert_eq!(schema["properties"]["append"]["type"], "boolean");
+        assert_eq!(schema["required"], serde_json::json!(["file_path"]));
+        assert_eq!(super::with_flag(&with, "append", "other"), with);
+    }
+
     use super::*;
     use serde_json::json;
 

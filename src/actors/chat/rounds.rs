@@ -38,6 +38,10 @@ impl Chat {
                 error: ModelError::Cancelled,
                 ..
             }) => return self.finish(TurnOutcome::Cancelled),
+            Err(CallFailure {
+                error: ModelError::CutCall { tool, message, .. },
+                ..
+            }) => return self.on_cut_call(tool, message, ctx),
             Err(failure) if failure.error.is_context_overflow() && self.window_scale > 0.2 => {
                 // Fit the request to a smaller share of the window and send it again.
                 self.window_scale *= 0.6;
