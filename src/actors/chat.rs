@@ -18,6 +18,7 @@ mod hooks;
 mod loop_guard;
 mod model_call;
 mod outcome;
+mod preanswers;
 mod rounds;
 mod small_model;
 mod tuning;
@@ -178,6 +179,8 @@ struct TurnState {
     read_only: bool,
     /// What the prompt asks for and what the turn did about it (`outcome`).
     outcome: outcome::OutcomeCheck,
+    /// What the turn answers without running (`preanswers`).
+    preanswers: preanswers::Preanswers,
 }
 
 pub use crate::protocol::{GetHistory, SetHistory, StopChat};

@@ -37,6 +37,8 @@ pub const SMALL: &[&str] = &[
     // A change asked for and not made (or tests asked for and not run) is said, not
     // reported as success; the model is sent back once first.
     "model.check_outcome=true",
+    // The tests a prompt names are what the change is measured by, not its object.
+    "model.protect_named_tests=true",
     // The first answer calls a tool, unless the prompt's lookups already ran: a small
     // model asked to run the tests otherwise said how one would run them.
     "model.first_answer_calls_a_tool=true",

@@ -134,6 +134,8 @@ pub struct ModelSettings {
     /// A turn whose prompt asks for a change (or a test run) and that made none is sent
     /// back once, then ends with a status that says so.
     pub check_outcome: bool,
+    /// Refuse edits of the test files a prompt names, unless it asks to change tests.
+    pub protect_named_tests: bool,
     pub temperature: f64,
     pub gemini: EndpointSettings,
     pub openai: EndpointSettings,

@@ -116,9 +116,92 @@ pub fn is_test_command(command: &str) -> bool {
     words(&lower).any(|w| TEST_WORDS.contains(&w.as_str())) || lower.contains("make check")
 }
 
+/// Words that ask to write or change tests, when a test word follows them.
+const TEST_EDIT_WORDS: &[&str] = &[
+    "add", "append", "change", "create", "delete", "edit", "extend", "modify", "remove", "rename",
+    "rewrite", "update", "write",
+];
+
+/// Whether `prompt` asks for the tests themselves to be changed: in one of its
+/// sentences a word of [`TEST_EDIT_WORDS`] (add, write, update, edit, rename, …, with
+/// their endings) comes before a test word ("Add a test for discount", "update the
+/// tests", "rename x in tests/test_shop.py"). "Fix the failing test" and "make the
+/// tests pass" do not: they ask for the code under test to change.
+pub fn asks_to_edit_tests(prompt: &str) -> bool {
+    prompt
+        .split(['!', '?', '\n', ';'])
+        .flat_map(|s| s.split(". "))
+        .any(|sentence| {
+            let mut asked = false;
+            for word in words(sentence) {
+                if asked && TEST_WORDS.contains(&word.as_str()) {
+                    return true;
+                }
+                asked |= TEST_EDIT_WORDS.iter().any(|stem| is_form_of(&word, stem));
+            }
+            false
+        })
+}
+
+/// Whether a workspace-relative `path` is a test file by the usual conventions: in a
+/// `test`/`tests`/`spec`/`__tests__` folder, or named `test_*`, `*_test.*`,
+/// `*.test.*`, `*_spec.*`, `*.spec.*`, `*Test.java`-like (`…Test.` / `…Tests.`).
+pub fn is_test_path(path: &str) -> bool {
+    let mut parts: Vec<&str> = path.split('/').collect();
+    let name = parts.pop().unwrap_or("");
+    let in_tests = parts
+        .iter()
+        .any(|d| matches!(*d, "test" | "tests" | "spec" | "__tests__"));
+    let stem = name.split('.').next().unwrap_or(name);
+    in_tests
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_spec")
+        || stem.ends_with("Test")
+        || stem.ends_with("Tests")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_files_and_prompts_that_ask_to_edit_them() {
+        for path in [
+            "tests/test_shop.py",
+            "acronym_test.py",
+            "test_cart.py",
+            "src/app.test.ts",
+            "spec/models/user_spec.rb",
+            "src/test/java/AppTest.java",
+        ] {
+            assert!(is_test_path(path), "{path}");
+        }
+        for path in [
+            "shop/cart.py",
+            "acronym.py",
+            "contest.py",
+            "src/testing_utils.rs",
+        ] {
+            assert!(!is_test_path(path), "{path}");
+        }
+        for asks in [
+            "Add a test for discount to tests/test_shop.py",
+            "Update the tests",
+            "Rename x in tests/test_shop.py",
+        ] {
+            assert!(asks_to_edit_tests(asks), "{asks}");
+        }
+        for other in [
+            "Fix the failing test in tests/test_shop.py",
+            "Implement acronym.py so that the tests in acronym_test.py pass",
+            "Make the tests pass",
+        ] {
+            assert!(!asks_to_edit_tests(other), "{other}");
+        }
+    }
 
     #[test]
     fn a_prompt_asks_for_a_change_by_its_words() {

@@ -135,14 +135,27 @@ impl Chat {
         };
         turn.rounds += 1;
         let failures = turn.loop_check.then(|| std::mem::take(&mut turn.failures));
-        let round = answers::RoundAnswers::new(
+        let mut round = answers::RoundAnswers::new(
             &calls,
             self.config.recorder.clone(),
             failures,
             self.config.tool_facts.clone(),
         );
+        self.preanswer(&mut round);
+        let Some(turn) = self.turn.as_mut() else {
+            return;
+        };
         // Identical calls of one answer run once; every copy gets the answer.
         let to_run = round.to_run();
+        if to_run.is_empty() {
+            // Every call is answered already: nothing for the Scheduler.
+            let done = async move { (Ok(()), round) };
+            ctx.spawn(
+                done.into_actor(self)
+                    .map(|(sent, round), act, ctx| act.on_tools_done(sent, round, ctx)),
+            );
+            return;
+        }
         let (answers, answered) = tokio::sync::mpsc::unbounded_channel();
         let schedule = Schedule {
             turn: turn.id,
@@ -182,9 +195,15 @@ impl Chat {
         round: answers::RoundAnswers,
         ctx: &mut Context<Self>,
     ) {
+        let facts = &self.config.tool_facts;
+        let only_reads =
+            (round.calls().iter()).all(|c| facts.get(&c.name).answer_depends_on_files_only);
         let Some(turn) = self.turn.as_mut() else {
             return;
         };
+        if !only_reads {
+            turn.preanswers.forget_lookups();
+        }
         let failure = match sent {
             Ok(()) => "The scheduler ended the batch without answering the call".to_string(),
             Err(e) => format!("The scheduler was unavailable: {e}"),

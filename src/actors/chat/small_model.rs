@@ -176,6 +176,7 @@ impl Chat {
         if calls.is_empty() {
             return false;
         }
+        turn.preanswers.note_lookups(&calls);
         let millis = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis())

@@ -36,6 +36,8 @@ pub struct ChatTuning {
     pub edit_tools_when_asked: bool,
     /// A change or test run asked for and not made is sent back once, then said.
     pub check_outcome: bool,
+    /// Refuse edits of the test files the prompt names, unless it asks to change tests.
+    pub protect_named_tests: bool,
 }
 
 impl ChatTuning {
@@ -66,6 +68,7 @@ impl ChatTuning {
             undo_failed_turn: settings.model.undo_failed_turn,
             edit_tools_when_asked: settings.model.edit_tools_when_asked,
             check_outcome: settings.model.check_outcome,
+            protect_named_tests: settings.model.protect_named_tests,
         }
     }
 }
@@ -87,6 +90,7 @@ impl Default for ChatTuning {
             undo_failed_turn: false,
             edit_tools_when_asked: false,
             check_outcome: false,
+            protect_named_tests: false,
         }
     }
 }

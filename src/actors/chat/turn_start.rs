@@ -85,6 +85,11 @@ impl Chat {
                 &text,
                 self.config.outcome_fs.is_some(),
             ),
+            preanswers: super::preanswers::Preanswers::for_prompt(
+                &text,
+                &self.listed_files,
+                self.config.tuning.protect_named_tests,
+            ),
         });
         self.start_turn_clock(id, ctx);
         self.emit(UiEvent::TurnStarted {
