@@ -80,6 +80,9 @@ pub struct ChatConfig {
     /// The workspace's files (`model.workspace_listing`), put before the first prompt
     /// of a new session.
     pub workspace_files: Option<String>,
+    /// How the project says its tests run (`model.find_test_command`): told to the
+    /// model in each prompt that speaks of tests.
+    pub test_command: Option<crate::engine::test_command::TestCommand>,
     /// How a failed turn's edits are put back (`model.undo_failed_turn`; None: off).
     pub undo: Option<UndoFiles>,
     /// How a turn's outcome is checked against its prompt: the workspace is compared
@@ -181,6 +184,9 @@ struct TurnState {
     outcome: outcome::OutcomeCheck,
     /// What the turn answers without running (`preanswers`).
     preanswers: preanswers::Preanswers,
+    /// The system prompt of a turn whose tools differ from the session's (a question
+    /// gets no tool that edits files, and its prompt describes none).
+    system_prompt: Option<String>,
 }
 
 pub use crate::protocol::{GetHistory, SetHistory, StopChat};
@@ -257,6 +263,9 @@ impl Chat {
             request.require_call = self.config.tuning.first_answer_calls_a_tool && turn.rounds == 0;
             if turn.read_only {
                 small_model::withhold_edit_tools(&mut request, &self.config.tool_facts);
+            }
+            if let Some(prompt) = &turn.system_prompt {
+                request.system_instruction = Some(prompt.clone());
             }
             if turn.answer_now {
                 small_model::forbid_calls(&mut request);

@@ -39,6 +39,8 @@ pub const SMALL: &[&str] = &[
     "model.check_outcome=true",
     // The tests a prompt names are what the change is measured by, not its object.
     "model.protect_named_tests=true",
+    // Tests run the way the project says.
+    "model.find_test_command=true",
     // The first answer calls a tool, unless the prompt's lookups already ran: a small
     // model asked to run the tests otherwise said how one would run them.
     "model.first_answer_calls_a_tool=true",

@@ -136,6 +136,9 @@ pub struct ModelSettings {
     pub check_outcome: bool,
     /// Refuse edits of the test files a prompt names, unless it asks to change tests.
     pub protect_named_tests: bool,
+    /// Find the test command the project states (README, Makefile, package.json,
+    /// pyproject.toml, Cargo.toml) and tell the model of it in turns about tests.
+    pub find_test_command: bool,
     pub temperature: f64,
     pub gemini: EndpointSettings,
     pub openai: EndpointSettings,

@@ -56,6 +56,7 @@ mod shell_guard;
 mod shown_text;
 mod signals;
 mod skills;
+mod small_model_discovery;
 mod small_model_guard;
 mod small_model_outcome;
 mod small_model_prompt;

@@ -41,5 +41,6 @@ pub mod shell_syntax;
 pub mod stable_json;
 pub mod stats;
 pub mod syntax_check;
+pub mod test_command;
 pub mod text;
 pub mod trajectory;

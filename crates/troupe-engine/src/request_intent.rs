@@ -108,6 +108,12 @@ pub fn asks_to_run_tests(prompt: &str) -> bool {
         })
 }
 
+/// Whether `prompt` speaks of tests at all: one of its words is a word of
+/// [`TEST_WORDS`] ("fix the failing test", "make the tests pass", "run pytest").
+pub fn mentions_tests(prompt: &str) -> bool {
+    words(prompt).any(|w| TEST_WORDS.contains(&w.as_str()))
+}
+
 /// Whether a shell `command` runs tests: one of its words is a word of [`TEST_WORDS`]
 /// (`python3 -m pytest -q`, `cargo test`, `npm test`, `python3 test_shop.py`), or it is
 /// `make check`.
@@ -248,6 +254,14 @@ mod tests {
         ] {
             assert!(!asks_to_run_tests(other), "{other}");
         }
+    }
+
+    #[test]
+    fn a_prompt_mentions_tests_by_a_test_word() {
+        assert!(mentions_tests("Fix the failing test"));
+        assert!(mentions_tests("make the tests in acronym_test.py pass"));
+        assert!(!mentions_tests("What is the value of TAX_RATE?"));
+        assert!(!mentions_tests("Read the latest contest results"));
     }
 
     #[test]

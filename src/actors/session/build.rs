@@ -507,6 +507,7 @@ fn chat_config(parts: ChatParts<'_>) -> ChatConfig {
         hooks: services.hooks.clone(),
         session_context: None,
         workspace_files: None,
+        test_command: None,
         undo: settings
             .model
             .undo_failed_turn

@@ -145,6 +145,7 @@ impl SessionHandle {
             hooks: services.hooks.clone(),
             session_context: None,
             workspace_files: None,
+            test_command: None,
             undo: None,
             outcome_fs: None,
             tool_facts: parts.tool_facts.clone(),
