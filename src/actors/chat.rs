@@ -22,6 +22,7 @@ mod preanswers;
 mod rounds;
 mod small_model;
 mod tuning;
+mod turn_clock;
 mod turn_start;
 mod undo;
 
@@ -144,6 +145,9 @@ pub struct Chat {
     listed_files: Vec<String>,
     /// The curated history of the last request, which the next one extends.
     sent: std::cell::RefCell<RequestHistory>,
+    /// The longest a model answer of this session took (what the turn time limit is
+    /// fitted to).
+    slowest_answer: std::time::Duration,
 }
 
 struct TurnState {
@@ -171,8 +175,11 @@ struct TurnState {
     /// The last round repeated a call that had succeeded: the next answer may not call
     /// a tool (`model.answer_after_repeat`).
     answer_now: bool,
-    /// The turn ran past `model.turn_time_limit_secs` and was cancelled for it.
-    timed_out: bool,
+    /// The turn ran past its time limit and was cancelled for it: what the message
+    /// says of it (`turn_clock`).
+    timed_out: Option<String>,
+    /// What the turn is doing (what a time limit cuts).
+    phase: turn_clock::TurnPhase,
     /// The round running is the prompt's lookups (`model.look_up_prompt_names`).
     prefetching: bool,
     /// The files the turn's edits changed (`model.undo_failed_turn`).
@@ -218,6 +225,7 @@ impl Chat {
             sizes: Default::default(),
             listed_files,
             sent: Default::default(),
+            slowest_answer: std::time::Duration::ZERO,
         }
     }
 
@@ -287,6 +295,11 @@ impl Chat {
             return;
         };
         turn.outcome.call_required = request.require_call && !request.forbid_call;
+        let streamed = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        turn.phase = turn_clock::TurnPhase::Model {
+            started: std::time::Instant::now(),
+            streamed: streamed.clone(),
+        };
         let turn = &*turn;
         let call = ModelCall {
             model: self.config.model.clone(),
@@ -297,6 +310,7 @@ impl Chat {
             cancel: turn.cancel.clone(),
             request_log: self.config.request_log.clone(),
             loop_check: turn.loop_check,
+            streamed,
         };
         let span = tracing::info_span!(parent: &turn.span, "model_request", round = turn.rounds);
         self.events
@@ -331,10 +345,9 @@ impl Chat {
 
     fn finish(&mut self, mut outcome: TurnOutcome) {
         if let Some(mut turn) = self.turn.take() {
-            if turn.timed_out && outcome == TurnOutcome::Cancelled {
-                let secs = self.config.tuning.turn_time_limit.unwrap_or_default();
+            if let (Some(message), TurnOutcome::Cancelled) = (&turn.timed_out, &outcome) {
                 outcome = TurnOutcome::Failed {
-                    message: small_model::time_limit_message(secs.as_secs()),
+                    message: message.clone(),
                 };
             }
             let failed = matches!(

@@ -127,6 +127,8 @@ pub struct ModelSettings {
     pub answer_after_repeat: bool,
     /// End a turn after this many seconds (0: never).
     pub turn_time_limit_secs: u64,
+    /// Stretch the turn time limit to the server's measured speed.
+    pub fit_turn_time_limit: bool,
     /// Put back the files a failed turn edited.
     pub undo_failed_turn: bool,
     /// Offer the tools that edit files only when the prompt asks for a change.

@@ -61,6 +61,7 @@ mod small_model_guard;
 mod small_model_outcome;
 mod small_model_prompt;
 mod small_model_repeats;
+mod small_model_time;
 mod small_model_turns;
 mod small_model_ui;
 mod tool_facts;

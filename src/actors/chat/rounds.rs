@@ -24,6 +24,7 @@ impl Chat {
         result: Result<(TurnAssembler, Option<LoopKind>), CallFailure>,
         ctx: &mut Context<Self>,
     ) {
+        self.answer_ended();
         let Some(turn) = self.turn.as_ref() else {
             return;
         };
@@ -134,6 +135,8 @@ impl Chat {
             return;
         };
         turn.rounds += 1;
+        turn.phase =
+            super::turn_clock::TurnPhase::Tools(calls.iter().map(|c| c.name.clone()).collect());
         let failures = turn.loop_check.then(|| std::mem::take(&mut turn.failures));
         let mut round = answers::RoundAnswers::new(
             &calls,
@@ -201,6 +204,7 @@ impl Chat {
         let Some(turn) = self.turn.as_mut() else {
             return;
         };
+        turn.phase = Default::default();
         if !only_reads {
             turn.preanswers.forget_lookups();
         }

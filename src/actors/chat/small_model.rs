@@ -58,10 +58,16 @@ pub fn withhold_edit_tools(
     }
 }
 
-/// What a turn that ran out of time fails with.
-pub fn time_limit_message(secs: u64) -> String {
+/// What a turn that ran out of time fails with: `secs` the limit in force, `fitted`
+/// the slowest model answer it was fitted to (`model.fit_turn_time_limit`), `cut`
+/// what was running when it was reached.
+pub fn time_limit_message(secs: u64, fitted: Option<u64>, cut: &str) -> String {
+    let why = match fitted {
+        Some(slowest) => format!("model.turn_time_limit_secs, fitted to the server's speed: its slowest answer took {slowest} s"),
+        None => "model.turn_time_limit_secs".to_string(),
+    };
     format!(
-        "The turn reached its time limit of {secs} s (model.turn_time_limit_secs) and was stopped; what its tool calls did so far stays done."
+        "The turn reached its time limit of {secs} s ({why}) and was stopped{cut}; what its tool calls did so far stays done."
     )
 }
 
@@ -198,20 +204,6 @@ impl Chat {
             .collect();
         self.run_calls(content, calls, ctx);
         true
-    }
-
-    /// Starts the turn's clock: past the limit the turn is cancelled and ends as failed.
-    pub(super) fn start_turn_clock(&mut self, id: u64, ctx: &mut Context<Self>) {
-        let Some(limit) = self.config.tuning.turn_time_limit else {
-            return;
-        };
-        ctx.run_later(limit, move |act, _| {
-            if let Some(turn) = act.turn.as_mut().filter(|t| t.id == id) {
-                tracing::warn!(secs = limit.as_secs(), "turn time limit reached");
-                turn.timed_out = true;
-                turn.cancel.cancel();
-            }
-        });
     }
 }
 

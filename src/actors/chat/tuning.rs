@@ -30,6 +30,8 @@ pub struct ChatTuning {
     pub answer_after_repeat: bool,
     /// A turn that runs longer ends as failed (None: no limit).
     pub turn_time_limit: Option<Duration>,
+    /// Stretch the turn time limit to the server's measured speed.
+    pub fit_turn_time_limit: bool,
     /// Put back the files a failed turn edited.
     pub undo_failed_turn: bool,
     /// Offer the tools that edit files only when the prompt asks for a change.
@@ -65,6 +67,7 @@ impl ChatTuning {
             answer_after_repeat: settings.model.answer_after_repeat,
             turn_time_limit: (settings.model.turn_time_limit_secs > 0)
                 .then(|| Duration::from_secs(settings.model.turn_time_limit_secs)),
+            fit_turn_time_limit: settings.model.fit_turn_time_limit,
             undo_failed_turn: settings.model.undo_failed_turn,
             edit_tools_when_asked: settings.model.edit_tools_when_asked,
             check_outcome: settings.model.check_outcome,
@@ -87,6 +90,7 @@ impl Default for ChatTuning {
             look_up_prompt_names: false,
             answer_after_repeat: false,
             turn_time_limit: None,
+            fit_turn_time_limit: false,
             undo_failed_turn: false,
             edit_tools_when_asked: false,
             check_outcome: false,

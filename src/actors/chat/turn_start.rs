@@ -78,7 +78,8 @@ impl Chat {
                 Vec::new()
             },
             answer_now: false,
-            timed_out: false,
+            timed_out: None,
+            phase: Default::default(),
             prefetching: false,
             edits: Default::default(),
             read_only,
