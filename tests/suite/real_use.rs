@@ -433,7 +433,7 @@ fn the_small_profile_sends_core_tools_a_short_prompt_and_bounds() {
     assert!(system.len() < 2000, "{} chars:\n{system}", system.len());
     for name in &names {
         assert!(
-            system.contains(&format!("- {name}: ")),
+            system.contains(&format!("{name},")) || system.contains(&format!("{name}.")),
             "{name} missing:\n{system}"
         );
     }

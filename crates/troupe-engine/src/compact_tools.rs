@@ -1,6 +1,6 @@
-//! Compact tool declarations (`tools.compact_declarations`, the small profile): every
-//! description — the tool's and its parameters' — cut to its first sentence, and the
-//! optional parameters left out (the tool still accepts them; the model is just not
+//! Compact tool declarations (`tools.compact_declarations`, the small profile): the
+//! tool's description cut to its first sentence, the parameters' descriptions left out
+//! (their names say what they are), and the optional parameters left out (the tool still accepts them; the model is just not
 //! told). The full declarations of the core tools are ~2,700 tokens, more than a small
 //! model's server processes in a minute on a CPU; compacted they are a fraction of it.
 
@@ -19,7 +19,7 @@ const MAX_DESCRIPTION: usize = 120;
 pub fn compact(decl: &FunctionDeclaration, keep: &[&str]) -> FunctionDeclaration {
     let mut parameters = decl.parameters_json_schema.clone();
     drop_optional(keep, &mut parameters);
-    shorten_descriptions(&mut parameters);
+    drop_descriptions(&mut parameters);
     FunctionDeclaration {
         name: decl.name.clone(),
         description: first_sentence(&decl.description),
@@ -57,17 +57,27 @@ fn drop_optional(keep: &[&str], schema: &mut Value) {
     }
 }
 
-fn shorten_descriptions(schema: &mut Value) {
+/// Takes the parameters' descriptions out: their names say what they are
+/// (`file_path`, `old_string`, `command`), the tool's sentence and the short system
+/// prompt's rules say how to use them, and a small model's first request must stay
+/// under about 1,000 tokens.
+fn drop_descriptions(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
+            if map.get("description").is_some_and(Value::is_string) {
+                map.remove("description");
+            }
             for (key, value) in map.iter_mut() {
-                match value {
-                    Value::String(text) if key == "description" => *text = first_sentence(text),
-                    other => shorten_descriptions(other),
+                match (key.as_str(), value) {
+                    // The parameters by name: a parameter may be called `description`.
+                    ("properties", Value::Object(properties)) => {
+                        properties.values_mut().for_each(drop_descriptions)
+                    }
+                    (_, other) => drop_descriptions(other),
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(shorten_descriptions),
+        Value::Array(items) => items.iter_mut().for_each(drop_descriptions),
         _ => {}
     }
 }
@@ -130,7 +140,7 @@ mod tests {
     }
 
     #[test]
-    fn descriptions_are_cut_to_their_first_sentence() {
+    fn the_tools_description_is_cut_to_its_first_sentence_and_parameters_lose_theirs() {
         let decl = FunctionDeclaration {
             name: "grep_search".into(),
             description: "Searches files. Long details follow.\nMore.".into(),
@@ -144,8 +154,8 @@ mod tests {
         assert_eq!(
             small.parameters_json_schema,
             json!({"type": "object", "required": ["pattern", "description"],
-                "properties": {"pattern": {"type": "string", "description": "A regex."},
-                               "description": {"type": "string", "description": "A property named description."}}})
+                "properties": {"pattern": {"type": "string"},
+                               "description": {"type": "string"}}})
         );
         assert_eq!(
             first_sentence(&"x".repeat(500)).chars().count(),

@@ -39,6 +39,7 @@ pub fn forbid_calls(request: &mut crate::engine::model::ModelRequest) {
 }
 
 pub use crate::engine::request_intent::asks_for_change;
+use crate::engine::request_intent::is_test_path;
 
 /// Leaves the tools that edit files (their `facts` say so: `write_file`, `replace`)
 /// out of `request` (a turn that asks no change).
@@ -158,7 +159,12 @@ pub fn prompt_lookups(prompt: &str, listed: &[String]) -> Vec<FunctionCall> {
         name: name.into(),
         args,
     };
-    let files = named_files(prompt, listed);
+    let mut files = named_files(prompt, listed);
+    // The file to work on, not the tests it is checked by (the model reads those if
+    // it needs them): a small model's first request must stay small.
+    if files.iter().any(|f| !is_test_path(f)) {
+        files.retain(|f| !is_test_path(f));
+    }
     if !files.is_empty() {
         return files
             .iter()
@@ -235,6 +241,15 @@ mod tests {
         let reads = prompt_lookups("Fix TAX_RATE in shop/cart.py", &listed());
         assert_eq!(reads.len(), 1);
         assert_eq!(reads[0].name, "read_file");
+        // The file to change is read, not the tests the prompt names beside it.
+        let reads = prompt_lookups("Fix shop/cart.py so tests/test_shop.py passes", &listed());
+        assert_eq!(reads.len(), 1);
+        assert_eq!(reads[0].args, json!({"file_path": "shop/cart.py"}));
+        let tests_only = prompt_lookups("Explain tests/test_shop.py", &listed());
+        assert_eq!(
+            tests_only[0].args,
+            json!({"file_path": "tests/test_shop.py"})
+        );
     }
 
     #[test]
