@@ -24,7 +24,7 @@ impl FsWork for WorkspaceListing {
 pub struct WorkspaceFingerprint(pub usize);
 
 /// Files up to this size are compared by their bytes; larger ones by their time.
-pub const HASHED_MAX_BYTES: u64 = 1 << 20;
+pub const HASHED_MAX_BYTES: u64 = 256 << 10;
 
 impl FsWork for WorkspaceFingerprint {
     type Output = Vec<(String, u64, u64)>;

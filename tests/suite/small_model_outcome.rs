@@ -268,3 +268,77 @@ fn a_required_call_answered_in_prose_twice_ends_as_no_tool_call() {
     assert_eq!(report["response"], "Use ls, really.");
     assert_eq!(server.requests().len(), 2);
 }
+
+/// An answer with one call of `name` over the OpenAI wire.
+fn call_reply(name: &str, args: Value) -> Reply {
+    Reply::openai_sse(&[
+        chunk(
+            json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": "r1", "type": "function",
+                   "function": {"name": name, "arguments": args.to_string()}}]}),
+            None,
+        ),
+        chunk(json!({}), Some("tool_calls")),
+    ])
+}
+
+#[test]
+fn a_llama_cpp_server_of_8192_tokens_gets_a_rename_claimed_but_not_made_sent_back_once() {
+    let s = Scratch::new();
+    s.write(
+        "report.py",
+        "def total(rows):\n    tmp = 0\n    for r in rows:\n        tmp += r\n    return tmp\n",
+    );
+    let rename = json!({"file_path": "report.py", "old_string": "tmp", "new_string": "lines", "allow_multiple": true});
+    let server = Loopback::start(vec![
+        prose("The variable has been renamed."),
+        call_reply("replace", rename),
+        prose("Renamed tmp to lines."),
+    ]);
+    server.route(
+        "/props",
+        Reply::json(
+            200,
+            &json!({"default_generation_settings": {"n_ctx": 8192}}),
+        ),
+    );
+    // No --profile: the server's window chooses the small profile.
+    let out = openai(
+        &s,
+        &server,
+        &[
+            "-p",
+            "In report.py, rename the variable tmp to lines",
+            "--yolo",
+            "-o",
+            "json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("using the small profile"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(s.read("report.py").contains("lines += r"));
+    let requests = server.requests();
+    let chats: Vec<_> = requests
+        .iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .collect();
+    assert_eq!(chats.len(), 3);
+    // The file was read before the first answer, so no call was required of it.
+    assert!(
+        chats[0]
+            .body
+            .get("tool_choice")
+            .is_none_or(|c| c != "required"),
+        "{}",
+        chats[0].body
+    );
+    assert!(
+        chats[1].body.to_string().contains(NOTE),
+        "{}",
+        chats[1].body
+    );
+    assert_eq!(json_out(&out)["response"], "Renamed tmp to lines.");
+}
