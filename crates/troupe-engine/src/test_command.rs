@@ -22,7 +22,9 @@ pub const PROJECT_FILES: &[&str] = &[
 /// A test command and the file that states it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TestCommand {
+    /// The command, as the file states it (`python3 -m pytest -q`, `make test`).
     pub command: String,
+    /// The file that states it (`README.md`, `Makefile`, …).
     pub source: String,
 }
 
