@@ -54,6 +54,7 @@ fn a_change_asked_for_and_only_identity_edits_made_is_sent_back_once_then_no_cha
     assert_eq!(out.status.code(), Some(56), "{report}");
     assert_eq!(report["error"]["type"], "NoChange", "{report}");
     assert_eq!(report["error"]["code"], 56);
+    assert_eq!(report["status"], "no_change", "{report}");
     let message = report["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("changed no file"), "{message}");
     assert_eq!(report["response"], "The file has been updated.");
@@ -145,6 +146,7 @@ fn tests_asked_for_and_not_run_are_reported_and_a_run_after_the_note_succeeds() 
     let (report, out) = s.run_json(&turns, &args(prompt, &[]));
     assert_eq!(out.status.code(), Some(56), "{report}");
     assert_eq!(report["error"]["type"], "TestsNotRun", "{report}");
+    assert_eq!(report["status"], "tests_not_run", "{report}");
     let requests = s.requests();
     assert_eq!(requests.len(), 2);
     assert!(
@@ -174,6 +176,7 @@ fn without_the_setting_a_turn_that_changed_nothing_is_a_success() {
     let turns = [turn(vec![text("Fixed it.")])];
     let (report, out) = s.run_json(&turns, &["-p", "Fix the bug in a.py", "--yolo"]);
     assert!(out.status.success(), "{report}");
+    assert!(report.get("status").is_none(), "{report}");
     assert_eq!(s.requests().len(), 1);
 }
 

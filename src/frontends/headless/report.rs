@@ -122,6 +122,8 @@ pub fn json_report(summary: &RunSummary) -> Value {
             "message": message,
             "code": UNMET_EXIT_CODE,
         });
+        // Not gemini-cli's key: only a run that did not do what was asked has it.
+        report["status"] = json!(unmet.status());
     }
     if let (TurnOutcome::Completed { .. }, false) = (&summary.outcome, summary.refused.is_empty()) {
         report["error"] = json!({
