@@ -17,9 +17,12 @@ mod handlers;
 mod hooks;
 mod loop_guard;
 mod model_call;
+mod outcome;
+mod preanswers;
 mod rounds;
 mod small_model;
 mod tuning;
+mod turn_clock;
 mod turn_start;
 mod undo;
 
@@ -78,8 +81,14 @@ pub struct ChatConfig {
     /// The workspace's files (`model.workspace_listing`), put before the first prompt
     /// of a new session.
     pub workspace_files: Option<String>,
+    /// How the project says its tests run (`model.find_test_command`): told to the
+    /// model in each prompt that speaks of tests.
+    pub test_command: Option<crate::engine::test_command::TestCommand>,
     /// How a failed turn's edits are put back (`model.undo_failed_turn`; None: off).
     pub undo: Option<UndoFiles>,
+    /// How a turn's outcome is checked against its prompt: the workspace is compared
+    /// before and after (`model.check_outcome`; None: off).
+    pub outcome_fs: Option<crate::platform::filesystem::FsClient>,
     /// The facts of the registered tools (which calls run once, which are edits), from
     /// the registry.
     pub tool_facts: Arc<crate::protocol::ToolFactsTable>,
@@ -149,6 +158,9 @@ pub struct Chat {
     listed_files: Vec<String>,
     /// The curated history of the last request, which the next one extends.
     sent: std::cell::RefCell<RequestHistory>,
+    /// The longest a model answer of this session took (what the turn time limit is
+    /// fitted to).
+    slowest_answer: std::time::Duration,
 }
 
 struct TurnState {
@@ -176,8 +188,11 @@ struct TurnState {
     /// The last round repeated a call that had succeeded: the next answer may not call
     /// a tool (`model.answer_after_repeat`).
     answer_now: bool,
-    /// The turn ran past `model.turn_time_limit_secs` and was cancelled for it.
-    timed_out: bool,
+    /// The turn ran past its time limit and was cancelled for it: what the message
+    /// says of it (`turn_clock`).
+    timed_out: Option<String>,
+    /// What the turn is doing (what a time limit cuts).
+    phase: turn_clock::TurnPhase,
     /// The round running is the prompt's lookups (`model.look_up_prompt_names`).
     prefetching: bool,
     /// The files the turn's edits changed (`model.undo_failed_turn`).
@@ -185,6 +200,13 @@ struct TurnState {
     /// The prompt asks for no change: the tools that edit files are not offered
     /// (`model.edit_tools_when_asked`).
     read_only: bool,
+    /// What the prompt asks for and what the turn did about it (`outcome`).
+    outcome: outcome::OutcomeCheck,
+    /// What the turn answers without running (`preanswers`).
+    preanswers: preanswers::Preanswers,
+    /// The system prompt of a turn whose tools differ from the session's (a question
+    /// gets no tool that edits files, and its prompt describes none).
+    system_prompt: Option<String>,
 }
 
 pub use crate::protocol::{GetHistory, SetHistory, StopChat};
@@ -216,6 +238,7 @@ impl Chat {
             sizes: Default::default(),
             listed_files,
             sent: Default::default(),
+            slowest_answer: std::time::Duration::ZERO,
         }
     }
 
@@ -266,9 +289,13 @@ impl Chat {
         request.max_output_tokens = self.config.tuning.max_output_tokens;
         if let Some(turn) = &self.turn {
             turn.cut.apply(&mut request);
+            turn.outcome.apply(&mut request);
             request.require_call = self.config.tuning.first_answer_calls_a_tool && turn.rounds == 0;
             if turn.read_only {
                 small_model::withhold_edit_tools(&mut request, &self.config.tool_facts);
+            }
+            if let Some(prompt) = &turn.system_prompt {
+                request.system_instruction = Some(prompt.clone());
             }
             if turn.answer_now {
                 small_model::forbid_calls(&mut request);
@@ -286,7 +313,16 @@ impl Chat {
     }
 
     fn send_request(&mut self, request: ModelRequest, ctx: &mut Context<Self>) {
-        let Some(turn) = &self.turn else { return };
+        let Some(turn) = self.turn.as_mut() else {
+            return;
+        };
+        turn.outcome.call_required = request.require_call && !request.forbid_call;
+        let streamed = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        turn.phase = turn_clock::TurnPhase::Model {
+            started: std::time::Instant::now(),
+            streamed: streamed.clone(),
+        };
+        let turn = &*turn;
         let call = ModelCall {
             model: self.config.model.clone(),
             request,
@@ -296,6 +332,7 @@ impl Chat {
             cancel: turn.cancel.clone(),
             request_log: self.config.request_log.clone(),
             loop_check: turn.loop_check,
+            streamed,
         };
         let span = tracing::info_span!(parent: &turn.span, "model_request", round = turn.rounds);
         self.events
@@ -330,10 +367,9 @@ impl Chat {
 
     fn finish(&mut self, mut outcome: TurnOutcome) {
         if let Some(mut turn) = self.turn.take() {
-            if turn.timed_out && outcome == TurnOutcome::Cancelled {
-                let secs = self.config.tuning.turn_time_limit.unwrap_or_default();
+            if let (Some(message), TurnOutcome::Cancelled) = (&turn.timed_out, &outcome) {
                 outcome = TurnOutcome::Failed {
-                    message: small_model::time_limit_message(secs.as_secs()),
+                    message: message.clone(),
                 };
             }
             let failed = matches!(

@@ -176,6 +176,9 @@ impl Session {
                 .flatten();
             chat.workspace_files = listing;
         }
+        if services.settings.model.find_test_command {
+            chat.test_command = find_test_command(&services).await;
+        }
         let chat = Chat::new(chat, scheduler.clone(), events.clone()).start();
         events.do_send(UiEvent::SessionStarted {
             session_id: session_id.clone(),
@@ -246,4 +249,24 @@ struct Built {
     agents: Option<Arc<crate::actors::agents::AgentTree>>,
     mcp_wait: Option<Duration>,
     call_progress: bool,
+}
+
+/// The test command the workspace's project files state (`model.find_test_command`).
+async fn find_test_command(
+    services: &crate::tools::Services,
+) -> Option<crate::engine::test_command::TestCommand> {
+    use crate::engine::test_command::{find, PROJECT_FILES};
+    let mut texts = Vec::new();
+    for name in PROJECT_FILES {
+        let path = services.workspace.resolve(name);
+        if let Ok(read) = services.fs.read(path).await {
+            if read.bytes.len() <= 256 * 1024 {
+                texts.push((*name, String::from_utf8_lossy(&read.bytes).into_owned()));
+            }
+        }
+    }
+    let files: Vec<(&str, &str)> = texts.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    let found = find(&files);
+    tracing::info!(?found, "test command");
+    found
 }

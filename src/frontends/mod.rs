@@ -457,6 +457,7 @@ pub(crate) fn empty_summary(session_id: &str, model: &str, outcome: TurnOutcome)
         turn_cpu: std::time::Duration::ZERO,
         interrupted_by: None,
         refused: Vec::new(),
+        unmet: None,
         warnings: Vec::new(),
     }
 }
@@ -479,6 +480,7 @@ pub fn report(summary: &RunSummary, format: OutputFormat) -> i32 {
     let code = match (summary.interrupted_by, exit_code(&summary.outcome)) {
         (Some(signal), _) => 128 + signal,
         (None, 0) if !summary.refused.is_empty() => headless::REFUSED_EXIT_CODE,
+        (None, 0) if summary.unmet.is_some() => headless::UNMET_EXIT_CODE,
         (None, code) => code,
     };
     if code != 0 && format != OutputFormat::Json {
@@ -497,7 +499,8 @@ pub fn report(summary: &RunSummary, format: OutputFormat) -> i32 {
 
 /// 0 on success; 1 on failure; 53 when the turn limit was hit; 55 when the model was
 /// stopped in a loop; 130 when cancelled. (A finished turn with refused calls exits
-/// [`headless::REFUSED_EXIT_CODE`], decided by [`report`].)
+/// [`headless::REFUSED_EXIT_CODE`], one that did not do what was asked
+/// [`headless::UNMET_EXIT_CODE`], decided by [`report`].)
 pub fn exit_code(outcome: &TurnOutcome) -> i32 {
     match outcome {
         TurnOutcome::Completed { .. } => 0,

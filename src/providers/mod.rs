@@ -46,6 +46,14 @@ pub enum ModelError {
     },
     #[error("{provider} sent a malformed response: {message}")]
     Malformed { provider: String, message: String },
+    /// The answer reached the output token limit in the middle of a call of `tool`
+    /// (its arguments are cut): the same request would end the same way.
+    #[error("{provider} sent an invalid stream (MAX_TOKENS_EXCEEDED): {message}")]
+    CutCall {
+        provider: String,
+        tool: String,
+        message: String,
+    },
     #[error("scripted model: {0}")]
     Script(String),
     #[error("{0}")]
@@ -70,7 +78,7 @@ impl ModelError {
                 kind.as_str(),
                 "SAFETY_BLOCKED" | "RECITATION_BLOCKED" | "OTHER_BLOCKED" | "MAX_TOKENS_EXCEEDED"
             ),
-            ModelError::Malformed { .. } => false,
+            ModelError::Malformed { .. } | ModelError::CutCall { .. } => false,
             ModelError::Script(_) => false,
             ModelError::Config(_) => false,
             ModelError::CrossOriginRedirect { .. } => false,

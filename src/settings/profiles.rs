@@ -30,10 +30,20 @@ pub const SMALL: &[&str] = &[
     "model.answer_after_repeat=true",
     // Every run ends, with its outcome said, within three minutes.
     "model.turn_time_limit_secs=170",
+    // ... stretched to the measured speed of the server: a busy machine's answers are
+    // not thrown away.
+    "model.fit_turn_time_limit=true",
     // A run that fails leaves the files as it found them.
     "model.undo_failed_turn=true",
     // A prompt that asks for no change gets no tool that edits files.
     "model.edit_tools_when_asked=true",
+    // A change asked for and not made (or tests asked for and not run) is said, not
+    // reported as success; the model is sent back once first.
+    "model.check_outcome=true",
+    // The tests a prompt names are what the change is measured by, not its object.
+    "model.protect_named_tests=true",
+    // Tests run the way the project says.
+    "model.find_test_command=true",
     // The first answer calls a tool, unless the prompt's lookups already ran: a small
     // model asked to run the tests otherwise said how one would run them.
     "model.first_answer_calls_a_tool=true",

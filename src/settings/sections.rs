@@ -141,10 +141,20 @@ pub struct ModelSettings {
     pub answer_after_repeat: bool,
     /// End a turn after this many seconds (0: never).
     pub turn_time_limit_secs: u64,
+    /// Stretch the turn time limit to the server's measured speed.
+    pub fit_turn_time_limit: bool,
     /// Put back the files a failed turn edited.
     pub undo_failed_turn: bool,
     /// Offer the tools that edit files only when the prompt asks for a change.
     pub edit_tools_when_asked: bool,
+    /// A turn whose prompt asks for a change (or a test run) and that made none is sent
+    /// back once, then ends with a status that says so.
+    pub check_outcome: bool,
+    /// Refuse edits of the test files a prompt names, unless it asks to change tests.
+    pub protect_named_tests: bool,
+    /// Find the test command the project states (README, Makefile, package.json,
+    /// pyproject.toml, Cargo.toml) and tell the model of it in turns about tests.
+    pub find_test_command: bool,
     pub temperature: f64,
     pub gemini: EndpointSettings,
     pub openai: EndpointSettings,

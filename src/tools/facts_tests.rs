@@ -135,6 +135,7 @@ async fn the_test_note_tool_states_facts_unlike_the_defaults() {
             subagents_only: false,
             runs_alone: false,
             main_session_only: false,
+            append_arg: None,
             offered: crate::protocol::Offered::Always,
             interactive_only: false,
         }

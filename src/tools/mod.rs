@@ -308,6 +308,13 @@ pub trait Tool: Send + Sync + 'static {
         &[]
     }
 
+    /// A boolean parameter that makes a call append its content to the file, declared
+    /// only when a call of the tool was cut at the output limit and the model is asked
+    /// to write the file in parts (the tool accepts it always). None by default.
+    fn append_arg(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The methods above as plain data, for the registry's
     /// [`ToolFactsTable`](crate::protocol::ToolFactsTable)
     /// (not meant to be overridden).
@@ -323,6 +330,7 @@ pub trait Tool: Send + Sync + 'static {
             subagents_only: self.subagents_only(),
             runs_alone: self.runs_alone(),
             main_session_only: self.main_session_only(),
+            append_arg: self.append_arg(),
             offered: self.offered(),
             interactive_only: self.interactive_only(),
         }

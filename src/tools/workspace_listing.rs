@@ -16,6 +16,50 @@ impl FsWork for WorkspaceListing {
     }
 }
 
+/// What the workspace's files hold, to tell whether a turn changed any
+/// (`model.check_outcome`): for each file the walk of [`listing`] finds (at most `.0`),
+/// its path, size and a hash of its bytes (of its modification time when larger than
+/// [`HASHED_MAX_BYTES`]), sorted by path. A file written with the text it had is
+/// unchanged.
+pub struct WorkspaceFingerprint(pub usize);
+
+/// Files up to this size are compared by their bytes; larger ones by their time.
+pub const HASHED_MAX_BYTES: u64 = 256 << 10;
+
+impl FsWork for WorkspaceFingerprint {
+    type Output = Vec<(String, u64, u64)>;
+    fn perform(self, ws: &Confined) -> Self::Output {
+        use std::hash::{Hash, Hasher};
+        let mut rules = IgnoreRules::new(FilterOptions {
+            respect_git_ignore: true,
+            respect_gemini_ignore: true,
+        });
+        let mut files = Vec::new();
+        'roots: for root in ws.roots().to_vec() {
+            for entry in pruned_walk(&root).flatten() {
+                if !entry.file_type().is_some_and(|t| t.is_file())
+                    || rules.is_ignored(&root, entry.path(), false)
+                {
+                    continue;
+                }
+                if files.len() == self.0 {
+                    break 'roots;
+                }
+                let Ok(meta) = entry.metadata() else { continue };
+                let mut hasher = std::collections::hash_map::DefaultHasher::new();
+                match meta.len() <= HASHED_MAX_BYTES {
+                    true => std::fs::read(entry.path()).ok().hash(&mut hasher),
+                    false => meta.modified().ok().hash(&mut hasher),
+                }
+                let path = entry.path().to_string_lossy().into_owned();
+                files.push((path, meta.len(), hasher.finish()));
+            }
+        }
+        files.sort();
+        files
+    }
+}
+
 /// Up to `max` of the workspace's files, relative to their root and sorted, as a text
 /// for the model; `None` when there are none.
 pub fn listing(ws: &Confined, max: usize) -> Option<String> {

@@ -29,6 +29,10 @@ pub struct Params {
     pub modified_by_user: bool,
     #[serde(default)]
     pub ai_proposed_content: Option<String>,
+    /// Add `content` to the end of the file (Troupe's; declared only when the model
+    /// is asked to write a file in parts, see [`Tool::append_arg`]).
+    #[serde(default)]
+    pub append: bool,
 }
 
 /// A write ready to show and perform.
@@ -62,6 +66,7 @@ async fn plan(
     file_path: &str,
     content: String,
     modified_by_user: bool,
+    append: bool,
     ctx: &ToolContext,
 ) -> Result<Planned, ToolOutput> {
     let services = &ctx.services;
@@ -110,14 +115,20 @@ async fn plan(
     } else {
         content
     };
+    // A part of a file written in parts goes after what the file holds.
+    let content = match (&existing, append) {
+        (Some(snapshot), true) => format!("{}{content}", snapshot.text),
+        _ => content,
+    };
     let planned = Planned {
         path,
         existing,
         content,
         corrected,
     };
-    // The parse check; the content the user changed in the confirmation is theirs.
-    if !modified_by_user {
+    // The parse check; the content the user changed in the confirmation is theirs,
+    // and a file written in parts may not parse until its last part.
+    if !modified_by_user && !append {
         let check = ("write_file", "content", ToolErrorKind::FileWriteFailure);
         let before = planned.existing.as_ref().map(|s| s.text.as_str());
         let after = planned.proposed();
@@ -161,6 +172,10 @@ impl Tool for WriteFile {
 
     fn edited_file_arg(&self) -> Option<&'static str> {
         Some("file_path")
+    }
+
+    fn append_arg(&self) -> Option<&'static str> {
+        Some("append")
     }
 
     fn description(&self) -> String {
@@ -212,7 +227,7 @@ impl Tool for WriteFile {
     ) -> BoxFuture<'static, Option<ConfirmationDetails>> {
         let (p, ctx) = (p.clone(), ctx.clone());
         Box::pin(async move {
-            let planned = plan(&p.file_path, p.content, p.modified_by_user, &ctx)
+            let planned = plan(&p.file_path, p.content, p.modified_by_user, p.append, &ctx)
                 .await
                 .ok()?;
             Some(file_edit::edit_confirmation(
@@ -240,6 +255,7 @@ impl Tool for WriteFile {
                 file_path,
                 content,
                 modified_by_user,
+                append,
                 ..
             } = p;
             if let Some(refused) = super::plan_mode::refused_now(&file_path, &ctx.services) {
@@ -252,7 +268,7 @@ impl Tool for WriteFile {
             // holds the old and new texts.
             let _held =
                 file_edit::reserve_edit_memory(&ctx.services, &file_path, content.len()).await;
-            let planned = match plan(&file_path, content, modified_by_user, &ctx).await {
+            let planned = match plan(&file_path, content, modified_by_user, append, &ctx).await {
                 Ok(planned) => planned,
                 Err(out) => return out,
             };

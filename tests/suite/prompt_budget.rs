@@ -39,3 +39,34 @@ fn the_first_request_of_each_profile_stays_within_its_budget() {
         );
     }
 }
+
+/// Estimated tokens of the small profile's first request for the sample exercise
+/// (issue 47: at most 1,000, so that a 2-core CPU reads it in well under a minute;
+/// 951 at the last change, from 1,456 before the test file was left out of the
+/// lookups, the short prompt listed the tools by name only and the compact
+/// declarations lost their parameters' descriptions).
+const SMALL_TASK_TOKENS: u64 = 1_000;
+
+#[test]
+fn the_small_profiles_first_request_for_a_sample_task_is_at_most_1000_tokens() {
+    let s = Scratch::new();
+    let out = s
+        .bare_command()
+        .args(["bench", "--prompt-size"])
+        .output()
+        .expect("run troupe bench");
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json report");
+    let task = &report["small_task"];
+    let tokens = task["estimated_tokens"].as_u64().expect("estimated_tokens");
+    assert!(tokens <= SMALL_TASK_TOKENS, "{report}");
+    // The task's lookups are in it: the stub the prompt names, not its tests.
+    assert!(
+        task["contents_bytes"].as_u64().unwrap_or(0) > 200,
+        "{report}"
+    );
+    assert_eq!(task["tools"], 7, "{report}");
+    assert!(task["prompt"]
+        .as_str()
+        .is_some_and(|p| p.contains("leap.py")));
+}

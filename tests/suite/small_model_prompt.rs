@@ -28,7 +28,15 @@ fn the_small_profile_lists_the_workspace_files_in_the_first_prompt() {
     let answers = [turn(vec![text("ok")]), turn(vec![text("ok again")])];
     let out = s.run(
         &answers[..1],
-        &["-p", "What is here?", "--profile", "small"],
+        &[
+            "-p",
+            "What is here?",
+            "--profile",
+            "small",
+            // The scripted answer is prose (a required call would be asked again).
+            "-c",
+            "model.first_answer_calls_a_tool=false",
+        ],
     );
     assert!(out.status.success(), "stderr: {}", stderr(&out));
     let first = first_user_text(&s.requests()[0]);

@@ -296,3 +296,145 @@ fn an_identical_command_asked_twice_over_acp_is_approved_once_and_runs_once() {
     assert_ne!(responses[0]["id"], responses[1]["id"]);
     assert_eq!(responses[0]["response"], responses[1]["response"]);
 }
+
+/// An answer whose one call of `name` is cut in the middle of its arguments (a
+/// string not closed), ended at the output limit.
+fn cut_mid_string(name: &str, arguments: &str) -> Reply {
+    Reply::openai_sse(&[
+        chunk(json!({"role": "assistant", "content": null}), None),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": "cut_1", "type": "function",
+                   "function": {"name": name, "arguments": arguments}}]}),
+            None,
+        ),
+        chunk(json!({}), Some("length")),
+    ])
+}
+
+/// The declared properties of tool `name` in a request body.
+fn declared(body: &Value, name: &str) -> Vec<String> {
+    let tools = body["tools"].as_array().cloned().unwrap_or_default();
+    let tool = tools.iter().find(|t| t["function"]["name"] == name);
+    tool.and_then(|t| {
+        t["function"]["parameters"]["properties"]
+            .as_object()
+            .cloned()
+    })
+    .map(|p| p.keys().cloned().collect())
+    .unwrap_or_default()
+}
+
+#[test]
+fn a_write_file_cut_mid_string_is_asked_again_larger_and_written_in_parts() {
+    let s = Scratch::new();
+    let server = Loopback::start(vec![
+        cut_mid_string(
+            "write_file",
+            r##"{"file_path": "NOTES.md", "content": "# Notes\n\nThe first line of a long"##,
+        ),
+        calls_reply(
+            "",
+            &[("p1", "write_file", write("NOTES.md", "# Notes\n"))],
+            "tool_calls",
+        ),
+        calls_reply(
+            "",
+            &[(
+                "p2",
+                "write_file",
+                json!({"file_path": "NOTES.md", "content": "Part two.\n", "append": true}),
+            )],
+            "tool_calls",
+        ),
+        answer("Wrote NOTES.md in two parts."),
+    ]);
+    let out = openai(
+        &s,
+        &server,
+        &[
+            "-p",
+            "Write NOTES.md",
+            "--yolo",
+            "-o",
+            "json",
+            "-c",
+            "model.max_output_tokens=512",
+            "-c",
+            "tools.core=read_file,write_file",
+        ],
+    );
+    assert!(out.status.success(), "stderr: {}", stderr(&out));
+    assert_eq!(s.read("NOTES.md"), "# Notes\nPart two.\n");
+    assert_eq!(json_out(&out)["response"], "Wrote NOTES.md in two parts.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    // The first request declares write_file as gemini-cli does; from the cut on, the
+    // turn's requests declare `append` and a larger limit.
+    assert_eq!(
+        declared(&requests[0].body, "write_file"),
+        ["file_path", "content"]
+    );
+    assert_eq!(requests[0].body["max_tokens"], 512);
+    let again = &requests[1].body;
+    assert!(
+        declared(again, "write_file").contains(&"append".to_string()),
+        "{again}"
+    );
+    assert!(declared(&requests[3].body, "write_file").contains(&"append".to_string()));
+    assert_eq!(again["max_tokens"], 2048);
+    let note = again["messages"]
+        .as_array()
+        .expect("messages")
+        .last()
+        .expect("a message")["content"]
+        .to_string();
+    assert!(
+        note.contains("in the middle of the arguments of write_file"),
+        "{note}"
+    );
+    assert!(note.contains("Write the file in parts"), "{note}");
+    assert!(note.contains(r#"\"append\": true"#), "{note}");
+    // The note was for that request only.
+    assert!(!requests[2]
+        .body
+        .to_string()
+        .contains("Write the file in parts"));
+}
+
+#[test]
+fn a_call_cut_mid_string_twice_ends_the_turn_saying_so() {
+    let s = Scratch::new();
+    let cut = || cut_mid_string("read_file", r#"{"file_path": "a very long na"#);
+    let server = Loopback::start(vec![cut(), cut(), answer("unused")]);
+    let out = openai(
+        &s,
+        &server,
+        &[
+            "-p",
+            "Read it",
+            "--yolo",
+            "-o",
+            "json",
+            "-c",
+            "model.max_output_tokens=512",
+            "-c",
+            "tools.core=read_file",
+        ],
+    );
+    assert!(!out.status.success());
+    let message = json_out(&out)["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        message.contains("in the middle of a call of read_file, 2 times"),
+        "{message}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[1].body["max_tokens"], 2048);
+    // Not a tool that appends: it is not told to write in parts.
+    let again = requests[1].body.to_string();
+    assert!(again.contains("shorter arguments"), "{again}");
+    assert!(!declared(&requests[1].body, "read_file").contains(&"append".to_string()));
+}

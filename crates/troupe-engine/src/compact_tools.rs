@@ -1,6 +1,6 @@
-//! Compact tool declarations (`tools.compact_declarations`, the small profile): every
-//! description — the tool's and its parameters' — cut to its first sentence, and the
-//! optional parameters left out (the tool still accepts them; the model is just not
+//! Compact tool declarations (`tools.compact_declarations`, the small profile): the
+//! tool's description cut to its first sentence, the parameters' descriptions left out
+//! (their names say what they are), and the optional parameters left out (the tool still accepts them; the model is just not
 //! told). The full declarations of the core tools are ~2,700 tokens, more than a small
 //! model's server processes in a minute on a CPU; compacted they are a fraction of it.
 
@@ -19,12 +19,25 @@ const MAX_DESCRIPTION: usize = 120;
 pub fn compact(decl: &FunctionDeclaration, keep: &[&str]) -> FunctionDeclaration {
     let mut parameters = decl.parameters_json_schema.clone();
     drop_optional(keep, &mut parameters);
-    shorten_descriptions(&mut parameters);
+    drop_descriptions(&mut parameters);
     FunctionDeclaration {
         name: decl.name.clone(),
         description: first_sentence(&decl.description),
         parameters_json_schema: parameters,
     }
+}
+
+/// `decl` with an optional boolean parameter `name` added (described by
+/// `description`), unless it has one: a parameter the tool accepts but declares only
+/// when it is needed (`write_file`'s `append`, when a file is written in parts).
+pub fn with_flag(decl: &FunctionDeclaration, name: &str, description: &str) -> FunctionDeclaration {
+    let mut out = decl.clone();
+    if let Some(Value::Object(properties)) = out.parameters_json_schema.get_mut("properties") {
+        properties
+            .entry(name.to_string())
+            .or_insert_with(|| serde_json::json!({"type": "boolean", "description": description}));
+    }
+    out
 }
 
 /// Removes the top-level properties not listed in `required` (but those in `keep`).
@@ -44,17 +57,27 @@ fn drop_optional(keep: &[&str], schema: &mut Value) {
     }
 }
 
-fn shorten_descriptions(schema: &mut Value) {
+/// Takes the parameters' descriptions out: their names say what they are
+/// (`file_path`, `old_string`, `command`), the tool's sentence and the short system
+/// prompt's rules say how to use them, and a small model's first request must stay
+/// under about 1,000 tokens.
+fn drop_descriptions(schema: &mut Value) {
     match schema {
         Value::Object(map) => {
+            if map.get("description").is_some_and(Value::is_string) {
+                map.remove("description");
+            }
             for (key, value) in map.iter_mut() {
-                match value {
-                    Value::String(text) if key == "description" => *text = first_sentence(text),
-                    other => shorten_descriptions(other),
+                match (key.as_str(), value) {
+                    // The parameters by name: a parameter may be called `description`.
+                    ("properties", Value::Object(properties)) => {
+                        properties.values_mut().for_each(drop_descriptions)
+                    }
+                    (_, other) => drop_descriptions(other),
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(shorten_descriptions),
+        Value::Array(items) => items.iter_mut().for_each(drop_descriptions),
         _ => {}
     }
 }
@@ -78,6 +101,21 @@ pub fn first_sentence(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_flag_is_added_once_as_an_optional_boolean() {
+        let decl = FunctionDeclaration {
+            name: "write_file".into(),
+            description: "Writes.".into(),
+            parameters_json_schema: serde_json::json!({"type": "object",
+                "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]}),
+        };
+        let with = super::with_flag(&decl, "append", "Add to the end.");
+        let schema = &with.parameters_json_schema;
+        assert_eq!(schema["properties"]["append"]["type"], "boolean");
+        assert_eq!(schema["required"], serde_json::json!(["file_path"]));
+        assert_eq!(super::with_flag(&with, "append", "other"), with);
+    }
+
     use super::*;
     use serde_json::json;
 
@@ -102,7 +140,7 @@ mod tests {
     }
 
     #[test]
-    fn descriptions_are_cut_to_their_first_sentence() {
+    fn the_tools_description_is_cut_to_its_first_sentence_and_parameters_lose_theirs() {
         let decl = FunctionDeclaration {
             name: "grep_search".into(),
             description: "Searches files. Long details follow.\nMore.".into(),
@@ -116,8 +154,8 @@ mod tests {
         assert_eq!(
             small.parameters_json_schema,
             json!({"type": "object", "required": ["pattern", "description"],
-                "properties": {"pattern": {"type": "string", "description": "A regex."},
-                               "description": {"type": "string", "description": "A property named description."}}})
+                "properties": {"pattern": {"type": "string"},
+                               "description": {"type": "string"}}})
         );
         assert_eq!(
             first_sentence(&"x".repeat(500)).chars().count(),

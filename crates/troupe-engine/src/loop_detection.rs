@@ -205,7 +205,7 @@ impl FailedCalls {
         if !failed && self.failures.is_empty() {
             return 0;
         }
-        let key = CallKey { name, args }.fingerprint();
+        let key = failure_key(name, args);
         if !failed {
             self.failures.remove(&key);
             return 0;
@@ -267,7 +267,7 @@ impl FailedCalls {
         }
         calls.iter().find_map(|c| {
             let call = c.borrow();
-            let failures = *self.failures.get(&CallKey::of(call).fingerprint())?;
+            let failures = *self.failures.get(&failure_key(&call.name, &call.args))?;
             (failures >= FAILED_CALL_NUDGE).then(|| LoopKind::FailingCall {
                 name: call.name.clone(),
                 failures,
@@ -275,6 +275,27 @@ impl FailedCalls {
         })
     }
 }
+
+/// Whether a call's arguments make an edit that changes nothing: its `old_string` and
+/// `new_string` are the same text (whatever else it says, `allow_multiple` too).
+pub fn is_identity_edit(args: &Value) -> bool {
+    let text = |key: &str| args.get(key).and_then(Value::as_str);
+    matches!((text("old_string"), text("new_string")), (Some(a), Some(b)) if a == b)
+}
+
+/// What failures of a call are counted under: the call itself, or, for an edit that
+/// changes nothing, every such edit of the same file by the same tool (a small model
+/// alternated `allow_multiple` between identical `replace X → X` calls).
+fn failure_key(name: &str, args: &Value) -> u64 {
+    if is_identity_edit(args) {
+        let same = serde_json::json!({"file_path": args.get("file_path"), "identity_edit": true});
+        return CallKey { name, args: &same }.fingerprint();
+    }
+    CallKey { name, args }.fingerprint()
+}
+
+/// Added to the error of an edit that changes nothing.
+pub const IDENTITY_EDIT_NOTE: &str = "(Note from Troupe: old_string and new_string are the same text, so this edit changes nothing. Put in new_string the text as it must read after the change the user asked for; if nothing needs to change, say so instead of editing.)";
 
 /// The note added to the output of a call that succeeded again, unchanged, right after
 /// it succeeded before.
@@ -337,6 +358,31 @@ fn is_structure(line: &str) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn identity_edits_of_a_file_count_as_one_failing_call_whatever_allow_multiple_says() {
+        let same = |multiple: bool| json!({"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 1", "allow_multiple": multiple});
+        assert!(is_identity_edit(&same(true)));
+        assert!(!is_identity_edit(
+            &json!({"old_string": "x", "new_string": "y"})
+        ));
+        assert!(!is_identity_edit(
+            &json!({"file_path": "a.py", "content": "x"})
+        ));
+        let mut failed = FailedCalls::default();
+        assert_eq!(failed.record("replace", &same(true), true), 1);
+        assert_eq!(failed.record("replace", &same(false), true), 2);
+        assert_eq!(failed.record("replace", &same(true), true), 3);
+        let again = FunctionCall {
+            id: None,
+            name: "replace".into(),
+            args: same(false),
+        };
+        assert!(failed.check_round(&[again]).is_some());
+        // Another file's identity edit is a call of its own.
+        let other = json!({"file_path": "b.py", "old_string": "x", "new_string": "x"});
+        assert_eq!(failed.record("replace", &other, true), 1);
+    }
 
     /// The facts of the built-in tools these tests call, as their tools state them.
     fn facts() -> ToolFactsTable {

@@ -53,7 +53,8 @@ pub struct PromptVars<'a> {
     pub skills: String,
 }
 
-/// Fills `{tools}`, `{date}`, `{os}`, `{roots}`, `{git}`, `{skills}` and `{memory}` in
+/// Fills `{tools}` (a line per tool: its name and first sentence), `{tool_names}`
+/// (the names, comma-separated), `{date}`, `{os}`, `{roots}`, `{git}`, `{skills}` and `{memory}` in
 /// `template`.
 /// A template without `{memory}` gets the memory appended after a `---` rule, so a
 /// custom prompt file still carries the user's context files.
@@ -74,9 +75,14 @@ pub fn render(template: &str, vars: &PromptVars<'_>) -> String {
     } else {
         format!("# Context files and memory\n\n{}", vars.memory)
     };
+    let names = (vars.tools.iter())
+        .map(|t| t.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
     let template = &select_tool_lines(template, vars.tools);
     let filled = template
         .replace("{tools}", &tools)
+        .replace("{tool_names}", &names)
         .replace("{date}", &vars.date)
         .replace("{os}", &vars.os)
         .replace("{roots}", &vars.roots.join(", "))

@@ -23,6 +23,7 @@ mod ops;
 mod session;
 mod tool_facts;
 mod tool_result;
+mod unmet;
 pub use approval::{
     ApprovalDecision, ApprovalMode, ApprovalRequest, ConfirmationDetails, Question, QuestionOption,
 };
@@ -35,6 +36,7 @@ pub use session::{
 };
 pub use tool_facts::{AllowKey, Offered, ToolFacts, ToolFactsTable};
 pub use tool_result::{LlmContent, ToolError, ToolErrorKind, ToolKind, ToolOutput};
+pub use unmet::Unmet;
 
 // ---------------------------------------------------------------- call lifecycle
 
@@ -322,6 +324,13 @@ pub enum UiEvent {
     /// Something the user must see even headless (on stderr): a hook that failed, a
     /// hook's `systemMessage`, hooks skipped in an untrusted folder.
     Warning(String),
+    /// The turn is about to finish without doing what its prompt asked (a change, a
+    /// test run, a tool call): sent just before `TurnFinished`, so the run's result
+    /// can say so (`model.check_outcome`).
+    Unmet {
+        unmet: Unmet,
+        message: String,
+    },
     TurnFinished(TurnOutcome),
     /// Something a subagent of the session's tree did (its start, each of its own
     /// events, its end).

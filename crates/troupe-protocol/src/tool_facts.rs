@@ -48,6 +48,10 @@ pub struct ToolFacts {
     /// Offered to a main session only (`update_topic`): a subagent neither is offered
     /// it nor runs its calls.
     pub main_session_only: bool,
+    /// A boolean parameter that makes a call add its content to the end of the file
+    /// instead of replacing it: declared only in a turn whose call of the tool was cut
+    /// at the output limit, when the model is asked to write the file in parts.
+    pub append_arg: Option<&'static str>,
     /// When the tool is declared to the model: always, or only in or out of plan
     /// mode (gemini-cli's `enter_plan_mode` / `exit_plan_mode`).
     pub offered: Offered,
@@ -94,6 +98,7 @@ impl ToolFacts {
         compact_keeps: &[],
         runs_alone: false,
         main_session_only: false,
+        append_arg: None,
         offered: Offered::Always,
         interactive_only: false,
     };

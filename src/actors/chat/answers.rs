@@ -18,7 +18,8 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::engine::context_budget::SizeMemo;
 use crate::engine::loop_detection::{
-    duplicates, failure_nudge, FailedCalls, FAILED_CALL_NUDGE, REPEAT_NOTE,
+    duplicates, failure_nudge, is_identity_edit, FailedCalls, FAILED_CALL_NUDGE,
+    IDENTITY_EDIT_NOTE, REPEAT_NOTE,
 };
 use crate::engine::responses::{add_error_note, add_output_note, error_parts, with_call_id};
 use crate::protocol::content::{CallArgs, FunctionCall, Part};
@@ -37,6 +38,9 @@ pub(super) struct RoundAnswers {
     copies_left: HashMap<usize, usize>,
     /// The answers of the calls that have copies, until the copies are answered.
     shared: HashMap<usize, Arc<CompletedCall>>,
+    /// Calls answered without running (a repeat of the prompt's lookups, an edit
+    /// refused before it runs), by index, until their turn comes.
+    pre: HashMap<usize, Arc<CompletedCall>>,
     /// The copies' answers, for the front ends.
     copies: Vec<Arc<CompletedCall>>,
     /// Failures per call in this turn (None: not tracked, loop detection is off).
@@ -52,6 +56,8 @@ pub(super) struct RoundAnswers {
     edits: Vec<Arc<CompletedCall>>,
     /// A subagent's `complete_task` call of the round succeeded: its task is done.
     task_completed: bool,
+    /// A call of the round ran tests (`model.check_outcome`).
+    ran_tests: bool,
     /// The facts of the built-in tools (which calls run once, which are edits).
     facts: Arc<ToolFactsTable>,
     /// Finished calls on their way to the session recorder (none without one): sent
@@ -77,6 +83,8 @@ pub(super) struct Answered {
     pub edits: Vec<Arc<CompletedCall>>,
     /// A subagent's `complete_task` call succeeded: the turn ends with this round.
     pub task_completed: bool,
+    /// A call of the round ran tests.
+    pub ran_tests: bool,
 }
 
 impl RoundAnswers {
@@ -103,6 +111,7 @@ impl RoundAnswers {
             copy_of,
             copies_left,
             shared: HashMap::new(),
+            pre: HashMap::new(),
             copies: Vec::new(),
             failures,
             parts: Vec::with_capacity(calls_len),
@@ -110,6 +119,7 @@ impl RoundAnswers {
             repeated: false,
             edits: Vec::new(),
             task_completed: false,
+            ran_tests: false,
             facts,
             all_cancelled: true,
             recorder: recorder.map(|r| (r, Vec::with_capacity(RECORD_BATCH.min(calls_len)))),
@@ -128,12 +138,33 @@ impl RoundAnswers {
         self
     }
 
-    /// The calls that run: the first of each kind (the others are its copies).
+    /// The calls that run: the first of each kind (the others are its copies), but
+    /// those answered already ([`preanswer`](Self::preanswer)).
     pub(super) fn to_run(&self) -> Vec<Arc<FunctionCall>> {
-        (self.calls.iter().zip(&self.copy_of))
-            .filter(|(_, copy)| copy.is_none())
-            .map(|(c, _)| c.clone())
+        (self.calls.iter().zip(&self.copy_of).enumerate())
+            .filter(|(i, (_, copy))| copy.is_none() && !self.pre.contains_key(i))
+            .map(|(_, (c, _))| c.clone())
             .collect()
+    }
+
+    /// The calls of the round, in order.
+    pub(super) fn calls(&self) -> &[Arc<FunctionCall>] {
+        &self.calls
+    }
+
+    /// Answers call `index` with `answer` without running it (before [`to_run`]); its
+    /// copies get the same answer. A copy itself is not answered here.
+    ///
+    /// [`to_run`]: Self::to_run
+    pub(super) fn preanswer(&mut self, index: usize, answer: CompletedCall) {
+        if self.copy_of.get(index) != Some(&None) {
+            return;
+        }
+        let answer = Arc::new(answer);
+        if self.copies_left.contains_key(&index) {
+            self.shared.insert(index, answer.clone());
+        }
+        self.pre.insert(index, answer);
     }
 
     /// The answer of the next call that ran (the copies before and after it are
@@ -149,9 +180,18 @@ impl RoundAnswers {
         self.answer_copies();
     }
 
-    /// Answers the copies next in line whose first call is answered.
+    /// Answers the copies next in line whose first call is answered, and the calls
+    /// next in line answered without running.
     fn answer_copies(&mut self) {
-        while let Some(Some(original)) = self.copy_of.get(self.answered).copied() {
+        loop {
+            if let Some(answer) = self.pre.remove(&self.answered) {
+                self.copies.push(answer.clone());
+                self.push(answer);
+                continue;
+            }
+            let Some(Some(original)) = self.copy_of.get(self.answered).copied() else {
+                return;
+            };
             let Some(answer) = self.shared.get(&original).cloned() else {
                 return;
             };
@@ -213,6 +253,14 @@ impl RoundAnswers {
             return Arc::new(noted);
         }
         let count = failures.record(&call.name, &call.args, failed);
+        let identity = failed && is_identity_edit(&call.args);
+        if identity && count < FAILED_CALL_NUDGE {
+            let mut nudged = (*call).clone();
+            if let Some(part) = nudged.response_parts.first_mut() {
+                add_error_note(part, IDENTITY_EDIT_NOTE);
+            }
+            return Arc::new(nudged);
+        }
         if !failed || count < FAILED_CALL_NUDGE {
             return call;
         }
@@ -221,6 +269,9 @@ impl RoundAnswers {
         self.repeated = true;
         let mut nudged = (*call).clone();
         if let Some(part) = nudged.response_parts.first_mut() {
+            if identity {
+                add_error_note(part, IDENTITY_EDIT_NOTE);
+            }
             add_error_note(part, &failure_nudge(count));
         }
         Arc::new(nudged)
@@ -233,6 +284,7 @@ impl RoundAnswers {
         {
             self.task_completed = true;
         }
+        self.ran_tests |= super::outcome::runs_tests(&call, self.facts.get(&call.name));
         if call.status == CallStatus::Success && self.facts.get(&call.name).is_edit() {
             self.edits.push(call.clone());
         }
@@ -289,6 +341,7 @@ impl RoundAnswers {
             repeated: self.repeated,
             edits: self.edits,
             task_completed: self.task_completed,
+            ran_tests: self.ran_tests,
         }
     }
 }
@@ -311,195 +364,5 @@ fn unanswered(call: &Arc<FunctionCall>, message: &str) -> CompletedCall {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::engine::responses::success_parts;
-    use crate::protocol::LlmContent;
-    use serde_json::json;
-
-    /// The facts of the tool these tests call, as the registry has them.
-    fn facts() -> Arc<ToolFactsTable> {
-        use crate::tools::{read_file, Tool};
-        Arc::new(
-            [(read_file::NAME, read_file::ReadFile.facts())]
-                .into_iter()
-                .collect(),
-        )
-    }
-
-    fn call(id: &str) -> Arc<FunctionCall> {
-        Arc::new(FunctionCall {
-            id: Some(id.into()),
-            name: "read_file".into(),
-            args: json!({"file_path": id}),
-        })
-    }
-
-    fn done(call: &Arc<FunctionCall>, status: CallStatus) -> Arc<CompletedCall> {
-        let id = call.id.clone().unwrap_or_default();
-        Arc::new(CompletedCall {
-            response_parts: success_parts(&call.name, &id, LlmContent::Text(id.clone()), "m"),
-            call_id: id,
-            name: call.name.clone(),
-            args: CallArgs::of(call.clone()),
-            status,
-            display: String::new(),
-            error: None,
-            duration: std::time::Duration::ZERO,
-            data: None,
-            timeline: Default::default(),
-        })
-    }
-
-    fn ids(parts: &[Part]) -> Vec<String> {
-        parts
-            .iter()
-            .filter_map(|p| p.function_response.as_ref()?.id.clone())
-            .collect()
-    }
-
-    #[test]
-    fn calls_the_scheduler_did_not_answer_get_an_error_each_in_order() {
-        let calls: Vec<_> = ["a", "b", "c"].into_iter().map(call).collect();
-        let mut answers = RoundAnswers::new(&calls, None, None, facts());
-        answers.add(done(&calls[0], CallStatus::Success));
-        let answered = answers.finish("The scheduler was unavailable");
-        assert_eq!(ids(&answered.parts), ["a", "b", "c"]);
-        let error = |i: usize| {
-            answered.parts[i]
-                .function_response
-                .as_ref()
-                .map(|r| r.response.clone())
-        };
-        assert_eq!(error(0), Some(json!({"output": "a"})));
-        assert_eq!(
-            error(2),
-            Some(json!({"error": "The scheduler was unavailable"}))
-        );
-        assert!(!answered.all_cancelled);
-    }
-
-    /// The ids of each `ToolResults` message, and its `done`.
-    type Batches = Arc<std::sync::Mutex<Vec<(Vec<String>, bool)>>>;
-
-    /// Collects what a recorder would be sent.
-    struct Collect(Batches);
-
-    impl actix::Actor for Collect {
-        type Context = actix::Context<Self>;
-    }
-
-    impl actix::Handler<SessionEvent> for Collect {
-        type Result = ();
-        fn handle(&mut self, event: SessionEvent, _: &mut Self::Context) {
-            if let SessionEvent::ToolResults { calls, done } = event {
-                let ids = calls.iter().map(|c| c.call_id.clone()).collect();
-                self.0.lock().unwrap().push((ids, done));
-            }
-        }
-    }
-
-    impl actix::Handler<crate::protocol::FlushRecords> for Collect {
-        type Result = ();
-        fn handle(&mut self, _: crate::protocol::FlushRecords, _: &mut Self::Context) {}
-    }
-
-    #[actix::test]
-    async fn finished_calls_go_to_the_recorder_as_they_come_then_the_rest() {
-        use actix::Actor;
-        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let recorder = Collect(seen.clone()).start();
-        let n = RECORD_BATCH + 3;
-        let calls: Vec<_> = (0..n).map(|i| call(&format!("c{i}"))).collect();
-        let mut answers =
-            RoundAnswers::new(&calls, Some(recorder.clone().recipient()), None, facts());
-        for c in &calls[..RECORD_BATCH] {
-            answers.add(done(c, CallStatus::Cancelled));
-        }
-        // A full batch leaves while the round runs; the rest waits for its end.
-        recorder.send(crate::protocol::FlushRecords).await.unwrap();
-        assert_eq!(seen.lock().unwrap().len(), 1);
-        answers.add(done(&calls[RECORD_BATCH], CallStatus::Cancelled));
-        let answered = answers.finish("The scheduler stopped");
-        recorder.send(crate::protocol::FlushRecords).await.unwrap();
-        assert!(!answered.all_cancelled, "the unanswered calls are errors");
-        assert_eq!(ids(&answered.parts).len(), n);
-        let seen = seen.lock().unwrap();
-        let want = |range: std::ops::Range<usize>| -> Vec<String> {
-            range.map(|i| format!("c{i}")).collect()
-        };
-        assert_eq!(
-            *seen,
-            vec![
-                (want(0..RECORD_BATCH), false),
-                (want(RECORD_BATCH..n), true)
-            ]
-        );
-    }
-
-    #[test]
-    fn identical_calls_run_once_and_every_copy_is_answered_under_its_own_id() {
-        let same = |id: &str| {
-            Arc::new(FunctionCall {
-                id: Some(id.into()),
-                name: "read_file".into(),
-                args: json!({"file_path": "x"}),
-            })
-        };
-        let calls = vec![same("a"), call("b"), same("c"), same("d")];
-        let mut answers = RoundAnswers::new(&calls, None, Some(FailedCalls::default()), facts());
-        let run = answers.to_run();
-        assert_eq!(run.len(), 2);
-        answers.add(done(&run[0], CallStatus::Success));
-        answers.add(done(&run[1], CallStatus::Success));
-        let answered = answers.finish("unused");
-        assert_eq!(ids(&answered.parts), ["a", "b", "c", "d"]);
-        let copies: Vec<&str> = answered.copies.iter().map(|c| c.call_id.as_str()).collect();
-        assert_eq!(copies, ["c", "d"]);
-        let output = |i: usize| {
-            answered.parts[i]
-                .function_response
-                .as_ref()
-                .unwrap()
-                .response
-                .clone()
-        };
-        assert_eq!(output(2), output(0));
-        assert_eq!(output(3), json!({"output": "a"}));
-    }
-
-    #[test]
-    fn the_third_failure_of_a_call_carries_the_nudge() {
-        let mut failures = Some(FailedCalls::default());
-        for round in 1..=3 {
-            let c = call("gone");
-            let mut answers =
-                RoundAnswers::new(std::slice::from_ref(&c), None, failures.take(), facts());
-            answers.add(Arc::new(unanswered(&c, "File not found")));
-            let answered = answers.finish("unused");
-            failures = answered.failures;
-            let error = answered.parts[0]
-                .function_response
-                .as_ref()
-                .unwrap()
-                .response["error"]
-                .as_str()
-                .unwrap()
-                .to_string();
-            assert_eq!(error.contains("failed 3 times"), round == 3, "{error}");
-        }
-    }
-
-    #[test]
-    fn a_call_nothing_else_holds_gives_up_its_parts_without_a_copy() {
-        let c = call("a");
-        let finished = done(&c, CallStatus::Success);
-        let payload = finished.response_parts[0].function_response.clone();
-        let mut answers = RoundAnswers::new(std::slice::from_ref(&c), None, None, facts());
-        answers.add(finished);
-        let answered = answers.finish("unused");
-        // The history's part holds the very response the tool's call produced.
-        let moved = answered.parts[0].function_response.as_ref();
-        assert!(matches!((moved, payload.as_ref()), (Some(a), Some(b)) if Arc::ptr_eq(a, b)));
-    }
-}
+#[path = "answers_tests.rs"]
+mod tests;

@@ -6,6 +6,12 @@
 //! limit is set, a larger one (doubled, up to [`CEILING_FACTOR`] × the configured
 //! limit and half the context window). After [`MAX_CUT_RETRIES`] such answers in one
 //! turn, the turn fails. Not gemini-cli's: it runs the calls of a cut answer.
+//!
+//! A call cut in the middle of its arguments (OpenAI's `finish_reason: "length"` with
+//! arguments that are not JSON) is asked again the same way, with the output limit
+//! raised to what the window leaves ([`room_for_call`]); when its tool can append
+//! (`write_file`'s `append`, a fact of the tool), the model is told to write the file
+//! in parts, and the parameter is declared for the rest of the turn.
 
 use actix::prelude::*;
 
@@ -30,13 +36,26 @@ pub(super) struct CutAnswers {
     output_cap: Option<u32>,
     /// The note added to the next request (until an answer is not cut).
     note: Option<String>,
+    /// A tool whose calls may append for the rest of the turn, and its parameter:
+    /// declared in every request of the turn from now on.
+    parts: Option<(String, &'static str)>,
 }
+
+/// How the appending parameter is described to the model.
+const APPEND_DESCRIPTION: &str =
+    "If true, add `content` to the end of the file instead of replacing the file.";
 
 impl CutAnswers {
     /// Puts the note and the grown output limit into a request of the turn.
     pub(super) fn apply(&self, request: &mut ModelRequest) {
         if let Some(cap) = self.output_cap {
             request.max_output_tokens = Some(cap);
+        }
+        if let Some((tool, arg)) = &self.parts {
+            let tools = std::sync::Arc::make_mut(&mut request.tools);
+            for decl in tools.iter_mut().filter(|d| &d.name == tool) {
+                *decl = crate::engine::compact_tools::with_flag(decl, arg, APPEND_DESCRIPTION);
+            }
         }
         let Some(note) = &self.note else { return };
         let contents = std::sync::Arc::make_mut(&mut request.contents);
@@ -63,7 +82,84 @@ fn grown(cap: u32, configured: Option<u32>, window: u64) -> u32 {
     (u64::from(cap) * 2).min(ceiling).try_into().unwrap_or(cap)
 }
 
+/// The output limit for asking again a call cut at `cap`: four times as much, within
+/// what the window leaves after the prompt (`prompt_tokens`, the last one the server
+/// counted; half the window when none was), never below `cap`.
+pub(super) fn room_for_call(cap: u32, window: u64, prompt_tokens: u64) -> u32 {
+    let room = match prompt_tokens {
+        0 => window / 2,
+        used => window.saturating_sub(used).saturating_sub(CALL_ROOM_MARGIN),
+    };
+    (u64::from(cap) * 4)
+        .min(room)
+        .max(u64::from(cap))
+        .try_into()
+        .unwrap_or(cap)
+}
+
+/// Tokens left free beside the prompt and the answer (the estimate may be short).
+const CALL_ROOM_MARGIN: u64 = 256;
+
+/// About how many lines of a file one answer of `limit` tokens holds, with room to
+/// spare (a line of code is ten to fifteen tokens).
+fn lines_per_part(limit: u32) -> u32 {
+    (limit / 20).max(10)
+}
+
 impl Chat {
+    /// The answer ended at the output limit in the middle of a call of `tool` (its
+    /// arguments cut): it is asked again with a larger limit, and a tool that can
+    /// append is to be used in parts; after [`MAX_CUT_RETRIES`] the turn fails.
+    pub(super) fn on_cut_call(&mut self, tool: String, message: String, ctx: &mut Context<Self>) {
+        self.model_usage = None;
+        let configured = self.config.tuning.max_output_tokens;
+        let window = self.config.tuning.context_window;
+        let prompt_tokens = self.last_prompt_tokens;
+        let append = self.config.tool_facts.get(&tool).append_arg;
+        let Some(turn) = self.turn.as_mut() else {
+            return;
+        };
+        let limit = turn.cut.output_cap.or(configured);
+        let limit_text = match limit {
+            Some(n) => format!("{n} tokens"),
+            None => "the server's limit".to_string(),
+        };
+        if turn.cut.retries >= MAX_CUT_RETRIES {
+            turn.cut.note = None;
+            let times = turn.cut.retries + 1;
+            return self.fail(format!(
+                "The model's answer was cut at the output limit ({limit_text}, model.max_output_tokens) in the middle of a call of {tool}, {times} times in this turn; it was not run ({message})."
+            ));
+        }
+        turn.cut.retries += 1;
+        let next = limit.map(|cap| room_for_call(cap, window, prompt_tokens));
+        turn.cut.output_cap = next;
+        let how = match append {
+            Some(arg) => {
+                turn.cut.parts = Some((tool.clone(), arg));
+                let lines = lines_per_part(next.or(limit).unwrap_or(512));
+                format!("Write the file in parts: call {tool} with only the first part of the content (at most {lines} lines), then call {tool} again on the same file with the next part and \"{arg}\": true, one part per call, until the file is complete.")
+            }
+            None => "Answer again with shorter arguments: do a smaller step.".to_string(),
+        };
+        turn.cut.note = Some(format!(
+            "(Note from Troupe, not from the user: your previous answer was cut at the output limit ({limit_text}) in the middle of the arguments of {tool}, so the call was not run. {how})"
+        ));
+        let raised = match (limit, next) {
+            (Some(a), Some(b)) if b > a => format!(" with an output limit of {b} tokens"),
+            _ => String::new(),
+        };
+        let attempt = turn.cut.retries + 1;
+        tracing::warn!(%tool, attempt, "a call was cut at the output limit");
+        self.emit(UiEvent::Retry {
+            attempt,
+            reason: format!(
+                "the answer was cut at the output limit ({limit_text}) in the middle of a call of {tool}, not run. Asking the model again{raised}."
+            ),
+        });
+        self.request_model(ctx);
+    }
+
     /// The model's answer ended at the output limit with `calls` function calls in it:
     /// none runs; the model is asked again, or the turn fails after
     /// [`MAX_CUT_RETRIES`] such answers.
@@ -122,6 +218,16 @@ impl Chat {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_call_gets_four_times_the_limit_within_what_the_window_leaves() {
+        assert_eq!(room_for_call(512, 8192, 1500), 2048);
+        assert_eq!(room_for_call(512, 8192, 7000), 936);
+        assert_eq!(room_for_call(512, 8192, 8000), 512);
+        assert_eq!(room_for_call(512, 2048, 0), 1024);
+        assert_eq!(lines_per_part(2048), 102);
+        assert_eq!(lines_per_part(100), 10);
+    }
 
     #[test]
     fn the_limit_doubles_up_to_its_ceiling() {

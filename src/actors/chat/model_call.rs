@@ -54,6 +54,9 @@ pub struct ModelCall {
     pub request_log: Option<PathBuf>,
     /// Stop the stream when its text starts repeating itself.
     pub loop_check: bool,
+    /// The bytes of answer streamed so far in the current attempt (what a turn cut by
+    /// its time limit had).
+    pub streamed: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl ModelCall {
@@ -70,6 +73,7 @@ impl ModelCall {
             let mut received = false;
             let mut loops = self.loop_check.then(LoopDetector::default);
             let stream = self.model.stream(self.request.clone());
+            self.streamed.store(0, std::sync::atomic::Ordering::Relaxed);
             let result = consume(
                 stream,
                 &self.request,
@@ -77,6 +81,7 @@ impl ModelCall {
                 &self.cancel,
                 &mut received,
                 &mut loops,
+                &self.streamed,
             )
             .await;
             let result = match result {
@@ -150,6 +155,7 @@ async fn consume(
     cancel: &CancellationToken,
     received: &mut bool,
     loops: &mut Option<LoopDetector>,
+    streamed: &std::sync::atomic::AtomicU64,
 ) -> Result<(TurnAssembler, Option<LoopKind>), ModelError> {
     let mut assembler = TurnAssembler::default();
     let started = tokio::time::Instant::now();
@@ -209,6 +215,7 @@ async fn consume(
             }
             _ => 0,
         };
+        streamed.store(output_bytes, std::sync::atomic::Ordering::Relaxed);
         match &event {
             ModelEvent::Text(t) => events.do_send(UiEvent::TextDelta(t.clone())),
             ModelEvent::Thought(t) => events.do_send(UiEvent::Thought(t.clone())),

@@ -24,6 +24,7 @@ impl Chat {
         result: Result<(TurnAssembler, Option<LoopKind>), CallFailure>,
         ctx: &mut Context<Self>,
     ) {
+        self.answer_ended();
         let Some(turn) = self.turn.as_ref() else {
             return;
         };
@@ -38,6 +39,10 @@ impl Chat {
                 error: ModelError::Cancelled,
                 ..
             }) => return self.finish(TurnOutcome::Cancelled),
+            Err(CallFailure {
+                error: ModelError::CutCall { tool, message, .. },
+                ..
+            }) => return self.on_cut_call(tool, message, ctx),
             Err(failure) if failure.error.is_context_overflow() && self.window_scale > 0.2 => {
                 // Fit the request to a smaller share of the window and send it again.
                 self.window_scale *= 0.6;
@@ -86,10 +91,14 @@ impl Chat {
         if let Some(turn) = self.turn.as_mut() {
             turn.cut.answered();
         }
+        self.call_answered();
         if calls.is_empty() {
+            if self.ask_again_for_a_call(ctx) {
+                return;
+            }
             let text = content.text();
             self.push_model_turn(content);
-            self.complete_turn(text, ctx);
+            self.end_answered_turn(text, ctx);
             return;
         }
         let looped = self.turn.as_mut().filter(|t| t.loop_check).and_then(|t| {
@@ -126,15 +135,30 @@ impl Chat {
             return;
         };
         turn.rounds += 1;
+        turn.phase =
+            super::turn_clock::TurnPhase::Tools(calls.iter().map(|c| c.name.clone()).collect());
         let failures = turn.loop_check.then(|| std::mem::take(&mut turn.failures));
-        let round = answers::RoundAnswers::new(
+        let mut round = answers::RoundAnswers::new(
             &calls,
             self.config.recorder.clone(),
             failures,
             self.config.tool_facts.clone(),
         );
+        self.preanswer(&mut round);
+        let Some(turn) = self.turn.as_mut() else {
+            return;
+        };
         // Identical calls of one answer run once; every copy gets the answer.
         let to_run = round.to_run();
+        if to_run.is_empty() {
+            // Every call is answered already: nothing for the Scheduler.
+            let done = async move { (Ok(()), round) };
+            ctx.spawn(
+                done.into_actor(self)
+                    .map(|(sent, round), act, ctx| act.on_tools_done(sent, round, ctx)),
+            );
+            return;
+        }
         let (answers, answered) = tokio::sync::mpsc::unbounded_channel();
         let schedule = Schedule {
             turn: turn.id,
@@ -174,9 +198,16 @@ impl Chat {
         round: answers::RoundAnswers,
         ctx: &mut Context<Self>,
     ) {
+        let facts = &self.config.tool_facts;
+        let only_reads =
+            (round.calls().iter()).all(|c| facts.get(&c.name).answer_depends_on_files_only);
         let Some(turn) = self.turn.as_mut() else {
             return;
         };
+        turn.phase = Default::default();
+        if !only_reads {
+            turn.preanswers.forget_lookups();
+        }
         let failure = match sent {
             Ok(()) => "The scheduler ended the batch without answering the call".to_string(),
             Err(e) => format!("The scheduler was unavailable: {e}"),
@@ -190,7 +221,11 @@ impl Chat {
             repeated,
             edits,
             task_completed,
+            ran_tests,
         } = round.finish(&failure);
+        if ran_tests {
+            turn.outcome.ran_tests();
+        }
         for edit in &edits {
             turn.edits
                 .note(edit, self.config.tool_facts.get(&edit.name));

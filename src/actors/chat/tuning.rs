@@ -30,10 +30,16 @@ pub struct ChatTuning {
     pub answer_after_repeat: bool,
     /// A turn that runs longer ends as failed (None: no limit).
     pub turn_time_limit: Option<Duration>,
+    /// Stretch the turn time limit to the server's measured speed.
+    pub fit_turn_time_limit: bool,
     /// Put back the files a failed turn edited.
     pub undo_failed_turn: bool,
     /// Offer the tools that edit files only when the prompt asks for a change.
     pub edit_tools_when_asked: bool,
+    /// A change or test run asked for and not made is sent back once, then said.
+    pub check_outcome: bool,
+    /// Refuse edits of the test files the prompt names, unless it asks to change tests.
+    pub protect_named_tests: bool,
 }
 
 impl ChatTuning {
@@ -61,8 +67,11 @@ impl ChatTuning {
             answer_after_repeat: settings.model.answer_after_repeat,
             turn_time_limit: (settings.model.turn_time_limit_secs > 0)
                 .then(|| Duration::from_secs(settings.model.turn_time_limit_secs)),
+            fit_turn_time_limit: settings.model.fit_turn_time_limit,
             undo_failed_turn: settings.model.undo_failed_turn,
             edit_tools_when_asked: settings.model.edit_tools_when_asked,
+            check_outcome: settings.model.check_outcome,
+            protect_named_tests: settings.model.protect_named_tests,
         }
     }
 }
@@ -81,8 +90,11 @@ impl Default for ChatTuning {
             look_up_prompt_names: false,
             answer_after_repeat: false,
             turn_time_limit: None,
+            fit_turn_time_limit: false,
             undo_failed_turn: false,
             edit_tools_when_asked: false,
+            check_outcome: false,
+            protect_named_tests: false,
         }
     }
 }

@@ -58,6 +58,8 @@ impl Chat {
         self.turn_counter += 1;
         let id = self.turn_counter;
         let cancel = CancellationToken::new();
+        let read_only =
+            self.config.tuning.edit_tools_when_asked && !small_model::asks_for_change(&text);
         self.turn = Some(TurnState {
             id,
             cancel: cancel.clone(),
@@ -76,12 +78,27 @@ impl Chat {
                 Vec::new()
             },
             answer_now: false,
-            timed_out: false,
+            timed_out: None,
+            phase: Default::default(),
             prefetching: false,
             edits: Default::default(),
-            read_only: self.config.tuning.edit_tools_when_asked
-                && !small_model::asks_for_change(&text),
+            read_only,
+            system_prompt: read_only
+                .then(|| self.prompt_without_edit_tools())
+                .flatten(),
+            outcome: super::outcome::OutcomeCheck::for_prompt(
+                &text,
+                self.config.outcome_fs.is_some(),
+            ),
+            preanswers: super::preanswers::Preanswers::for_prompt(
+                &text,
+                &self.listed_files,
+                self.config.tuning.protect_named_tests,
+            ),
         });
+        if let Some(note) = test_command_note(&text, self.config.test_command.as_ref()) {
+            self.extra_parts.push(note);
+        }
         self.start_turn_clock(id, ctx);
         self.emit(UiEvent::TurnStarted {
             turn: id,
@@ -214,10 +231,43 @@ impl Chat {
         if let Some(turn) = self.turn.as_mut() {
             turn.start_len = start_len;
         }
-        if !self.look_up_prompt_names_first(ctx) {
-            self.request_model(ctx);
-        }
+        self.first_request(ctx);
     }
+}
+
+impl Chat {
+    /// The system prompt rendered for the session's tools but those that edit files
+    /// (None: the session has no template to render, or no such tool).
+    fn prompt_without_edit_tools(&self) -> Option<String> {
+        let memory = self.config.memory.as_ref()?;
+        let facts = &self.config.tool_facts;
+        let prompt = &memory.prompt;
+        if !prompt.tools.iter().any(|t| facts.get(&t.name).is_edit()) {
+            return None;
+        }
+        let tools = (prompt.tools.iter())
+            .filter(|t| !facts.get(&t.name).is_edit())
+            .cloned()
+            .collect();
+        let without = crate::engine::prompt::SystemPrompt {
+            tools,
+            ..prompt.clone()
+        };
+        Some(without.render(&memory.report.text))
+    }
+}
+
+/// The note that tells the model how the project runs its tests, for a prompt that
+/// speaks of tests (`model.find_test_command`).
+fn test_command_note(
+    prompt: &str,
+    found: Option<&crate::engine::test_command::TestCommand>,
+) -> Option<String> {
+    let found = found.filter(|_| crate::engine::request_intent::mentions_tests(prompt))?;
+    Some(format!(
+        "(Note from Troupe: {} says the tests run with `{}`; run them with that command.)",
+        found.source, found.command
+    ))
 }
 
 /// The agents a prompt addresses, in order: each `@name` word whose `name` is one of

@@ -500,6 +500,7 @@ fn chat_config(parts: ChatParts<'_>) -> ChatConfig {
         hooks: services.hooks.clone(),
         session_context: None,
         workspace_files: None,
+        test_command: None,
         undo: settings
             .model
             .undo_failed_turn
@@ -507,6 +508,7 @@ fn chat_config(parts: ChatParts<'_>) -> ChatConfig {
                 fs: services.fs.clone(),
                 workspace: services.workspace.clone(),
             }),
+        outcome_fs: settings.model.check_outcome.then(|| services.fs.clone()),
         tool_facts,
         agent_names,
         plan_tools: Some(crate::actors::chat::PlanTools {

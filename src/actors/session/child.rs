@@ -122,6 +122,8 @@ impl SessionHandle {
         // The agent keeps its own limits (turns, time); the main session's turn time
         // limit is not one of them.
         tuning.turn_time_limit = None;
+        // A subagent's prompt is its parent's words, and its report is checked there.
+        tuning.check_outcome = false;
         let recorder = parts
             .records
             .as_ref()
@@ -143,7 +145,9 @@ impl SessionHandle {
             hooks: services.hooks.clone(),
             session_context: None,
             workspace_files: None,
+            test_command: None,
             undo: None,
+            outcome_fs: None,
             tool_facts: parts.tool_facts.clone(),
             agent_names: Vec::new(),
             plan_tools: None,

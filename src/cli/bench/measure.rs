@@ -108,7 +108,15 @@ pub fn run_once(
     reset_peak_rss();
     let done = Arc::new(AtomicUsize::new(0));
     let progress = Progress::start(n, done.clone());
-    let summary = run_turn(workspace, loaded.settings, model, plan, done, None);
+    let summary = run_turn(
+        workspace,
+        loaded.settings,
+        model,
+        plan,
+        done,
+        None,
+        "bench".into(),
+    );
     progress.stop();
     let summary = summary?;
     let session_file_bytes = session_file
@@ -285,6 +293,7 @@ fn run_turn(
     plan: Option<crate::platform::sessions::plan::SessionPlan>,
     done: Arc<AtomicUsize>,
     request_log: Option<std::path::PathBuf>,
+    prompt: String,
 ) -> Result<RunSummary, BenchError> {
     // A run that logs its requests measures them: the synthetic test tool stays out.
     let test_tools = request_log.is_none();
@@ -313,7 +322,7 @@ fn run_turn(
         .await
         .map_err(|e| BenchError::Usage(e.to_string()))?;
         session.submit(Op::UserTurn {
-            text: "bench".into(),
+            text: prompt,
             parts: Vec::new(),
         });
         let summary = headless::drive(&session, &mut front).await.ok_or_else(|| {
@@ -385,6 +394,17 @@ pub(super) fn run_scripted(
     overrides: &[String],
     request_log: Option<std::path::PathBuf>,
 ) -> Result<RunSummary, BenchError> {
+    run_scripted_prompt(root, script, overrides, request_log, "bench")
+}
+
+/// [`run_scripted`] on the prompt `prompt`.
+pub(super) fn run_scripted_prompt(
+    root: &std::path::Path,
+    script: String,
+    overrides: &[String],
+    request_log: Option<std::path::PathBuf>,
+    prompt: &str,
+) -> Result<RunSummary, BenchError> {
     let loaded = settings::load_with(
         std::path::Path::new("/nonexistent"),
         std::path::Path::new("/nonexistent"),
@@ -404,6 +424,7 @@ pub(super) fn run_scripted(
         None,
         Arc::new(AtomicUsize::new(0)),
         request_log,
+        prompt.to_string(),
     )
 }
 

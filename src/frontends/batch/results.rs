@@ -21,9 +21,24 @@ pub enum TaskStatus {
     Cancelled,
     MaxTurns,
     Loop,
+    /// The task asks for a change and its turn changed no file (`model.check_outcome`).
+    NoChange,
+    /// The task asks to run the tests and its turn ran none.
+    TestsNotRun,
+    /// A tool call was required and the model answered twice without one.
+    NoToolCall,
 }
 
 impl TaskStatus {
+    /// The status of a turn that completed without doing what its task asked.
+    pub fn unmet(unmet: crate::protocol::Unmet) -> Self {
+        match unmet {
+            crate::protocol::Unmet::NoChange => TaskStatus::NoChange,
+            crate::protocol::Unmet::TestsNotRun => TaskStatus::TestsNotRun,
+            crate::protocol::Unmet::NoToolCall => TaskStatus::NoToolCall,
+        }
+    }
+
     /// The name in the results.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -33,6 +48,9 @@ impl TaskStatus {
             TaskStatus::Cancelled => "cancelled",
             TaskStatus::MaxTurns => "max_turns",
             TaskStatus::Loop => "loop",
+            TaskStatus::NoChange => "no_change",
+            TaskStatus::TestsNotRun => "tests_not_run",
+            TaskStatus::NoToolCall => "no_tool_call",
         }
     }
 }

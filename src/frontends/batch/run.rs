@@ -159,6 +159,10 @@ fn prepare_session(
     );
     let mut loaded = crate::frontends::load_layers(&workspace, &args, trusted, &[], "")
         .map_err(|e| e.to_string())?;
+    if task.timeout_s.is_some() {
+        // The task's own budget bounds it: the turn limit would cut it sooner.
+        loaded.settings.model.turn_time_limit_secs = 0;
+    }
     if let Some(meeting) = &ctx.meeting {
         meeting
             .apply(&workspace, &args, &mut loaded)
@@ -283,7 +287,10 @@ fn result_of(
             TaskStatus::Cancelled,
             Some("the batch was stopped".to_string()),
         ),
-        (None, TurnOutcome::Completed { .. }) => (TaskStatus::Ok, None),
+        (None, TurnOutcome::Completed { .. }) => match &summary.unmet {
+            Some((unmet, message)) => (TaskStatus::unmet(*unmet), Some(message.clone())),
+            None => (TaskStatus::Ok, None),
+        },
         (None, TurnOutcome::Cancelled) => {
             (TaskStatus::Cancelled, Some("the turn was cancelled".into()))
         }

@@ -29,7 +29,7 @@ pub use attempt::{AttemptText, RETRY_MARK};
 pub use cpu_time::{process_cpu_time, thread_cpu_time};
 pub use report::{
     json_report, print_failure, print_reply, stream_result, CallRecord, RunSummary,
-    REFUSED_EXIT_CODE,
+    REFUSED_EXIT_CODE, UNMET_EXIT_CODE,
 };
 
 /// How the run is printed.
@@ -86,6 +86,8 @@ pub struct HeadlessFront {
     called_since_text: bool,
     /// The calls refused so far, `name(args): reason`.
     refused: Vec<String>,
+    /// What the turn did not do of what its prompt asked, and the sentence that says so.
+    unmet: Option<(crate::protocol::Unmet, String)>,
     /// Every warning so far.
     warnings: Vec<String>,
     /// Stream-json: warnings that came before the `init` event (printed right after it).
@@ -119,6 +121,7 @@ impl HeadlessFront {
             to_terminal: std::io::stdout().is_terminal(),
             called_since_text: false,
             refused: Vec::new(),
+            unmet: None,
             warnings: Vec::new(),
             early_warnings: Vec::new(),
             initialised: false,
@@ -171,6 +174,9 @@ impl HeadlessFront {
                 self.response.clear();
                 let held = self.attempt.request();
                 self.print_text(&held);
+                // A new answer after text (the model sent back to work) starts on a
+                // line of its own.
+                self.called_since_text |= self.line_open;
             }
             UiEvent::ModelProgress {
                 output_bytes,
@@ -204,6 +210,7 @@ impl HeadlessFront {
                 }
                 tracing::info!(%message, "notice");
             }
+            UiEvent::Unmet { unmet, message } => self.unmet = Some((*unmet, message.clone())),
             UiEvent::TurnFinished(outcome) => return Some(self.summary(outcome.clone())),
             UiEvent::Agent(update) => self.on_agent(update),
             _ => {}
@@ -367,6 +374,7 @@ impl HeadlessFront {
                 .unwrap_or_default(),
             interrupted_by: None,
             refused: std::mem::take(&mut self.refused),
+            unmet: self.unmet.take(),
             warnings: std::mem::take(&mut self.warnings),
         }
     }

@@ -39,6 +39,9 @@ pub struct RunSummary {
     /// give, or denied by the mode), each as `name(args): reason`: nothing they asked
     /// for was done. A hook's block is not counted: it is the user's own rule.
     pub refused: Vec<String>,
+    /// What the turn did not do of what its prompt asked (`model.check_outcome`), and
+    /// the sentence that says so: the run does not end as a success.
+    pub unmet: Option<(crate::protocol::Unmet, String)>,
     /// The warnings of the run (hooks not run in an untrusted folder, a hook that
     /// failed, ...), in the order they came.
     pub warnings: Vec<String>,
@@ -111,6 +114,17 @@ pub fn json_report(summary: &RunSummary) -> Value {
             report["error"] = json!({"type": "MaxTurns", "message": format!("Reached the limit of {limit} model turns (model.max_turns)."), "code": 53});
         }
     }
+    if let (TurnOutcome::Completed { .. }, Some((unmet, message))) =
+        (&summary.outcome, &summary.unmet)
+    {
+        report["error"] = json!({
+            "type": unmet.error_type(),
+            "message": message,
+            "code": UNMET_EXIT_CODE,
+        });
+        // Not gemini-cli's key: only a run that did not do what was asked has it.
+        report["status"] = json!(unmet.status());
+    }
     if let (TurnOutcome::Completed { .. }, false) = (&summary.outcome, summary.refused.is_empty()) {
         report["error"] = json!({
             "type": "ToolCallsRefused",
@@ -140,6 +154,12 @@ pub fn json_report(summary: &RunSummary) -> Value {
 /// error, `FatalToolExecutionError`).
 pub const REFUSED_EXIT_CODE: i32 = 54;
 
+/// The exit code of a run whose turn finished without doing what its prompt asked: a
+/// change that was not made, tests that were not run, a tool call that was required
+/// and not made (`model.check_outcome`; stream-json status `no_change`,
+/// `tests_not_run`, `no_tool_call`).
+pub const UNMET_EXIT_CODE: i32 = 56;
+
 /// What the end of a run says about its refused calls.
 fn refused_message(refused: &[String]) -> String {
     let calls = match refused.len() {
@@ -157,10 +177,20 @@ pub fn stream_result(summary: &RunSummary) -> Value {
     let ok = matches!(summary.outcome, TurnOutcome::Completed { .. })
         && summary.interrupted_by.is_none()
         && summary.refused.is_empty();
+    let unmet = summary
+        .unmet
+        .as_ref()
+        .filter(|_| matches!(summary.outcome, TurnOutcome::Completed { .. }))
+        .filter(|_| summary.interrupted_by.is_none() && summary.refused.is_empty());
+    let status = match (ok, unmet) {
+        (true, Some((unmet, _))) => unmet.status(),
+        (true, None) => "success",
+        (false, _) => "error",
+    };
     let mut ev = json!({
         "type": "result",
         "timestamp": iso8601(SystemTime::now()),
-        "status": if ok { "success" } else { "error" },
+        "status": status,
         "stats": summary.stats.stream_json(&summary.model, summary.elapsed.as_millis() as u64),
     });
     if summary.tokens_estimated {

@@ -254,6 +254,11 @@ impl EventRenderer {
                 lines.push(p.yellow(&format!("  ℹ {}", for_terminal(message))));
                 lines
             }
+            UiEvent::Unmet { message, .. } => {
+                let mut lines = self.flush_text();
+                lines.push(p.yellow(&format!("  ⚠ {}", for_terminal(message))));
+                lines
+            }
             UiEvent::TurnFinished(outcome) => self.finished(outcome),
             UiEvent::Agent(update) => {
                 self.live.note(update);

@@ -86,9 +86,9 @@ fn wire_error(error: WireError) -> ModelError {
             kind: "MALFORMED_FUNCTION_CALL".into(),
             message,
         },
-        WireError::CutAtLimit(message) => ModelError::InvalidStream {
+        WireError::CutAtLimit { tool, message } => ModelError::CutCall {
             provider: PROVIDER.into(),
-            kind: "MAX_TOKENS_EXCEEDED".into(),
+            tool,
             message: format!("{message}; raise model.max_output_tokens or ask for less"),
         },
         WireError::Malformed(message) => ModelError::Malformed {

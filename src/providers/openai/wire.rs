@@ -25,8 +25,8 @@ pub enum WireError {
     MalformedCall(String),
     /// The answer reached the output token limit (`finish_reason: "length"`) in the
     /// middle of a tool call: sending the same request again ends the same way.
-    #[error("{0}")]
-    CutAtLimit(String),
+    #[error("{message}")]
+    CutAtLimit { tool: String, message: String },
     #[error("{0}")]
     Malformed(String),
 }
@@ -327,9 +327,12 @@ impl StreamDecoder {
             match call_event(&pending.id, &pending.name, &pending.arguments) {
                 Ok(event) => events.push(event),
                 Err(WireError::MalformedCall(message)) if cut => {
-                    return Err(WireError::CutAtLimit(format!(
+                    return Err(WireError::CutAtLimit {
+                        tool: pending.name.clone(),
+                        message: format!(
                         "the answer reached the output token limit in the middle of a call ({message})"
-                    )))
+                    ),
+                    })
                 }
                 Err(e) => return Err(e),
             }
