@@ -105,6 +105,30 @@ fn a_line_break_inside_a_one_line_python_string_is_refused() {
 }
 
 #[test]
+fn a_replace_that_leaves_a_python_block_empty_is_refused() {
+    // Qwen2.5-Coder-1.5B on Exercism's leap: `pass` replaced by a whole new `def`, so
+    // the outer function has no indented body. tree-sitter's grammar accepts it;
+    // Python stops with "expected an indented block".
+    let s = Scratch::new();
+    s.write("leap.py", "def leap_year(year):\n    pass\n");
+    let got = run_calls(
+        &s,
+        vec![replace(
+            "leap.py",
+            "pass",
+            "def leap_year(year):\n    if year % 4 == 0:\n        return True\n    return False",
+        )],
+        &[],
+    );
+    let error = refusal(&got[0], "leap.py", "Python");
+    assert!(
+        error.contains("line 2, column 5 (expected an indented block after this line)"),
+        "{error}"
+    );
+    assert_eq!(s.read("leap.py"), "def leap_year(year):\n    pass\n");
+}
+
+#[test]
 fn replaces_that_break_json_toml_yaml_rust_javascript_and_go_are_refused() {
     let cases = [
         (

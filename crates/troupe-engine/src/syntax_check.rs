@@ -125,16 +125,51 @@ pub fn first_error(grammar: Grammar, text: &str) -> Option<SyntaxError> {
     let root = tree.root_node();
     if !root.has_error() {
         return match grammar {
-            Grammar::Python => python_line_break_in_string(root, text).map(|node| {
-                let mut error = describe_at(grammar, node, text);
-                error.description = "a line break inside a one-line string".into();
-                error
-            }),
+            Grammar::Python => python_only_error(root, text),
             _ => None,
         };
     }
     let node = first_bad_node(root).unwrap_or(root);
     Some(describe(grammar, node, text))
+}
+
+/// What tree-sitter's Python grammar accepts and Python does not: a line break in a
+/// one-line string, or a block with no statement (`def f():` followed by a line that
+/// is not indented below it: Python's "expected an indented block").
+fn python_only_error(root: Node<'_>, text: &str) -> Option<SyntaxError> {
+    let empty = python_empty_block(root).map(|node| {
+        let mut error = describe_at(Grammar::Python, node, text);
+        error.description = "expected an indented block after this line".into();
+        error
+    });
+    let broken = python_line_break_in_string(root, text).map(|node| {
+        let mut error = describe_at(Grammar::Python, node, text);
+        error.description = "a line break inside a one-line string".into();
+        error
+    });
+    match (empty, broken) {
+        (Some(a), Some(b)) => Some(if (b.line, b.column) < (a.line, a.column) {
+            b
+        } else {
+            a
+        }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The statement (`def`, `if`, `for`, …) whose block holds no statement, only
+/// comments or nothing: tree-sitter's grammar takes it, Python refuses it.
+fn python_empty_block(root: Node<'_>) -> Option<Node<'_>> {
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        if node.kind() == "block" && children.iter().all(|c| c.kind() == "comment") {
+            return Some(node.parent().unwrap_or(node));
+        }
+        stack.extend(children.into_iter().rev());
+    }
+    None
 }
 
 /// The first Python string that is not triple-quoted yet holds a line break not
@@ -375,6 +410,29 @@ mod tests {
             let g = Grammar::for_path(Path::new(name)).unwrap();
             let _ = first_error(g, text);
             let _ = first_error(g, &text.repeat(50));
+        }
+    }
+
+    #[test]
+    fn a_python_block_without_a_statement_is_an_error_as_in_python() {
+        // A small model's replace of `pass` by a whole new `def`: the outer function
+        // is left with no indented body, which tree-sitter's grammar accepts.
+        let before = "def leap_year(year):\n    pass\n";
+        let after = "def leap_year(year):\n    def leap_year(year):\n    if year % 4 == 0:\n        return True\n    return False\n";
+        let e = introduced_error(Path::new("leap.py"), Some(before), after).unwrap();
+        assert_eq!(
+            e.to_string(),
+            "syntax error at line 2, column 5 (expected an indented block after this line)"
+        );
+        let only_comment = "if x:\n    # later\ny = 1\n";
+        assert!(first_error(Grammar::Python, only_comment).is_some());
+        for fine in [
+            "def f():\n    pass\n",
+            "def f(): return 1\n",
+            "class A:\n    ...\n",
+            "if x:\n    # c\n    y = 1\n",
+        ] {
+            assert_eq!(first_error(Grammar::Python, fine), None, "{fine}");
         }
     }
 
