@@ -40,15 +40,8 @@ pub struct ConfigArgs {
     /// As a run's --profile.
     #[arg(long = "profile", value_name = "NAME")]
     pub profile: Option<String>,
-    /// As a run's --policy.
-    #[arg(long = "policy", value_name = "PATH", value_delimiter = ',')]
-    pub policy: Vec<String>,
-    /// As a run's --admin-policy.
-    #[arg(long = "admin-policy", value_name = "PATH", value_delimiter = ',')]
-    pub admin_policy: Vec<String>,
-    /// As a run's --allowed-tools.
-    #[arg(long = "allowed-tools", value_name = "TOOL", value_delimiter = ',')]
-    pub allowed_tools: Vec<String>,
+    #[command(flatten)]
+    pub policy: crate::frontends::options::PolicyFlags,
 
     /// Print one JSON object: `settings` (each key's value and origin), `effective`
     /// (provider, model, base URL, key source, MCP servers) and `sandbox`.
@@ -104,13 +97,9 @@ fn overrides(args: &ConfigArgs) -> Result<Vec<Labeled>, SettingsError> {
             format!("model.name=\"{}\"", model.replace('"', "")),
         ));
     }
-    for (name, key, values) in [
-        ("--policy", "policy.paths", &args.policy),
-        ("--admin-policy", "policy.admin_paths", &args.admin_policy),
-        ("--allowed-tools", "tools.allowed", &args.allowed_tools),
-    ] {
+    for (name, key, values) in args.policy.settings() {
         if !values.is_empty() {
-            let list = toml::Value::from(values.clone());
+            let list = toml::Value::from(values.to_vec());
             out.push(flag(name, format!("{key}={list}")));
         }
     }

@@ -171,13 +171,9 @@ pub(crate) fn load_layers(
     if args.screen_reader {
         overrides.push("ui.screen_reader=true".into());
     }
-    for (key, values) in [
-        ("policy.paths", &args.policy),
-        ("policy.admin_paths", &args.admin_policy),
-        ("tools.allowed", &args.allowed_tools),
-        ("mcp.allowed", &args.allowed_mcp_server_names),
-        ("extensions.only", &args.extensions),
-    ] {
+    let policy = args.policy.settings().map(|(_, key, values)| (key, values));
+    let extensions = ("extensions.only", args.extensions.as_slice());
+    for (key, values) in policy.into_iter().chain([extensions]) {
         let values: Vec<String> = values
             .iter()
             .map(|v| v.trim().to_string())

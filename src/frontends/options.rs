@@ -5,6 +5,51 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+/// The flags that choose policy files and add policy rules: a run's, and `troupe
+/// config`'s (which shows what a run with them would use).
+#[derive(Debug, Clone, Args, Default)]
+pub struct PolicyFlags {
+    /// Policy files or directories of them, user tier (comma-separated or repeated);
+    /// they replace ~/.gemini/policies and ~/.troupe/policies. Sets policy.paths.
+    #[arg(long = "policy", value_name = "PATH", value_delimiter = ',')]
+    pub policy: Vec<String>,
+
+    /// Admin policy files or directories (comma-separated or repeated); ignored when
+    /// /etc/gemini-cli/policies holds policies. Sets policy.admin_paths.
+    #[arg(long = "admin-policy", value_name = "PATH", value_delimiter = ',')]
+    pub admin_policy: Vec<String>,
+
+    /// Tools that run without confirmation: `tool` or `run_shell_command(prefix)`
+    /// (comma-separated or repeated). Sets tools.allowed.
+    #[arg(long = "allowed-tools", value_name = "TOOL", value_delimiter = ',')]
+    pub allowed_tools: Vec<String>,
+
+    /// Only these MCP servers start (comma-separated or repeated); their tools run
+    /// without confirmation outside plan mode. Sets mcp.allowed.
+    #[arg(
+        long = "allowed-mcp-server-names",
+        value_name = "NAME",
+        value_delimiter = ','
+    )]
+    pub allowed_mcp_server_names: Vec<String>,
+}
+
+impl PolicyFlags {
+    /// Each flag with the setting it sets and its values.
+    pub fn settings(&self) -> [(&'static str, &'static str, &[String]); 4] {
+        [
+            ("--policy", "policy.paths", &self.policy),
+            ("--admin-policy", "policy.admin_paths", &self.admin_policy),
+            ("--allowed-tools", "tools.allowed", &self.allowed_tools),
+            (
+                "--allowed-mcp-server-names",
+                "mcp.allowed",
+                &self.allowed_mcp_server_names,
+            ),
+        ]
+    }
+}
+
 /// Options of a session (interactive or headless).
 #[derive(Debug, Clone, Args, Default)]
 pub struct RunArgs {
@@ -39,29 +84,8 @@ pub struct RunArgs {
     #[arg(long = "approval-mode", value_name = "MODE")]
     pub approval_mode: Option<String>,
 
-    /// Policy files or directories of them, user tier (comma-separated or repeated);
-    /// they replace ~/.gemini/policies and ~/.troupe/policies. Sets policy.paths.
-    #[arg(long = "policy", value_name = "PATH", value_delimiter = ',')]
-    pub policy: Vec<String>,
-
-    /// Admin policy files or directories (comma-separated or repeated); ignored when
-    /// /etc/gemini-cli/policies holds policies. Sets policy.admin_paths.
-    #[arg(long = "admin-policy", value_name = "PATH", value_delimiter = ',')]
-    pub admin_policy: Vec<String>,
-
-    /// Tools that run without confirmation: `tool` or `run_shell_command(prefix)`
-    /// (comma-separated or repeated). Sets tools.allowed.
-    #[arg(long = "allowed-tools", value_name = "TOOL", value_delimiter = ',')]
-    pub allowed_tools: Vec<String>,
-
-    /// Only these MCP servers start (comma-separated or repeated); their tools run
-    /// without confirmation outside plan mode. Sets mcp.allowed.
-    #[arg(
-        long = "allowed-mcp-server-names",
-        value_name = "NAME",
-        value_delimiter = ','
-    )]
-    pub allowed_mcp_server_names: Vec<String>,
+    #[command(flatten)]
+    pub policy: PolicyFlags,
 
     /// Only these extensions are enabled (comma-separated or repeated; `none`: none).
     /// Sets extensions.only.

@@ -48,11 +48,15 @@ fn config_and_trust_arguments_have_help() {
         stdout(&out)
     };
     let config = help(&["config", "--help"]);
-    let line = config
-        .lines()
-        .find(|l| l.trim_start().starts_with("-c, --config <KEY=VALUE>"))
+    // The flag's line and the one after it (clap puts long helps on the next line).
+    let lines: Vec<&str> = config.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("-c, --config <KEY=VALUE>"))
         .unwrap_or_else(|| panic!("{config}"));
-    assert!(line.contains("Override a setting"), "{config}");
+    let text = lines[at..(at + 2).min(lines.len())].join(" ");
+    assert!(text.contains("Override a setting"), "{config}");
+    assert!(config.contains("--allowed-mcp-server-names"), "{config}");
     for command in ["trust", "untrust"] {
         let text = help(&[command, "--help"]);
         let line = text
