@@ -151,6 +151,10 @@ fn paths_outside_the_workspace_ask() {
 fn allow_list_structure() {
     assert_eq!(structure_problem("git status"), None);
     assert_eq!(structure_problem("npm test && git push"), None);
+    // After `--` git reads pathspecs, not options (found by the shell_command fuzz
+    // target: the classifier said read-only, this check said it writes).
+    assert_eq!(structure_problem("git diff -- --output=F"), None);
+    assert!(structure_problem("git diff --output=F -- a").is_some());
     for line in [
         "git status > F",
         "PATH=x git status",

@@ -291,10 +291,14 @@ pub fn writes_or_executes(name: &str, args: &[String]) -> Option<String> {
         {
             why("runs a program with --pre/--search-zip")
         }
+        // Options end at `--`: after it, `--output=F` is a pathspec, as git reads it.
         "git" => match args.split_first() {
             Some((sub, rest))
                 if matches!(sub.as_str(), "status" | "log" | "diff" | "show")
-                    && rest.iter().any(|a| git_writes(a)) =>
+                    && rest
+                        .iter()
+                        .take_while(|a| a.as_str() != "--")
+                        .any(|a| git_writes(a)) =>
             {
                 why("writes or runs a program with this option")
             }
